@@ -1,0 +1,134 @@
+/*
+ * kjudge/compare.h - the MERE/MARE comparator of triton-op-verifier.
+ *
+ * kj_compare() decides whether an implementation's output tensor matches the
+ * golden one, exactly as "Accuracy threshold description" of the
+ * triton-op-verifier spec defines it, and measures by how much:
+ *
+ *   t    = threshold of the golden dtype (dtype.h; hifloat32 by name)
+ *   rel  = |actual - golden| / max(|golden|, t)   over finite elements
+ *   MERE = mean(rel), MARE = max(rel)
+ *   pass iff MERE < t and MARE < 10 t
+ *
+ * Checks run in this order, and the first that fails decides the reason:
+ *   1. shapes equal                                  KJ_CMP_SHAPE
+ *   2. NaN positions identical                       KJ_CMP_NAN
+ *   3. Inf positions and signs identical             KJ_CMP_INF
+ *   4. bool golden: every element equal              KJ_CMP_BOOL
+ *   5. MERE/MARE over the elements finite on both sides, the actual cast to
+ *      the golden dtype first, both sides promoted to float32
+ *                                                    KJ_CMP_ACCURACY
+ * No finite element at all (empty tensor, or all NaN/Inf in the same places)
+ * passes, as in the original; MERE and MARE are then reported as undefined.
+ *
+ * One deliberate difference: a float64 golden is compared in float64, not
+ * float32 (the original's float32 cast turns finite values above 3.4e38
+ * into Inf and fails correct outputs).
+ *
+ * Whatever the verdict, the result carries all figures: the counts are over
+ * the whole tensor even when an earlier check already failed, so one call
+ * tells a user everything there is to fix.
+ *
+ * Speed: one pass over both tensors, no temporary copies, split over threads
+ * on large tensors.  The partition into chunks does not depend on the thread
+ * count, so the figures are bit-identical whatever `threads` is.
+ */
+#ifndef KJUDGE_COMPARE_H
+#define KJUDGE_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kjudge/error.h"
+#include "kjudge/tensor.h"
+
+/* Why a comparison failed (KJ_CMP_PASS when it did not). */
+#define KJ_CMP_REASON_MAP(X)                                              \
+	X(PASS, "pass", "outputs match")                                  \
+	X(SHAPE, "shape_mismatch", "shapes differ")                       \
+	X(NAN, "nan_mismatch", "NaN positions differ")                    \
+	X(INF, "inf_mismatch", "Inf positions or signs differ")           \
+	X(BOOL, "bool_mismatch", "bool elements differ")                  \
+	X(ACCURACY, "accuracy", "error above threshold")
+
+enum kj_cmp_reason {
+#define KJ__CMP_ENUM(e, name, text) KJ_CMP_##e,
+	KJ_CMP_REASON_MAP(KJ__CMP_ENUM)
+#undef KJ__CMP_ENUM
+	KJ_CMP_REASON_COUNT_
+};
+
+/* Stable machine name ("nan_mismatch") and a short human text. */
+const char *kj_cmp_reason_name(enum kj_cmp_reason r);
+const char *kj_cmp_reason_text(enum kj_cmp_reason r);
+
+/* How many worst positions a result keeps. */
+#define KJ_CMP_WORST 8
+
+/* What kind of position a struct kj_cmp_point describes. */
+enum kj_cmp_point_kind {
+	KJ_CMP_POINT_REL = 0,   /* a finite element, ranked by rel error */
+	KJ_CMP_POINT_NAN,       /* NaN on one side only */
+	KJ_CMP_POINT_INF,       /* Inf on one side only, or Infs of other sign */
+	KJ_CMP_POINT_BOOL       /* bool elements that differ */
+};
+
+struct kj_cmp_point {
+	enum kj_cmp_point_kind kind;
+	size_t flat;            /* flat index in storage order */
+	int64_t index[KJ_MAX_DIMS]; /* multi-index, first ndim entries used */
+	double golden, actual;  /* values as compared (actual after the cast) */
+	double rel;             /* rel error; NaN for non-REL points.  An
+				 * actual value that the cast to the golden
+				 * dtype turns into NaN counts as rel = Inf. */
+};
+
+struct kj_cmp_options {
+	/* Threshold dtype name, e.g. "hifloat32".  NULL: the golden dtype. */
+	const char *threshold_dtype;
+	/* Worker threads; 0 picks the number of online CPUs (at most 16). */
+	int threads;
+};
+
+struct kj_cmp_result {
+	int pass;                  /* 1 iff reason == KJ_CMP_PASS */
+	enum kj_cmp_reason reason; /* the first check that failed */
+	char message[256];         /* one line a person can act on */
+
+	enum kj_dtype golden_dtype, actual_dtype;
+	int golden_ndim, actual_ndim;
+	int64_t golden_shape[KJ_MAX_DIMS], actual_shape[KJ_MAX_DIMS];
+	char threshold_dtype[32];  /* name the threshold was looked up by */
+	double threshold;          /* t */
+	double mere_limit;         /* t */
+	double mare_limit;         /* 10 t */
+
+	size_t n_elements;
+	size_t n_finite;           /* elements in the MERE/MARE sums */
+	int mere_defined;          /* 0 when n_finite == 0 */
+	double mere, mare;
+	size_t n_over_threshold;   /* finite elements with rel > t */
+
+	size_t n_nan_golden, n_nan_actual, n_nan_mismatch;
+	size_t n_inf_golden, n_inf_actual, n_inf_mismatch;
+	size_t n_bool_mismatch;
+
+	/* Up to KJ_CMP_WORST points, worst first: the first NaN/Inf/bool
+	 * mismatches when those checks failed, else the largest rel errors. */
+	int n_worst;
+	struct kj_cmp_point worst[KJ_CMP_WORST];
+};
+
+/*
+ * Compare `actual` against `golden`.  Returns KJ_OK when a verdict was
+ * reached (pass or fail: see res->pass) and fills `res` (caller-owned).
+ * Returns a KJ_E* code with err filled only when no verdict is possible:
+ * KJ_EINVAL for NULL arguments, KJ_EDTYPE for an unknown threshold dtype
+ * name.  A thread that cannot be started is not an error: its share of the
+ * work runs on the calling thread.  The tensors are only read.
+ */
+int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,
+	       const struct kj_cmp_options *opt, struct kj_cmp_result *res,
+	       struct kj_error *err);
+
+#endif /* KJUDGE_COMPARE_H */

@@ -1,0 +1,805 @@
+/*
+ * compare.c - the MERE/MARE comparator (see compare.h for the rules).
+ *
+ * Theory of operation.
+ *
+ * The tensors are cut into chunks of CHUNK_ELEMS elements.  Worker threads
+ * take chunks from an atomic counter and fill one struct chunk_acc per chunk;
+ * after all chunks are done the accumulators are merged in chunk order.  So
+ * the figures do not depend on how many threads ran, nor on which thread did
+ * which chunk.
+ *
+ * Inside a chunk the data is read in blocks of BLOCK_ELEMS elements.  When
+ * both tensors have the same dtype (float32, float16 or bfloat16), the same
+ * storage order and native byte order, a block goes through a fast kernel
+ * written with GCC/Clang vector extensions: it converts eight elements at a
+ * time to float32, classifies NaN/Inf, computes the relative error and
+ * reduces sums, maxima and counts in registers.  It never branches per
+ * element and writes nothing to memory.  A block whose figures show that it
+ * holds a position worth reporting (a NaN/Inf mismatch, or an error larger
+ * than the smallest of the worst few so far) is read a second time by the
+ * scalar code to find those positions; that happens a few dozen times per
+ * tensor, not per block.
+ *
+ * Every other combination (different dtypes, byte orders or storage orders,
+ * bool, integers, float64, float8) goes through the scalar generic path,
+ * which implements the same rules element by element.  It is the reference
+ * the fast kernels are tested against.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/compare.h"
+#include "internal.h"
+
+#define CHUNK_ELEMS ((size_t)1 << 20)
+#define BLOCK_ELEMS 512
+#define MAX_THREADS 16
+
+/* --- reasons ------------------------------------------------------------- */
+
+static const struct {
+	const char *name, *text;
+} reason_table[KJ_CMP_REASON_COUNT_] = {
+#define KJ__CMP_ROW(e, name, text) [KJ_CMP_##e] = { name, text },
+	KJ_CMP_REASON_MAP(KJ__CMP_ROW)
+#undef KJ__CMP_ROW
+};
+
+const char *kj_cmp_reason_name(enum kj_cmp_reason r)
+{
+	return (unsigned)r < KJ_CMP_REASON_COUNT_ ? reason_table[r].name : "?";
+}
+
+const char *kj_cmp_reason_text(enum kj_cmp_reason r)
+{
+	return (unsigned)r < KJ_CMP_REASON_COUNT_ ? reason_table[r].text : "?";
+}
+
+/* --- per-chunk accumulation -------------------------------------------------- */
+
+/* One remembered position (its multi-index is computed at the very end). */
+struct pt {
+	size_t flat;
+	double golden, actual, rel;
+};
+
+/* A short list of positions: either the first few (by flat index, for
+ * mismatches) or the worst few (by rel, for accuracy). */
+struct pt_list {
+	int n;
+	struct pt p[KJ_CMP_WORST];
+};
+
+enum { LIST_NAN, LIST_INF, LIST_BOOL, LIST_REL, LIST_COUNT_ };
+
+struct chunk_acc {
+	double sum;          /* sum of rel over finite elements */
+	double max;          /* max rel, -1 if no finite element */
+	size_t n_finite, n_over;
+	size_t nan_g, nan_a, nan_mis;
+	size_t inf_g, inf_a, inf_mis;
+	size_t bool_mis;
+	struct pt_list list[LIST_COUNT_];
+};
+
+static void acc_init(struct chunk_acc *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max = -1.0;
+}
+
+/* Keep the first KJ_CMP_WORST mismatches.  Positions arrive in increasing
+ * flat order within a chunk, so appending is enough. */
+static void list_append(struct pt_list *l, size_t flat, double g, double a)
+{
+	if (l->n >= KJ_CMP_WORST)
+		return;
+	l->p[l->n].flat = flat;
+	l->p[l->n].golden = g;
+	l->p[l->n].actual = a;
+	l->p[l->n].rel = (double)NAN;
+	l->n++;
+}
+
+/* Is x worse than y?  Larger rel first; equal rel: smaller index first, so
+ * that the order is total and the merge deterministic. */
+static int pt_worse(const struct pt *x, const struct pt *y)
+{
+	return x->rel > y->rel || (x->rel == y->rel && x->flat < y->flat);
+}
+
+/* Insert into the worst-first list, dropping the least bad when full. */
+static void list_insert_worst(struct pt_list *l, const struct pt *x)
+{
+	int i;
+
+	if (l->n == KJ_CMP_WORST && !pt_worse(x, &l->p[l->n - 1]))
+		return;
+	i = l->n < KJ_CMP_WORST ? l->n++ : l->n - 1;
+	while (i > 0 && pt_worse(x, &l->p[i - 1])) {
+		l->p[i] = l->p[i - 1];
+		i--;
+	}
+	l->p[i] = *x;
+}
+
+/* The rel a position must beat to enter the worst list.  Exact matches
+ * (rel 0) are never listed. */
+static double list_floor(const struct pt_list *l)
+{
+	return l->n < KJ_CMP_WORST ? 0.0 : l->p[l->n - 1].rel;
+}
+
+/*
+ * The rule for one element, in scalar form.  Both the generic path and the
+ * fast path's second reading of a block go through here, so a listed
+ * position always agrees with the counted figures.  `g` and `a` are the
+ * values as loaded (before the cast), `ac` the actual after the cast to the
+ * golden dtype; `f64` selects float64 arithmetic.
+ */
+struct elem {
+	int gn, an, gi, ai, nan_mis, inf_mis, finite;
+	double rel;
+};
+
+static void elem_eval(double g, double a, double ac, double t, int f64,
+		      struct elem *e)
+{
+	e->gn = isnan(g) != 0;
+	e->an = isnan(a) != 0;
+	e->gi = isinf(g) != 0; /* glibc: -1 for -Inf */
+	e->ai = isinf(a) != 0;
+	e->nan_mis = e->gn != e->an;
+	e->inf_mis = (e->gi != e->ai) || (e->gi && e->ai && g != a);
+	e->finite = !(e->gn || e->an || e->gi || e->ai);
+	e->rel = 0.0;
+	if (!e->finite)
+		return;
+	if (f64) {
+		e->rel = fabs(ac - g) / fmax(fabs(g), t);
+	} else {
+		float gf = (float)g, af = (float)ac, tf = (float)t;
+
+		e->rel = (double)(fabsf(af - gf) / fmaxf(fabsf(gf), tf));
+	}
+	/* A finite actual that the cast made NaN is infinitely wrong. */
+	if (isnan(e->rel))
+		e->rel = INFINITY;
+}
+
+static void acc_elem(struct chunk_acc *c, const struct elem *e, size_t flat,
+		     double g, double ac, double t)
+{
+	c->nan_g += (size_t)e->gn;
+	c->nan_a += (size_t)e->an;
+	c->inf_g += (size_t)e->gi;
+	c->inf_a += (size_t)e->ai;
+	if (e->nan_mis) {
+		c->nan_mis++;
+		list_append(&c->list[LIST_NAN], flat, g, ac);
+	}
+	if (e->inf_mis) {
+		c->inf_mis++;
+		list_append(&c->list[LIST_INF], flat, g, ac);
+	}
+	if (e->finite) {
+		c->n_finite++;
+		c->sum += e->rel;
+		if (e->rel > c->max)
+			c->max = e->rel;
+		if (e->rel > t)
+			c->n_over++;
+		if (e->rel > list_floor(&c->list[LIST_REL])) {
+			struct pt x = { flat, g, ac, e->rel };
+
+			list_insert_worst(&c->list[LIST_REL], &x);
+		}
+	}
+}
+
+/* --- the job shared by all threads ----------------------------------------------- */
+
+struct job {
+	const struct kj_tensor *g, *a;
+	enum kj_dtype gdt, adt;
+	int gswap, aswap;
+	int same_order;     /* storage orders agree: flat indices coincide */
+	int is_bool;        /* golden is bool: exact comparison */
+	int f64;            /* compute in float64 */
+	int fast;           /* the vector kernel applies */
+	double t;
+	size_t n, n_chunks;
+	struct chunk_acc *acc;
+	atomic_size_t next;
+};
+
+/* Storage index in `a` of the element at storage index `flat` of `g`, when
+ * their orders differ (one C, one Fortran; same shape). */
+static size_t map_flat(const struct kj_tensor *g, const struct kj_tensor *a,
+		       size_t flat)
+{
+	int64_t idx[KJ_MAX_DIMS];
+	size_t off = 0;
+	int d;
+
+	kj_tensor_unravel(g, flat, idx);
+	if (a->fortran_order) {
+		for (d = a->ndim - 1; d >= 0; d--)
+			off = off * (size_t)a->shape[d] + (size_t)idx[d];
+	} else {
+		for (d = 0; d < a->ndim; d++)
+			off = off * (size_t)a->shape[d] + (size_t)idx[d];
+	}
+	return off;
+}
+
+static void chunk_generic(const struct job *j, size_t lo, size_t hi,
+			  struct chunk_acc *c)
+{
+	size_t i;
+
+	for (i = lo; i < hi; i++) {
+		size_t ai = j->same_order ? i : map_flat(j->g, j->a, i);
+		double g = kj__load_f64(j->g->data, i, j->gdt, j->gswap);
+		double a = kj__load_f64(j->a->data, ai, j->adt, j->aswap);
+		double ac = j->adt == j->gdt ? a : kj__round_to_dtype(a, j->gdt);
+		struct elem e;
+
+		if (j->is_bool) {
+			/* Bool golden: every element equal, no error figures.
+			 * A NaN actual is still a NaN mismatch. */
+			elem_eval(g, a, ac, j->t, 1, &e);
+			e.finite = 0;
+			acc_elem(c, &e, i, g, ac, j->t);
+			if (!e.nan_mis && !e.inf_mis && (g != 0) != (ac != 0)) {
+				c->bool_mis++;
+				list_append(&c->list[LIST_BOOL], i, g, ac);
+			}
+			continue;
+		}
+		elem_eval(g, a, ac, j->t, j->f64, &e);
+		acc_elem(c, &e, i, g, ac, j->t);
+	}
+}
+
+/* --- the fast kernels -------------------------------------------------------------- */
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint16_t v8h __attribute__((vector_size(16)));
+
+/* Figures of one block, reduced from the vector lanes in a fixed order. */
+struct blk {
+	double sum;
+	float max;
+	uint32_t n_finite, n_over;
+	uint32_t nan_g, nan_a, nan_mis, inf_g, inf_a, inf_mis;
+};
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(KJ_NO_CLONES)
+/* One copy of each kernel for AVX2 machines, one for the x86-64 baseline;
+ * glibc's ifunc picks at load time.  Same operations in the same order, so
+ * both give bit-identical figures. */
+#define KJ_KERNEL __attribute__((target_clones("avx2", "default")))
+#else
+#define KJ_KERNEL
+#endif
+
+static inline v8f as_v8f(v8u u)
+{
+	v8f f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline v8u as_v8u(v8f f)
+{
+	v8u u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline v8u sel_u(v8i m, v8u x, v8u y)
+{
+	return ((v8u)m & x) | (~(v8u)m & y);
+}
+
+static inline v8f sel_f(v8i m, v8f x, v8f y)
+{
+	return as_v8f(sel_u(m, as_v8u(x), as_v8u(y)));
+}
+
+static inline v8f load_f32(const unsigned char *p)
+{
+	v8f v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* float16 -> float32, exactly, for eight lanes (the same re-biasing as
+ * kj_f16_to_f32 in dtype.c). */
+static inline v8f load_f16(const unsigned char *p)
+{
+	v8h h;
+	v8u u, em, sign, o, norm, inf, sub;
+	const v8u k113 = (v8u){ 0 } + (113u << 23);
+
+	memcpy(&h, p, sizeof(h));
+	u = __builtin_convertvector(h, v8u);
+	em = u & 0x7fffu;
+	sign = (u & 0x8000u) << 16;
+	o = em << 13;
+	norm = o + (112u << 23);
+	inf = o | 0x7f800000u;
+	sub = as_v8u(as_v8f(o + k113) - as_v8f(k113));
+	o = sel_u((v8i)(em >= 0x7c00u), inf,
+		  sel_u((v8i)(em < 0x0400u), sub, norm));
+	return as_v8f(o | sign);
+}
+
+static inline v8f load_bf16(const unsigned char *p)
+{
+	v8h h;
+
+	memcpy(&h, p, sizeof(h));
+	return as_v8f(__builtin_convertvector(h, v8u) << 16);
+}
+
+/*
+ * The body of every fast kernel.  Lanes stay apart until the end, where they
+ * are reduced in lane order; the element counts fit in 32 bits per lane
+ * because a block is BLOCK_ELEMS long.  The tail (n % 8) is padded with
+ * zeros on both sides, which counts as finite with rel 0: it is subtracted
+ * from n_finite at the end.
+ */
+#define KJ_FAST_KERNEL(NAME, WIDTH, LOAD)                                        \
+	KJ_KERNEL static void NAME(const unsigned char *gp,                      \
+				   const unsigned char *ap, size_t n, float t,   \
+				   struct blk *b)                                \
+	{                                                                        \
+		const v8i absmask = (v8i){ 0 } + 0x7fffffff;                     \
+		const v8i infbits = (v8i){ 0 } + 0x7f800000;                     \
+		const v8f tv = (v8f){ 0 } + t;                                   \
+		v8f sum = { 0 }, max = { 0 };                                    \
+		v8i nfin = { 0 }, over = { 0 }, ng = { 0 }, na = { 0 };          \
+		v8i nm = { 0 }, ig = { 0 }, ia = { 0 }, im = { 0 };              \
+		size_t i, k, pad = 0;                                            \
+		for (i = 0; i < n; i += 8) {                                     \
+			v8f g, a, d, den, rel;                                   \
+			v8i gb, ab, gn, an, gi, ai, fin;                         \
+			if (i + 8 <= n) {                                        \
+				g = LOAD(gp + i * (WIDTH));                      \
+				a = LOAD(ap + i * (WIDTH));                      \
+			} else {                                                 \
+				unsigned char tg[8 * (WIDTH)] = { 0 };           \
+				unsigned char ta[8 * (WIDTH)] = { 0 };           \
+				memcpy(tg, gp + i * (WIDTH), (n - i) * (WIDTH)); \
+				memcpy(ta, ap + i * (WIDTH), (n - i) * (WIDTH)); \
+				g = LOAD(tg);                                    \
+				a = LOAD(ta);                                    \
+				pad = i + 8 - n;                                 \
+			}                                                        \
+			memcpy(&gb, &g, sizeof(gb));                             \
+			memcpy(&ab, &a, sizeof(ab));                             \
+			gb &= absmask;                                           \
+			ab &= absmask;                                           \
+			gn = gb > infbits;                                       \
+			an = ab > infbits;                                       \
+			gi = gb == infbits;                                      \
+			ai = ab == infbits;                                      \
+			ng -= gn;                                                \
+			na -= an;                                                \
+			nm -= gn ^ an;                                           \
+			ig -= gi;                                                \
+			ia -= ai;                                                \
+			im -= (gi ^ ai) | (gi & ai & (g != a));                  \
+			fin = ~(gn | an | gi | ai);                              \
+			d = a - g;                                               \
+			d = as_v8f(as_v8u(d) & 0x7fffffffu);                     \
+			den = as_v8f((v8u)gb);                                   \
+			den = sel_f(den > tv, den, tv);                          \
+			rel = sel_f(fin, d / den, (v8f){ 0 });                   \
+			sum += rel;                                              \
+			max = sel_f(rel > max, rel, max);                        \
+			nfin -= fin;                                             \
+			over -= rel > tv;                                        \
+		}                                                                \
+		b->sum = 0.0;                                                    \
+		b->max = 0.0f;                                                   \
+		b->n_finite = b->n_over = 0;                                     \
+		b->nan_g = b->nan_a = b->nan_mis = 0;                            \
+		b->inf_g = b->inf_a = b->inf_mis = 0;                            \
+		for (k = 0; k < 8; k++) {                                        \
+			b->sum += (double)sum[k];                                \
+			b->max = max[k] > b->max ? max[k] : b->max;              \
+			b->n_finite += (uint32_t)nfin[k];                        \
+			b->n_over += (uint32_t)over[k];                          \
+			b->nan_g += (uint32_t)ng[k];                             \
+			b->nan_a += (uint32_t)na[k];                             \
+			b->nan_mis += (uint32_t)nm[k];                           \
+			b->inf_g += (uint32_t)ig[k];                             \
+			b->inf_a += (uint32_t)ia[k];                             \
+			b->inf_mis += (uint32_t)im[k];                           \
+		}                                                                \
+		b->n_finite -= (uint32_t)pad;                                    \
+	}
+
+KJ_FAST_KERNEL(kernel_f32, 4, load_f32)
+KJ_FAST_KERNEL(kernel_f16, 2, load_f16)
+KJ_FAST_KERNEL(kernel_bf16, 2, load_bf16)
+
+typedef void (*kernel_fn)(const unsigned char *, const unsigned char *,
+			  size_t, float, struct blk *);
+
+static kernel_fn fast_kernel(enum kj_dtype dt)
+{
+	switch (dt) {
+	case KJ_DTYPE_FLOAT32:
+		return kernel_f32;
+	case KJ_DTYPE_FLOAT16:
+		return kernel_f16;
+	case KJ_DTYPE_BFLOAT16:
+		return kernel_bf16;
+	default:
+		return NULL;
+	}
+}
+
+static void chunk_fast(const struct job *j, size_t lo, size_t hi,
+		       struct chunk_acc *c)
+{
+	kernel_fn kernel = fast_kernel(j->gdt);
+	size_t w = kj_dtype_size(j->gdt), off;
+	const unsigned char *gp = j->g->data, *ap = j->a->data;
+	struct chunk_acc scratch;
+
+	for (off = lo; off < hi; off += BLOCK_ELEMS) {
+		size_t n = hi - off < BLOCK_ELEMS ? hi - off : BLOCK_ELEMS;
+		struct blk b;
+		int want_nan, want_inf, want_rel;
+
+		kernel(gp + off * w, ap + off * w, n, (float)j->t, &b);
+		c->sum += b.sum;
+		c->n_finite += b.n_finite;
+		c->n_over += b.n_over;
+		c->nan_g += b.nan_g;
+		c->nan_a += b.nan_a;
+		c->nan_mis += b.nan_mis;
+		c->inf_g += b.inf_g;
+		c->inf_a += b.inf_a;
+		c->inf_mis += b.inf_mis;
+		if (b.n_finite && (double)b.max > c->max)
+			c->max = (double)b.max;
+
+		/* A second, scalar reading only where it can change a list. */
+		want_nan = b.nan_mis && c->list[LIST_NAN].n < KJ_CMP_WORST;
+		want_inf = b.inf_mis && c->list[LIST_INF].n < KJ_CMP_WORST;
+		want_rel = (double)b.max > list_floor(&c->list[LIST_REL]);
+		if (want_nan || want_inf || want_rel) {
+			int l;
+
+			acc_init(&scratch);
+			for (l = 0; l < LIST_COUNT_; l++)
+				scratch.list[l] = c->list[l];
+			chunk_generic(j, off, off + n, &scratch);
+			for (l = 0; l < LIST_COUNT_; l++)
+				c->list[l] = scratch.list[l];
+		}
+	}
+}
+
+/* --- threads ----------------------------------------------------------------------- */
+
+static void run_chunk(struct job *j, size_t k)
+{
+	size_t lo = k * CHUNK_ELEMS;
+	size_t hi = lo + CHUNK_ELEMS < j->n ? lo + CHUNK_ELEMS : j->n;
+
+	acc_init(&j->acc[k]);
+	if (j->fast)
+		chunk_fast(j, lo, hi, &j->acc[k]);
+	else
+		chunk_generic(j, lo, hi, &j->acc[k]);
+}
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	size_t k;
+
+	while ((k = atomic_fetch_add(&j->next, 1)) < j->n_chunks)
+		run_chunk(j, k);
+	return NULL;
+}
+
+static void run_job(struct job *j, int threads)
+{
+	pthread_t tid[MAX_THREADS];
+	int started = 0, i;
+
+	if (threads <= 0)
+		threads = kj__online_cpus();
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if ((size_t)threads > j->n_chunks)
+		threads = (int)j->n_chunks;
+	for (i = 1; i < threads; i++) {
+		if (pthread_create(&tid[started], NULL, worker, j) != 0)
+			break; /* the calling thread does the rest */
+		started++;
+	}
+	worker(j);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+}
+
+/* --- merging and the verdict -------------------------------------------------------- */
+
+static void merge(const struct job *j, struct chunk_acc *tot)
+{
+	size_t k;
+	int l, i;
+
+	acc_init(tot);
+	for (k = 0; k < j->n_chunks; k++) {
+		const struct chunk_acc *c = &j->acc[k];
+
+		tot->sum += c->sum;
+		if (c->max > tot->max)
+			tot->max = c->max;
+		tot->n_finite += c->n_finite;
+		tot->n_over += c->n_over;
+		tot->nan_g += c->nan_g;
+		tot->nan_a += c->nan_a;
+		tot->nan_mis += c->nan_mis;
+		tot->inf_g += c->inf_g;
+		tot->inf_a += c->inf_a;
+		tot->inf_mis += c->inf_mis;
+		tot->bool_mis += c->bool_mis;
+		/* Chunks come in index order, so appending keeps the first. */
+		for (l = 0; l < LIST_REL; l++)
+			for (i = 0; i < c->list[l].n; i++)
+				list_append(&tot->list[l], c->list[l].p[i].flat,
+					    c->list[l].p[i].golden,
+					    c->list[l].p[i].actual);
+		for (i = 0; i < c->list[LIST_REL].n; i++)
+			list_insert_worst(&tot->list[LIST_REL],
+					  &c->list[LIST_REL].p[i]);
+	}
+}
+
+static void fill_points(const struct kj_tensor *g, const struct pt_list *l,
+			enum kj_cmp_point_kind kind, struct kj_cmp_result *res)
+{
+	int i;
+
+	res->n_worst = l->n;
+	for (i = 0; i < l->n; i++) {
+		struct kj_cmp_point *p = &res->worst[i];
+
+		p->kind = kind;
+		p->flat = l->p[i].flat;
+		kj_tensor_unravel(g, p->flat, p->index);
+		p->golden = l->p[i].golden;
+		p->actual = l->p[i].actual;
+		p->rel = kind == KJ_CMP_POINT_REL ? l->p[i].rel : (double)NAN;
+	}
+}
+
+/* "[3, 7]" for the first listed point, for messages. */
+static void first_index(const struct kj_cmp_result *res, int ndim, char *buf,
+			size_t size)
+{
+	size_t len = 0;
+	int d;
+
+	buf[0] = '\0';
+	if (res->n_worst == 0)
+		return;
+	len += (size_t)snprintf(buf, size, "[");
+	for (d = 0; d < ndim && len < size; d++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld",
+					d ? ", " : "",
+					(long long)res->worst[0].index[d]);
+	if (len < size)
+		snprintf(buf + len, size - len, "]");
+}
+
+static void verdict(const struct job *j, const struct chunk_acc *tot,
+		    struct kj_cmp_result *res)
+{
+	char at[160];
+
+	res->n_finite = tot->n_finite;
+	res->n_over_threshold = tot->n_over;
+	res->n_nan_golden = tot->nan_g;
+	res->n_nan_actual = tot->nan_a;
+	res->n_nan_mismatch = tot->nan_mis;
+	res->n_inf_golden = tot->inf_g;
+	res->n_inf_actual = tot->inf_a;
+	res->n_inf_mismatch = tot->inf_mis;
+	res->n_bool_mismatch = tot->bool_mis;
+	res->mere_defined = !j->is_bool && tot->n_finite > 0;
+	if (res->mere_defined) {
+		res->mere = tot->sum / (double)tot->n_finite;
+		res->mare = tot->max;
+	}
+
+	if (tot->nan_mis) {
+		res->reason = KJ_CMP_NAN;
+		fill_points(j->g, &tot->list[LIST_NAN], KJ_CMP_POINT_NAN, res);
+		first_index(res, j->g->ndim, at, sizeof(at));
+		snprintf(res->message, sizeof(res->message),
+			 "NaN positions differ at %zu of %zu elements "
+			 "(golden has %zu NaN, actual %zu), first at %s",
+			 tot->nan_mis, res->n_elements, tot->nan_g, tot->nan_a,
+			 at);
+	} else if (tot->inf_mis) {
+		res->reason = KJ_CMP_INF;
+		fill_points(j->g, &tot->list[LIST_INF], KJ_CMP_POINT_INF, res);
+		first_index(res, j->g->ndim, at, sizeof(at));
+		snprintf(res->message, sizeof(res->message),
+			 "Inf positions or signs differ at %zu of %zu elements "
+			 "(golden has %zu Inf, actual %zu), first at %s",
+			 tot->inf_mis, res->n_elements, tot->inf_g, tot->inf_a,
+			 at);
+	} else if (j->is_bool) {
+		res->reason = tot->bool_mis ? KJ_CMP_BOOL : KJ_CMP_PASS;
+		fill_points(j->g, &tot->list[LIST_BOOL], KJ_CMP_POINT_BOOL, res);
+		first_index(res, j->g->ndim, at, sizeof(at));
+		if (tot->bool_mis)
+			snprintf(res->message, sizeof(res->message),
+				 "bool elements differ at %zu of %zu "
+				 "positions, first at %s",
+				 tot->bool_mis, res->n_elements, at);
+		else
+			snprintf(res->message, sizeof(res->message),
+				 "all %zu bool elements equal",
+				 res->n_elements);
+	} else {
+		fill_points(j->g, &tot->list[LIST_REL], KJ_CMP_POINT_REL, res);
+		if (!res->mere_defined) {
+			res->reason = KJ_CMP_PASS;
+			snprintf(res->message, sizeof(res->message),
+				 "no finite elements to compare (%zu elements, "
+				 "NaN and Inf in the same places)",
+				 res->n_elements);
+		} else if (res->mere < res->mere_limit &&
+			   res->mare < res->mare_limit) {
+			res->reason = KJ_CMP_PASS;
+			snprintf(res->message, sizeof(res->message),
+				 "MERE %.3g < %.3g and MARE %.3g < %.3g "
+				 "(%s threshold)",
+				 res->mere, res->mere_limit, res->mare,
+				 res->mare_limit, res->threshold_dtype);
+		} else {
+			const char *which = res->mere >= res->mere_limit
+				? (res->mare >= res->mare_limit ? "MERE and MARE"
+								: "MERE")
+				: "MARE";
+
+			res->reason = KJ_CMP_ACCURACY;
+			first_index(res, j->g->ndim, at, sizeof(at));
+			snprintf(res->message, sizeof(res->message),
+				 "%s above threshold: MERE %.3g (limit %.3g), "
+				 "MARE %.3g (limit %.3g, %s); %zu of %zu "
+				 "elements above %.3g, worst at %s",
+				 which, res->mere, res->mere_limit, res->mare,
+				 res->mare_limit, res->threshold_dtype,
+				 tot->n_over, tot->n_finite, res->threshold,
+				 at);
+		}
+	}
+	res->pass = res->reason == KJ_CMP_PASS;
+}
+
+static int same_shape(const struct kj_tensor *x, const struct kj_tensor *y)
+{
+	int d;
+
+	if (x->ndim != y->ndim)
+		return 0;
+	for (d = 0; d < x->ndim; d++)
+		if (x->shape[d] != y->shape[d])
+			return 0;
+	return 1;
+}
+
+/* A tensor's order matters only when some dimension > 1 is not the only
+ * one; for 0-d and 1-d tensors, and for shapes like (1, n), both orders lay
+ * the elements out the same way. */
+static int effectively_fortran(const struct kj_tensor *t)
+{
+	int d, big = 0;
+
+	if (!t->fortran_order)
+		return 0;
+	for (d = 0; d < t->ndim; d++)
+		big += t->shape[d] > 1;
+	return big > 1;
+}
+
+int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,
+	       const struct kj_cmp_options *opt, struct kj_cmp_result *res,
+	       struct kj_error *err)
+{
+	struct job j;
+	struct chunk_acc tot;
+	const char *tname;
+	int threads = opt ? opt->threads : 0, known = 1, host_be;
+
+	if (!golden || !actual || !res)
+		return kj_error_set(err, KJ_EINVAL,
+				    "kj_compare: NULL tensor or result");
+	memset(res, 0, sizeof(*res));
+	res->golden_dtype = golden->dtype;
+	res->actual_dtype = actual->dtype;
+	res->golden_ndim = golden->ndim;
+	res->actual_ndim = actual->ndim;
+	memcpy(res->golden_shape, golden->shape, sizeof(res->golden_shape));
+	memcpy(res->actual_shape, actual->shape, sizeof(res->actual_shape));
+	res->n_elements = golden->nelem;
+
+	tname = opt && opt->threshold_dtype ? opt->threshold_dtype
+					    : kj_dtype_name(golden->dtype);
+	res->threshold = kj_threshold_for_name(tname, &known);
+	if (!known)
+		return kj_error_set(err, KJ_EDTYPE,
+				    "unknown threshold dtype '%s'", tname);
+	snprintf(res->threshold_dtype, sizeof(res->threshold_dtype), "%s",
+		 tname);
+	res->mere_limit = res->threshold;
+	res->mare_limit = 10.0 * res->threshold;
+
+	if (!same_shape(golden, actual)) {
+		char gs[128], as[128];
+
+		res->reason = KJ_CMP_SHAPE;
+		snprintf(res->message, sizeof(res->message),
+			 "shapes differ: golden %s, actual %s",
+			 kj_shape_format(golden, gs, sizeof(gs)),
+			 kj_shape_format(actual, as, sizeof(as)));
+		return KJ_OK;
+	}
+
+	memset(&j, 0, sizeof(j));
+	host_be = !kj__host_little_endian();
+	j.g = golden;
+	j.a = actual;
+	j.gdt = golden->dtype;
+	j.adt = actual->dtype;
+	j.gswap = golden->big_endian != host_be && kj_dtype_size(j.gdt) > 1;
+	j.aswap = actual->big_endian != host_be && kj_dtype_size(j.adt) > 1;
+	j.same_order = effectively_fortran(golden) == effectively_fortran(actual);
+	j.is_bool = golden->dtype == KJ_DTYPE_BOOL;
+	j.f64 = golden->dtype == KJ_DTYPE_FLOAT64;
+	j.fast = j.gdt == j.adt && !j.gswap && !j.aswap && j.same_order &&
+		 fast_kernel(j.gdt) != NULL;
+	j.t = res->threshold;
+	j.n = golden->nelem;
+	j.n_chunks = (j.n + CHUNK_ELEMS - 1) / CHUNK_ELEMS;
+	atomic_init(&j.next, 0);
+
+	if (j.n_chunks) {
+		j.acc = malloc(j.n_chunks * sizeof(*j.acc));
+		if (!j.acc)
+			return kj_error_set(err, KJ_ENOMEM,
+					    "out of memory for %zu chunk "
+					    "accumulators", j.n_chunks);
+		run_job(&j, threads);
+	}
+	merge(&j, &tot);
+	free(j.acc);
+	verdict(&j, &tot, res);
+	return KJ_OK;
+}

@@ -1,0 +1,217 @@
+/*
+ * cmd_compare.c - `kjudge compare GOLDEN.npy ACTUAL.npy`.
+ *
+ * Output: a short human summary on stdout, or with --json the whole record of
+ * kj_cmp_result_json().  Errors: one line on stderr, exit 2.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/compare.h"
+#include "kjudge/report.h"
+#include "kjudge/tensor.h"
+#include "cli.h"
+#include "banned.h"
+
+enum {
+	OPT_DTYPE = 256,
+	OPT_GOLDEN_DTYPE,
+	OPT_ACTUAL_DTYPE,
+	OPT_THREADS,
+	OPT_JSON,
+};
+
+const struct kj_cli_option kj_compare_options[] = {
+	{ "dtype", OPT_DTYPE, "NAME",
+	  "logical dtype of both tensors (bfloat16, float8_e4m3fn, hifloat32, ...)" },
+	{ "golden-dtype", OPT_GOLDEN_DTYPE, "NAME", "logical dtype of GOLDEN only" },
+	{ "actual-dtype", OPT_ACTUAL_DTYPE, "NAME", "logical dtype of ACTUAL only" },
+	{ "threads", OPT_THREADS, "N", "threads to use (default: one per CPU)" },
+	{ "json", OPT_JSON, NULL, "print the whole record as JSON" },
+	{ NULL, 0, NULL, NULL },
+};
+
+/*
+ * Give a loaded tensor its logical dtype `name`.  hifloat32 is float32 data
+ * with its own threshold: the tensor stays float32 and *threshold_name is
+ * set.  Returns 0, or prints the error and returns KJ_EXIT_USAGE.
+ */
+static int apply_dtype(const struct kj_cli_command *cmd, struct kj_tensor *t,
+		       const char *path, const char *name,
+		       const char **threshold_name)
+{
+	struct kj_error err;
+	enum kj_dtype dt;
+
+	if (!name)
+		return 0;
+	if (!strcmp(name, "hifloat32") || !strcmp(name, "hf32")) {
+		if (t->dtype != KJ_DTYPE_FLOAT32)
+			return kj_cli_error(cmd, "'%s': hifloat32 data must be "
+					    "stored as float32, file holds %s",
+					    path, kj_dtype_name(t->dtype));
+		*threshold_name = "hifloat32";
+		return 0;
+	}
+	dt = kj_dtype_from_name(name);
+	if (dt == KJ_DTYPE_INVALID)
+		return kj_cli_error(cmd, "unknown dtype '%s'", name);
+	if (kj_tensor_reinterpret(t, dt, &err) != KJ_OK)
+		return kj_cli_error(cmd, "'%s': %s", path, err.msg);
+	return 0;
+}
+
+static void print_index(const struct kj_cmp_point *p, int ndim)
+{
+	int d;
+
+	printf("[");
+	for (d = 0; d < ndim; d++)
+		printf("%s%lld", d ? ", " : "", (long long)p->index[d]);
+	printf("]");
+}
+
+static void print_human(const struct kj_cmp_result *r)
+{
+	char gs[128], as[128];
+	struct kj_tensor g, a;
+	int i;
+
+	/* kj_shape_format wants tensors; build shells around the shapes. */
+	kj_tensor_init(&g);
+	kj_tensor_init(&a);
+	g.ndim = r->golden_ndim;
+	a.ndim = r->actual_ndim;
+	memcpy(g.shape, r->golden_shape, sizeof(g.shape));
+	memcpy(a.shape, r->actual_shape, sizeof(a.shape));
+	printf("%s: %s\n", r->pass ? "PASS" : "FAIL", r->message);
+	printf("  golden %s %s, actual %s %s\n", kj_dtype_name(r->golden_dtype),
+	       kj_shape_format(&g, gs, sizeof(gs)),
+	       kj_dtype_name(r->actual_dtype),
+	       kj_shape_format(&a, as, sizeof(as)));
+	if (r->reason == KJ_CMP_SHAPE)
+		return;
+	printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit %.6g\n",
+	       r->threshold, r->threshold_dtype, r->mere_limit, r->mare_limit);
+	if (r->mere_defined)
+		printf("  MERE %.6g, MARE %.6g over %zu finite of %zu elements, "
+		       "%zu above threshold\n",
+		       r->mere, r->mare, r->n_finite, r->n_elements,
+		       r->n_over_threshold);
+	else
+		printf("  MERE/MARE not defined: %zu finite of %zu elements\n",
+		       r->n_finite, r->n_elements);
+	if (r->n_nan_golden || r->n_nan_actual)
+		printf("  NaN: golden %zu, actual %zu, differing positions %zu\n",
+		       r->n_nan_golden, r->n_nan_actual, r->n_nan_mismatch);
+	if (r->n_inf_golden || r->n_inf_actual)
+		printf("  Inf: golden %zu, actual %zu, differing positions %zu\n",
+		       r->n_inf_golden, r->n_inf_actual, r->n_inf_mismatch);
+	if (r->n_worst)
+		printf("  %s:\n", r->worst[0].kind == KJ_CMP_POINT_REL
+					  ? "largest errors"
+					  : "first differing positions");
+	for (i = 0; i < r->n_worst; i++) {
+		const struct kj_cmp_point *p = &r->worst[i];
+
+		printf("    ");
+		print_index(p, r->golden_ndim);
+		printf("  golden %.9g  actual %.9g", p->golden, p->actual);
+		if (p->kind == KJ_CMP_POINT_REL)
+			printf("  rel %.3g", p->rel);
+		printf("\n");
+	}
+}
+
+int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	struct kj_cli_parser p;
+	struct kj_cmp_options opt = { NULL, 0 };
+	const char *dtype = NULL, *gdtype = NULL, *adtype = NULL;
+	const char *threshold_name = NULL;
+	struct kj_tensor golden, actual;
+	struct kj_cmp_result res;
+	struct kj_error err;
+	int json = 0, c, rc;
+
+	kj_cli_parser_init(&p, cmd, argc, argv);
+	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
+		switch (c) {
+		case KJ_CLI_HELP:
+			kj_cli_print_help(stdout, cmd);
+			return KJ_EXIT_OK;
+		case OPT_DTYPE:
+			dtype = p.arg;
+			break;
+		case OPT_GOLDEN_DTYPE:
+			gdtype = p.arg;
+			break;
+		case OPT_ACTUAL_DTYPE:
+			adtype = p.arg;
+			break;
+		case OPT_THREADS:
+			opt.threads = kj_cli_parse_uint(cmd, "threads", p.arg, 1024);
+			if (opt.threads < 0)
+				return KJ_EXIT_USAGE;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		default:
+			return KJ_EXIT_USAGE;
+		}
+	}
+	if (argc - kj_cli_optind() != 2) {
+		kj_cli_error(cmd, "expected GOLDEN.npy and ACTUAL.npy, got %d "
+			     "operand%s", argc - kj_cli_optind(),
+			     argc - kj_cli_optind() == 1 ? "" : "s");
+		fprintf(stderr, "usage: kjudge compare %s\n", cmd->usage);
+		return KJ_EXIT_USAGE;
+	}
+	if (dtype && (gdtype || adtype))
+		return kj_cli_error(cmd, "--dtype and --golden-dtype/--actual-dtype "
+				    "exclude each other");
+	if (dtype)
+		gdtype = adtype = dtype;
+
+	kj_tensor_init(&golden);
+	kj_tensor_init(&actual);
+	rc = KJ_EXIT_USAGE;
+	if (kj_npy_load(&golden, argv[kj_cli_optind()], &err) != KJ_OK ||
+	    kj_npy_load(&actual, argv[kj_cli_optind() + 1], &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	if (apply_dtype(cmd, &golden, argv[kj_cli_optind()], gdtype,
+			&threshold_name) ||
+	    apply_dtype(cmd, &actual, argv[kj_cli_optind() + 1], adtype,
+			&threshold_name))
+		goto out;
+	opt.threshold_dtype = threshold_name;
+	if (kj_compare(&golden, &actual, &opt, &res, &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	if (json) {
+		json_t *o = kj_cmp_result_json(&res);
+
+		if (!o || json_dumpf(o, stdout, JSON_INDENT(2)) != 0) {
+			json_decref(o);
+			kj_cli_error(cmd, "cannot write the JSON record");
+			goto out;
+		}
+		json_decref(o);
+		putchar('\n');
+	} else {
+		print_human(&res);
+	}
+	rc = res.pass ? KJ_EXIT_OK : KJ_EXIT_FAIL;
+out:
+	kj_tensor_release(&golden);
+	kj_tensor_release(&actual);
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return rc;
+}

@@ -1,0 +1,90 @@
+/*
+ * kjudge.c - the command-line entry point: one table of commands, each
+ * implemented in its own src/cmd_*.c file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "banned.h"
+
+static const struct kj_cli_command commands[] = {
+	{
+		.name = "compare",
+		.run = kj_cmd_compare,
+		.summary = "Compare an actual output tensor with the golden one "
+			   "(MERE/MARE rule).",
+		.usage = "[options] GOLDEN.npy ACTUAL.npy",
+		.description =
+			"Applies the accuracy rule of triton-op-verifier: shapes equal,\n"
+			"NaN positions equal, Inf positions and signs equal, bool exact,\n"
+			"then over the finite elements, with the actual cast to the golden\n"
+			"dtype and both promoted to float32 (float64 stays float64):\n"
+			"  rel = |actual - golden| / max(|golden|, t)\n"
+			"  pass iff MERE = mean(rel) < t and MARE = max(rel) < 10 t\n"
+			"where t is 2^-10 for float16, 2^-7 bfloat16, 2^-13 float32,\n"
+			"2^-11 hifloat32, 2^-3 float8_e4m3fn, 2^-2 float8_e5m2 and 2^-13\n"
+			"for anything else.\n"
+			"\n"
+			"numpy has no bfloat16 or float8: such tensors are stored as uint16\n"
+			"or uint8 and their logical dtype is given with --dtype (or\n"
+			"--golden-dtype / --actual-dtype when the two differ).  hifloat32\n"
+			"data is float32; --dtype hifloat32 selects its threshold.\n",
+		.options = kj_compare_options,
+		.exit_codes = "  0  the actual output matches\n"
+			      "  1  it does not (the reason and figures are printed)\n"
+			      "  2  bad input: a missing or malformed file, an unknown dtype, a bad flag\n",
+	},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: kjudge [--version] [--help] COMMAND [ARGS]\n\n"
+		     "kjudge judges generated compute kernels: is it really a kernel,\n"
+		     "is it correct on every case, and how much faster is it.\n\n"
+		     "commands:\n");
+	for (i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'kjudge COMMAND --help' tells more about a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return KJ_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (i = 0; i < N_COMMANDS; i++)
+				if (!strcmp(argv[2], commands[i].name)) {
+					kj_cli_print_help(stdout, &commands[i]);
+					return KJ_EXIT_OK;
+				}
+			return kj_cli_error(NULL, "'%s' is not a kjudge command",
+					    argv[2]);
+		}
+		usage(stdout);
+		return KJ_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("kjudge %s\n", KJ_VERSION);
+		return KJ_EXIT_OK;
+	}
+	for (i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(&commands[i], argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		kj_cli_error(NULL, "unknown option '%s'", argv[1]);
+	else
+		kj_cli_error(NULL, "'%s' is not a kjudge command", argv[1]);
+	fprintf(stderr, "see 'kjudge --help'\n");
+	return KJ_EXIT_USAGE;
+}

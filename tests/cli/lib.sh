@@ -1,0 +1,44 @@
+# lib.sh - helpers for the CLI tests (sourced by tests/cli/tNNNN-*.sh).
+#
+# A test file is a sequence of
+#     test_expect 'what a user would check' '
+#         shell commands; the last status decides
+#     '
+# Each body runs in a subshell inside a fresh scratch directory ($SCRATCH).
+# Output: "ok   FILE: title" or "FAIL FILE: title" plus the body's output,
+# which tests/run counts.  $KJUDGE is the binary under test, $KJ_PYTHON a
+# python with numpy, $KJ_TESTS the tests/ directory.
+set -u
+: "${KJUDGE:?run through tests/run}"
+kj_test_file=$(basename "$0" .sh)
+kj_root=$(mktemp -d "${TMPDIR:-/tmp}/kj-cli-XXXXXX")
+trap 'rm -rf "$kj_root"' EXIT
+
+test_expect() {
+	local title=$1 body=$2 out rc
+	SCRATCH=$(mktemp -d "$kj_root/t-XXXXXX")
+	out=$(cd "$SCRATCH" && export SCRATCH && (set -e; eval "$body") 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok   $kj_test_file: $title"
+	else
+		echo "FAIL $kj_test_file: $title"
+		printf '%s\n' "$out" | sed 's/^/    | /' | tail -n 40
+	fi
+}
+
+# expect_exit N cmd...: run cmd, succeed iff it exits with status N.
+expect_exit() {
+	local want=$1 got
+	shift
+	"$@" && got=0 || got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "expected exit $want, got $got: $*"
+		return 1
+	fi
+}
+
+# py CODE: run python (with numpy) on CODE.
+py() {
+	"$KJ_PYTHON" -c "$1"
+}

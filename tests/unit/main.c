@@ -1,0 +1,150 @@
+/*
+ * main.c - the unit-test runner (see unit.h).
+ *
+ * Each test runs in a forked child with its own scratch directory and a
+ * 60-second alarm.  The parent reports "ok" or "FAIL" per test, and the
+ * closing line "N passed, N failed".  Arguments, if any, are substrings: only
+ * tests whose names contain one of them run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#define MAX_TESTS 1024
+#define TEST_TIMEOUT_S 60
+
+static struct {
+	const char *name;
+	kj_test_fn fn;
+} tests[MAX_TESTS];
+static int n_tests;
+static char tmpdir[4096];
+static char pathbuf[8192 + 256];
+
+void kj_test_register(const char *name, kj_test_fn fn)
+{
+	if (n_tests == MAX_TESTS) {
+		fprintf(stderr, "unit: more than %d tests\n", MAX_TESTS);
+		exit(2);
+	}
+	tests[n_tests].name = name;
+	tests[n_tests].fn = fn;
+	n_tests++;
+}
+
+const char *kj_test_tmpdir(void)
+{
+	return tmpdir;
+}
+
+const char *kj_test_path(const char *name)
+{
+	snprintf(pathbuf, sizeof(pathbuf), "%s/%s", tmpdir, name);
+	return pathbuf;
+}
+
+void kj_test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "  %s:%d: check failed: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[4096];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_rf(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static int selected(const char *name, int argc, char **argv)
+{
+	int i;
+
+	if (argc < 2)
+		return 1;
+	for (i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i, passed = 0, failed = 0;
+	const char *base = getenv("TMPDIR");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < n_tests; i++) {
+		pid_t pid;
+		int status;
+
+		if (!selected(tests[i].name, argc, argv))
+			continue;
+		snprintf(tmpdir, sizeof(tmpdir), "%s/kj-unit-XXXXXX",
+			 base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir)) {
+			fprintf(stderr, "unit: mkdtemp: %s\n", strerror(errno));
+			return 2;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "unit: fork: %s\n", strerror(errno));
+			return 2;
+		}
+		if (pid == 0) {
+			alarm(TEST_TIMEOUT_S);
+			tests[i].fn();
+			fflush(NULL);
+			_exit(0);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		rm_rf(tmpdir);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			printf("ok   %s\n", tests[i].name);
+			passed++;
+		} else {
+			if (WIFSIGNALED(status))
+				printf("FAIL %s (signal %d%s)\n", tests[i].name,
+				       WTERMSIG(status),
+				       WTERMSIG(status) == SIGALRM ? ", timeout" : "");
+			else
+				printf("FAIL %s\n", tests[i].name);
+			failed++;
+		}
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
