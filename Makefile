@@ -6,6 +6,7 @@
 #                               the same under sanitizers, in build/san-*/
 #   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
+#   make demo                   kjudge compare on the bundled example tensors
 #
 # System libraries come from pkg-config; nothing from other projects lives in
 # the tree.
@@ -79,6 +80,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 check: all $(BUILD)/tests/unit-tests $(HELPERS)
 	@KJ_BUILD=$(CURDIR)/$(BUILD) KJ_PYTHON=$(PYTHON) tests/run
 
+# The README's first command ends here: one passing and one failing comparison.
+demo: $(BUILD)/kjudge
+	$(BUILD)/kjudge compare examples/compare/golden.npy examples/compare/actual_ok.npy
+	@echo
+	$(BUILD)/kjudge compare examples/compare/golden.npy examples/compare/actual_bad.npy; \
+	  test $$? -eq 1
+
 # --- fuzzing (clang + libFuzzer) -------------------------------------------
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
@@ -108,6 +116,6 @@ bench: build/bench/bench_compare
 clean:
 	rm -rf build
 
-.PHONY: all check fuzz bench clean
+.PHONY: all check demo fuzz bench clean
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
