@@ -93,10 +93,16 @@ FUZZ_SECONDS ?= 30
 FUZZ_DIR := build/fuzz
 FUZZ_LIB_SRC := lib/npy.c lib/tensor.c lib/dtype.c lib/error.c
 
-$(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC)
+# UBSan must abort, not just print, for libFuzzer to count undefined
+# behaviour as a crash.  The headers are prerequisites so that a change to
+# them rebuilds the target; only the .c files are compiled.
+FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/internal.h lib/banned.h
+
+$(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -D_GNU_SOURCE \
-	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lm
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ $(filter %.c,$^) -lm
 
 fuzz: $(FUZZ_DIR)/fuzz_npy_header
 	@mkdir -p $(FUZZ_DIR)/corpus
@@ -118,4 +124,5 @@ clean:
 
 .PHONY: all check demo fuzz bench clean
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

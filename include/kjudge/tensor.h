@@ -7,6 +7,11 @@
  * borrowed from the caller.  Readers never copy the data: a 1 GiB golden
  * output is mapped, not read.
  *
+ * Alignment: numpy writes its data at a multiple of 64 bytes from the start
+ * of the file, so a mapped file's data is 64-byte aligned; a file written by
+ * another tool may put it anywhere.  Read elements with memcpy() (or
+ * kj_tensor_get()), not by casting `data` to a wider pointer.
+ *
  * Lifecycle (fixed meaning, as in the rest of kjudge):
  *   kj_tensor_init(&t)      a valid empty tensor, nothing to release
  *   kj_npy_load(&t, ...)    fills an initialised tensor; on error t stays
@@ -47,7 +52,7 @@ struct kj_tensor {
 	size_t nbytes;        /* nelem * element size */
 	const void *data;     /* first element; NULL when nelem == 0 */
 
-	/* Ownership of the bytes; private to tensor.c. */
+	/* Ownership of the bytes; private to the library (tensor.c, npy.c). */
 	enum kj_tensor_mem mem;
 	void *map_base;   /* start of the mapping (MMAP) or allocation (HEAP) */
 	size_t map_len;   /* length of the mapping */
@@ -72,7 +77,11 @@ void kj_tensor_release(struct kj_tensor *t);
  * Parse the header at the start of `buf` (`len` bytes, which may be more or
  * less than the header).  Never reads past buf[len-1].  Returns KJ_OK, or
  * KJ_ENPY_MAGIC / KJ_ENPY_VERSION / KJ_ENPY_TRUNCATED / KJ_ENPY_HEADER /
- * KJ_EDTYPE / KJ_ESHAPE / KJ_EOVERFLOW with err filled.
+ * KJ_EDTYPE / KJ_ESHAPE / KJ_EOVERFLOW with err filled; *hdr is then
+ * zeroed.  A `len` shorter than the header is KJ_ENPY_TRUNCATED, so a caller
+ * may parse the first bytes of a file and read more only if needed.  On
+ * success data_offset + nbytes, the file size the header implies, is at
+ * most INT64_MAX.
  */
 int kj_npy_parse_header(const void *buf, size_t len, struct kj_npy_header *hdr,
 			struct kj_error *err);
@@ -82,22 +91,34 @@ int kj_npy_parse_header(const void *buf, size_t len, struct kj_npy_header *hdr,
  * must hold exactly the bytes the header promises (extra or missing bytes are
  * KJ_ENPY_SIZE).  On success the caller owns t and must kj_tensor_release()
  * it; the file descriptor is already closed.  On error t is left empty.
+ * Whatever t held before is overwritten, not released.  Other errors:
+ * KJ_ENOENT, KJ_EACCES, KJ_EIO, KJ_ENOMEM (from the system), KJ_EINVAL (a
+ * directory or other non-regular file), and those of kj_npy_parse_header().
  */
 int kj_npy_load(struct kj_tensor *t, const char *path, struct kj_error *err);
 
 /*
  * Write `t` to `path` as .npy (version 1.0, or 2.0 when the header needs
- * it), in t's order and byte order.  bfloat16 is written as '<u2' and the
- * float8 types as '|u1' (see dtype.h).  Written to a temporary file in the
- * same directory, fsync'ed and renamed, so a reader never sees half a file.
- * Does not take ownership of t.
+ * it), in t's order and byte order.  bfloat16 is written as uint16 ('<u2' or
+ * '>u2') and the float8 types as '|u1' (see dtype.h).  Written to a
+ * temporary file in the same directory, fsync'ed and renamed, so a reader
+ * never sees half a file; on error the temporary file is removed and `path`
+ * is untouched.  The file gets mode 0666 less the umask, as np.save() would
+ * give it.  The header is laid out as numpy's (same key order, spacing and
+ * padding), so the file is byte for byte what np.save() writes for the same
+ * array and 'fortran_order'.  Does not take ownership of t.  Errors:
+ * KJ_EINVAL when t's counts disagree with its shape or it has no data, and
+ * the system's (KJ_ENOENT, KJ_EACCES, KJ_EIO).
  */
 int kj_npy_save(const char *path, const struct kj_tensor *t, struct kj_error *err);
 
 /*
  * Make `t` a tensor over caller memory: it borrows `data` (which must hold
- * nelem * size bytes and outlive t), C order, native byte order.
- * Returns KJ_EINVAL/KJ_EOVERFLOW for a bad shape.
+ * nelem * size bytes and outlive t), C order, native byte order.  Change
+ * t->fortran_order or t->big_endian afterwards to describe other layouts.
+ * t is overwritten (it must not own anything); on error it is left empty.
+ * Returns KJ_EDTYPE for an invalid dtype, KJ_EINVAL/KJ_EOVERFLOW for a bad
+ * shape, KJ_EINVAL for NULL data with elements to hold.
  */
 int kj_tensor_borrow(struct kj_tensor *t, enum kj_dtype dtype, int ndim,
 		     const int64_t *shape, const void *data, struct kj_error *err);
@@ -105,7 +126,9 @@ int kj_tensor_borrow(struct kj_tensor *t, enum kj_dtype dtype, int ndim,
 /*
  * Make `t` own a fresh, zero-filled buffer for the given dtype and shape
  * (C order, native byte order).  *out_data receives a writable pointer to
- * it.  Release frees it.
+ * it (NULL when the tensor has no elements).  Release frees it.  t is
+ * overwritten as by kj_tensor_borrow(); errors are those of
+ * kj_tensor_borrow() and KJ_ENOMEM.
  */
 int kj_tensor_alloc(struct kj_tensor *t, enum kj_dtype dtype, int ndim,
 		    const int64_t *shape, void **out_data, struct kj_error *err);
@@ -118,17 +141,19 @@ int kj_tensor_alloc(struct kj_tensor *t, enum kj_dtype dtype, int ndim,
 int kj_tensor_reinterpret(struct kj_tensor *t, enum kj_dtype logical,
 			  struct kj_error *err);
 
-/* Format t's shape as "[2, 3]" into buf (always NUL-terminated; truncated
- * with "..." if it does not fit).  Returns buf. */
+/* Format t's shape as "[2, 3]" ("[]" for a scalar) into buf (always
+ * NUL-terminated when size > 0; a shape that does not fit is cut after a
+ * whole dimension, as "[2, 3, ...]").  Returns buf. */
 char *kj_shape_format(const struct kj_tensor *t, char *buf, size_t size);
 
-/* Multi-index of flat element `flat` (in t's storage order), written to
+/* Multi-index of flat element `flat` (in t's storage order: the last index
+ * varies fastest in C order, the first in Fortran order), written to
  * idx[0..ndim-1]. */
 void kj_tensor_unravel(const struct kj_tensor *t, size_t flat, int64_t *idx);
 
 /* Element `flat` (storage order) as a double: exact for every dtype but
- * int64/uint64 beyond 2^53.  Handles byte order.  For tests and reports,
- * not for hot loops. */
+ * int64/uint64 beyond 2^53.  Handles byte order.  flat < t->nelem.  For
+ * tests and reports, not for hot loops. */
 double kj_tensor_get(const struct kj_tensor *t, size_t flat);
 
 #endif /* KJUDGE_TENSOR_H */
