@@ -93,7 +93,7 @@ struct kj_cmp_options {
 struct kj_cmp_result {
 	int pass;                  /* 1 iff reason == KJ_CMP_PASS */
 	enum kj_cmp_reason reason; /* the first check that failed */
-	char message[256];         /* one line a person can act on */
+	char message[512];         /* one line a person can act on */
 
 	enum kj_dtype golden_dtype, actual_dtype;
 	int golden_ndim, actual_ndim;
