@@ -35,7 +35,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings \
            -Wformat=2 -Wvla -Wundef -Wold-style-definition -Wnull-dereference \
            -Wdouble-promotion -Wimplicit-fallthrough
-CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE -DKJ_VERSION='"$(VERSION)"'
+CPPFLAGS += -Iinclude -Ilib -D_GNU_SOURCE -DKJ_VERSION='"$(VERSION)"' $(KJ_DEFS)
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
 LDFLAGS += $(SANFLAGS) -pthread

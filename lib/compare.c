@@ -588,48 +588,32 @@ static int have_avx2(void)
 #endif
 }
 
-/* The kernels for a dtype; {NULL, NULL} when it has none. */
+#ifdef KJ_HAVE_AVX2
+#define KJ_AVX2_KERNELS(s) { common_##s##_avx2, full_##s##_avx2 }
+#else
+#define KJ_AVX2_KERNELS(s) { NULL, NULL }
+#endif
+
+static const struct {
+	enum kj_dtype dt;
+	struct kernels baseline, avx2;
+} kernel_table[] = {
+	{ KJ_DTYPE_FLOAT32, { common_f32, full_f32 }, KJ_AVX2_KERNELS(f32) },
+	{ KJ_DTYPE_FLOAT16, { common_f16, full_f16 }, KJ_AVX2_KERNELS(f16) },
+	{ KJ_DTYPE_BFLOAT16, { common_bf16, full_bf16 }, KJ_AVX2_KERNELS(bf16) },
+};
+
+/* The kernels for a dtype on this machine; {NULL, NULL} when it has none. */
 static struct kernels fast_kernels(enum kj_dtype dt)
 {
-	struct kernels k = { NULL, NULL };
-	int avx2 = have_avx2();
+	struct kernels none = { NULL, NULL };
+	size_t i;
 
-	switch (dt) {
-	case KJ_DTYPE_FLOAT32:
-		k.common = common_f32;
-		k.full = full_f32;
-#ifdef KJ_HAVE_AVX2
-		if (avx2) {
-			k.common = common_f32_avx2;
-			k.full = full_f32_avx2;
-		}
-#endif
-		break;
-	case KJ_DTYPE_FLOAT16:
-		k.common = common_f16;
-		k.full = full_f16;
-#ifdef KJ_HAVE_AVX2
-		if (avx2) {
-			k.common = common_f16_avx2;
-			k.full = full_f16_avx2;
-		}
-#endif
-		break;
-	case KJ_DTYPE_BFLOAT16:
-		k.common = common_bf16;
-		k.full = full_bf16;
-#ifdef KJ_HAVE_AVX2
-		if (avx2) {
-			k.common = common_bf16_avx2;
-			k.full = full_bf16_avx2;
-		}
-#endif
-		break;
-	default:
-		break;
-	}
-	(void)avx2;
-	return k;
+	for (i = 0; i < sizeof(kernel_table) / sizeof(kernel_table[0]); i++)
+		if (kernel_table[i].dt == dt)
+			return have_avx2() ? kernel_table[i].avx2
+					   : kernel_table[i].baseline;
+	return none;
 }
 
 /*
