@@ -51,7 +51,12 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/kjudge $(BUILD)/libkjudge.a
+all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py
+
+# The torch worker is installed beside the binary, where kjudge looks for it.
+$(BUILD)/kjudge_worker.py: worker/kjudge_worker.py
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

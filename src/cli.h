@@ -68,5 +68,7 @@ int kj_cli_parse_uint(const struct kj_cli_command *cmd, const char *opt,
 /* The commands, one file each. */
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_compare_options[];
+int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_verify_options[];
 
 #endif /* KJ_CLI_H */

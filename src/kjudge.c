@@ -35,6 +35,27 @@ static const struct kj_cli_command commands[] = {
 			      "  1  it does not (the reason and figures are printed)\n"
 			      "  2  bad input: a missing or malformed file, an unknown dtype, a bad flag\n",
 	},
+	{
+		.name = "verify",
+		.run = kj_cmd_verify,
+		.summary = "Check a candidate (ModelNew) against the reference (Model) "
+			   "on every case.",
+		.usage = "--op_name NAME [options]",
+		.description =
+			"A drop-in for triton-op-verifier's verify.py.  The reference\n"
+			"{NAME}_torch.py and the candidate {NAME}_{IMPL}.py run in two\n"
+			"separate worker processes; each case is run on input sets made\n"
+			"from seeds the candidate cannot know, and every output is compared\n"
+			"with the MERE/MARE rule (see 'kjudge compare --help').  A case that\n"
+			"raises, crashes, hangs or disagrees is listed in failures[] of\n"
+			"verify_result.json with its error_type, error_msg, seed and, for\n"
+			"accuracy failures, the comparator's figures; it never stops the\n"
+			"other cases.\n",
+		.options = kj_verify_options,
+		.exit_codes = "  0  every case passed\n"
+			      "  1  some case failed or timed out (\"验证超时\" on stderr)\n"
+			      "  2  nothing could be judged: bad flags, no task file, no Python\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

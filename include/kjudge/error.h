@@ -37,7 +37,11 @@
 	X(SHAPE, "unsupported shape")                                     \
 	X(OVERFLOW, "size overflows")                                     \
 	X(THREAD, "cannot start a thread")                                \
-	X(USAGE, "usage error")
+	X(USAGE, "usage error")                                           \
+	X(SPAWN, "cannot start a worker process")                         \
+	X(TIMEDOUT, "timed out")                                          \
+	X(WORKER, "worker process ended")                                 \
+	X(PROTOCOL, "malformed worker reply")
 
 enum kj_errcode {
 	KJ_OK = 0,

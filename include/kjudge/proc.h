@@ -1,0 +1,107 @@
+/*
+ * kjudge/proc.h - worker processes: spawn, talk, time out, kill.
+ *
+ * Theory of operation.
+ *
+ *   judge (this process)                      worker (its own process group)
+ *   --------------------                      ------------------------------
+ *   proto  <== socketpair (AF_UNIX) ==>       fd 3: JSON lines, both ways
+ *   out    <== pipe ==                        fd 1: stdout, captured up to a cap
+ *   err    <== pipe ==                        fd 2: stderr, captured up to a cap
+ *   (exec-error pipe, close-on-exec)          write errno if execve fails
+ *                                             fd 0: /dev/null
+ *
+ * The worker gets no other descriptor and a clean environment (only the
+ * variables the caller lists).  It leads its own process group, so a timeout
+ * or the end of the attempt kills everything it started (kill(-pgid)).
+ *
+ * A request is one JSON line written to proto; the reply is the first line
+ * read back that parses as a JSON object carrying the request's nonce.  Other
+ * lines (code under test may write to any descriptor it finds) are counted
+ * and dropped.  While waiting, stdout and stderr are drained into bounded
+ * buffers so a flood of output can never block the worker or grow without
+ * end.  The wait has a deadline; when it passes the whole group is killed.
+ *
+ * Ownership: struct kj_proc is caller-owned; kj_proc_spawn fills it, and
+ * kj_proc_release kills what is left, reaps it, closes every descriptor and
+ * frees the buffers, whatever state the process is in.
+ */
+#ifndef KJUDGE_PROC_H
+#define KJUDGE_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "kjudge/error.h"
+
+/* Output kept per stream; what comes after is counted, not kept. */
+#define KJ_PROC_CAPTURE_MAX (256u << 10)
+/* The longest reply line accepted. */
+#define KJ_PROC_LINE_MAX (64u << 20)
+
+struct kj_capture {
+	char *data;          /* NUL-terminated, at most KJ_PROC_CAPTURE_MAX bytes */
+	size_t len;
+	size_t dropped;      /* bytes seen past the cap */
+};
+
+struct kj_proc {
+	pid_t pid;           /* also the process group id; 0 when none */
+	int proto, out, err; /* our ends; -1 when closed */
+	struct kj_capture cap_out, cap_err;
+	char *line;          /* partial reply line */
+	size_t line_len, line_cap;
+	uint64_t next_nonce;
+	unsigned noise_lines; /* lines on proto that were not our reply */
+	int reaped;
+	int status;          /* wait status once reaped */
+};
+
+void kj_proc_init(struct kj_proc *p);
+
+/*
+ * Start argv[0] (an absolute path) with argv, the environment envp (NULL
+ * terminated; may be empty), in directory cwd (NULL: unchanged).  Returns
+ * KJ_OK, or KJ_ESPAWN with err filled when the process could not be started
+ * (including execve failing in the child).  On error p holds nothing.
+ */
+int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
+		  const char *cwd, struct kj_error *err);
+
+/*
+ * Send `req` (a JSON object; a "nonce" member is added) and wait up to
+ * timeout_s seconds for the reply, stored in *reply (a new reference the
+ * caller must json_decref).  Returns KJ_OK; KJ_ETIMEDOUT when the deadline
+ * passed; KJ_EWORKER when the worker closed the channel or died;
+ * KJ_EPROTOCOL for a reply line past KJ_PROC_LINE_MAX.  After any failure
+ * the process group has been killed and reaped (kj_proc_describe_exit says
+ * how it ended) and the worker must be released.
+ */
+int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
+		    json_t **reply, struct kj_error *err);
+
+/*
+ * The two halves of kj_proc_request, for talking to several workers at once:
+ * send to each, then wait for each.  *nonce links a wait to its send.  The
+ * same return codes; a failed send or wait leaves the worker killed.
+ */
+int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
+		 uint64_t *nonce, struct kj_error *err);
+int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
+		 json_t **reply, struct kj_error *err);
+
+/* Kill the whole process group (SIGKILL) and reap the leader. */
+void kj_proc_kill(struct kj_proc *p);
+
+/* "exited with status 3" / "killed by signal 11 (Segmentation fault)" /
+ * "still running", into buf.  Returns buf. */
+char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size);
+
+/* Ask the worker to exit (an "exit" request), wait up to grace_s, then kill;
+ * close everything, free buffers.  p is empty afterwards. */
+void kj_proc_release(struct kj_proc *p, double grace_s);
+
+#endif /* KJUDGE_PROC_H */

@@ -1,0 +1,429 @@
+/*
+ * proc.c - worker processes (see proc.h for the theory of operation).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kjudge/proc.h"
+#include "internal.h"
+
+#define PROTO_FD 3
+
+void kj_proc_init(struct kj_proc *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->proto = p->out = p->err = -1;
+	p->next_nonce = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls. */
+static void child_exec(char *const argv[], char *const envp[], const char *cwd,
+		       int proto, int out, int err, int errpipe)
+{
+	int devnull, e, fd;
+
+	sigset_t none;
+
+	setpgid(0, 0);
+	/* Default signal dispositions and an empty mask for the worker. */
+	for (fd = 1; fd < NSIG; fd++)
+		signal(fd, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0 || dup2(proto, PROTO_FD) < 0)
+		goto fail;
+	/* Everything above the protocol descriptor goes, the exec-error pipe
+	 * included (it is close-on-exec and must stay open until execve). */
+	for (fd = PROTO_FD + 1; fd < 1024; fd++)
+		if (fd != errpipe)
+			close(fd);
+	if (cwd && chdir(cwd) < 0)
+		goto fail;
+	execve(argv[0], argv, envp);
+fail:
+	e = errno;
+	if (write(errpipe, &e, sizeof(e)) < 0) {
+		/* nothing more can be said */
+	}
+	_exit(127);
+}
+
+int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
+		  const char *cwd, struct kj_error *err)
+{
+	int sp[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	int ep[2] = { -1, -1 }, child_errno = 0;
+	ssize_t n;
+	pid_t pid;
+
+	kj_proc_init(p);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		kj_error_set(err, KJ_ESPAWN, "cannot create pipes: %s",
+			     strerror(errno));
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		kj_error_set(err, KJ_ESPAWN, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		close(ep[0]);
+		child_exec(argv, envp, cwd, sp[1], po[1], pe[1], ep[1]);
+	}
+	/* Both sides call setpgid, so the group exists whoever runs first. */
+	setpgid(pid, pid);
+	p->pid = pid;
+	close_fd(&sp[1]);
+	close_fd(&po[1]);
+	close_fd(&pe[1]);
+	close_fd(&ep[1]);
+	do
+		n = read(ep[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close_fd(&ep[0]);
+	if (n > 0) {
+		kj_proc_kill(p);
+		kj_error_set(err, KJ_ESPAWN, "cannot run '%s': %s", argv[0],
+			     strerror(child_errno));
+		goto fail;
+	}
+	/* Nonces start at a random point, so that code in the worker cannot
+	 * guess the next one from the previous requests alone. */
+	if (getrandom(&p->next_nonce, sizeof(p->next_nonce), 0) !=
+	    (ssize_t)sizeof(p->next_nonce))
+		p->next_nonce = (uint64_t)now_s() * 0x9e3779b97f4a7c15ull;
+	p->proto = sp[0];
+	p->out = po[0];
+	p->err = pe[0];
+	fcntl(p->out, F_SETFL, O_NONBLOCK);
+	fcntl(p->err, F_SETFL, O_NONBLOCK);
+	fcntl(p->proto, F_SETFL, O_NONBLOCK);
+	return KJ_OK;
+fail:
+	close_fd(&sp[0]);
+	close_fd(&sp[1]);
+	close_fd(&po[0]);
+	close_fd(&po[1]);
+	close_fd(&pe[0]);
+	close_fd(&pe[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	p->pid = 0;
+	return KJ_ESPAWN;
+}
+
+/* Read what is there from a capture pipe; 0 at EOF, 1 if more may come. */
+static int drain(int *fd, struct kj_capture *c)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(*fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			size_t room = KJ_PROC_CAPTURE_MAX - c->len, take;
+
+			if (!c->data) {
+				c->data = malloc(KJ_PROC_CAPTURE_MAX + 1);
+				if (!c->data)
+					room = 0;
+			}
+			take = (size_t)n < room ? (size_t)n : room;
+			if (take) {
+				memcpy(c->data + c->len, buf, take);
+				c->len += take;
+				c->data[c->len] = '\0';
+			}
+			c->dropped += (size_t)n - take;
+			continue;
+		}
+		if (n == 0) {
+			close_fd(fd);
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		return 1; /* EAGAIN */
+	}
+}
+
+static void reap(struct kj_proc *p, int block)
+{
+	pid_t r;
+
+	if (!p->pid || p->reaped)
+		return;
+	do
+		r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == p->pid)
+		p->reaped = 1;
+}
+
+void kj_proc_kill(struct kj_proc *p)
+{
+	if (!p->pid)
+		return;
+	/* The whole group: whatever the worker started goes with it. */
+	kill(-p->pid, SIGKILL);
+	reap(p, 1);
+}
+
+char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)
+{
+	if (!p->reaped)
+		snprintf(buf, size, "still running");
+	else if (WIFEXITED(p->status))
+		snprintf(buf, size, "exited with status %d", WEXITSTATUS(p->status));
+	else if (WIFSIGNALED(p->status))
+		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(p->status),
+			 strsignal(WTERMSIG(p->status)));
+	else
+		snprintf(buf, size, "ended with wait status %d", p->status);
+	return buf;
+}
+
+static int write_all(int fd, const char *s, size_t len, double deadline)
+{
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n > 0) {
+			s += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pf = { fd, POLLOUT, 0 };
+			int ms = (int)((deadline - now_s()) * 1000);
+
+			if (ms <= 0)
+				return KJ_ETIMEDOUT;
+			poll(&pf, 1, ms);
+			continue;
+		}
+		return KJ_EWORKER;
+	}
+	return KJ_OK;
+}
+
+/*
+ * Take complete lines out of p->line; return the first that is our reply
+ * (a JSON object whose "nonce" equals `nonce`), or NULL.
+ */
+static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
+{
+	char *nl;
+
+	while ((nl = memchr(p->line, '\n', p->line_len)) != NULL) {
+		size_t len = (size_t)(nl - p->line);
+		json_t *o = json_loadb(p->line, len, 0, NULL);
+		json_t *n = o ? json_object_get(o, "nonce") : NULL;
+
+		memmove(p->line, nl + 1, p->line_len - len - 1);
+		p->line_len -= len + 1;
+		if (json_is_object(o) && json_is_integer(n) &&
+		    (uint64_t)json_integer_value(n) == nonce)
+			return o;
+		json_decref(o);
+		p->noise_lines++;
+	}
+	return NULL;
+}
+
+static int read_proto(struct kj_proc *p)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (p->line_cap - p->line_len < 65536) {
+			size_t cap = p->line_cap ? p->line_cap * 2 : 131072;
+			char *nl;
+
+			if (cap > KJ_PROC_LINE_MAX + 65536)
+				return KJ_EPROTOCOL;
+			nl = realloc(p->line, cap);
+			if (!nl)
+				return KJ_ENOMEM;
+			p->line = nl;
+			p->line_cap = cap;
+		}
+		n = read(p->proto, p->line + p->line_len, p->line_cap - p->line_len);
+		if (n > 0) {
+			p->line_len += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return KJ_EWORKER;
+		if (errno == EINTR)
+			continue;
+		return KJ_OK; /* EAGAIN */
+	}
+}
+
+/*
+ * A request failed: kill the group (a worker in an unknown state is never
+ * reused), collect what it printed on the way out, and say what happened.
+ */
+static int fail_request(struct kj_proc *p, int rc, double timeout_s,
+			struct kj_error *err)
+{
+	char how[96];
+
+	if (p->out >= 0)
+		drain(&p->out, &p->cap_out);
+	if (p->err >= 0)
+		drain(&p->err, &p->cap_err);
+	kj_proc_kill(p);
+	close_fd(&p->proto);
+	switch (rc) {
+	case KJ_ETIMEDOUT:
+		return kj_error_set(err, rc, "no reply within %g s", timeout_s);
+	case KJ_EWORKER:
+		return kj_error_set(err, rc, "worker %s",
+				    kj_proc_describe_exit(p, how, sizeof(how)));
+	case KJ_EPROTOCOL:
+		return kj_error_set(err, rc, "worker sent a reply line longer "
+				    "than %u bytes", KJ_PROC_LINE_MAX);
+	default:
+		return kj_error_set(err, rc, "%s", kj_strerror(rc));
+	}
+}
+
+int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
+		 uint64_t *nonce, struct kj_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (p->proto < 0)
+		return kj_error_set(err, KJ_EWORKER, "worker is not running");
+	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
+	json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce));
+	text = json_dumps(req, JSON_COMPACT);
+	if (!text)
+		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request");
+	len = strlen(text);
+	text[len] = '\n'; /* replaces the NUL; the length is passed explicitly */
+	rc = write_all(p->proto, text, len + 1, now_s() + timeout_s);
+	free(text);
+	if (rc != KJ_OK)
+		return fail_request(p, rc, timeout_s, err);
+	return KJ_OK;
+}
+
+int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
+		 json_t **reply, struct kj_error *err)
+{
+	double deadline = now_s() + timeout_s;
+	int rc;
+
+	*reply = NULL;
+	for (;;) {
+		struct pollfd pf[3];
+		int nf = 0, ms;
+
+		if ((*reply = take_reply(p, nonce)) != NULL)
+			return KJ_OK;
+		if (p->proto < 0)
+			return fail_request(p, KJ_EWORKER, timeout_s, err);
+		if (p->line_len > KJ_PROC_LINE_MAX)
+			return fail_request(p, KJ_EPROTOCOL, timeout_s, err);
+		ms = (int)((deadline - now_s()) * 1000);
+		if (ms <= 0)
+			return fail_request(p, KJ_ETIMEDOUT, timeout_s, err);
+		pf[nf++] = (struct pollfd){ p->proto, POLLIN, 0 };
+		if (p->out >= 0)
+			pf[nf++] = (struct pollfd){ p->out, POLLIN, 0 };
+		if (p->err >= 0)
+			pf[nf++] = (struct pollfd){ p->err, POLLIN, 0 };
+		if (poll(pf, (nfds_t)nf, ms) < 0 && errno != EINTR)
+			return fail_request(p, KJ_EWORKER, timeout_s, err);
+		if (p->out >= 0)
+			drain(&p->out, &p->cap_out);
+		if (p->err >= 0)
+			drain(&p->err, &p->cap_err);
+		rc = read_proto(p);
+		if (rc != KJ_OK) {
+			if ((*reply = take_reply(p, nonce)) != NULL)
+				return KJ_OK;
+			return fail_request(p, rc, timeout_s, err);
+		}
+	}
+}
+
+int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
+		    json_t **reply, struct kj_error *err)
+{
+	uint64_t nonce;
+	int rc = kj_proc_send(p, req, timeout_s, &nonce, err);
+
+	*reply = NULL;
+	return rc != KJ_OK ? rc : kj_proc_wait(p, nonce, timeout_s, reply, err);
+}
+
+void kj_proc_release(struct kj_proc *p, double grace_s)
+{
+	if (p->pid && !p->reaped && p->proto >= 0) {
+		json_t *req = json_pack("{s:s}", "op", "exit");
+		char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+		double deadline = now_s() + grace_s;
+
+		if (text) {
+			size_t len = strlen(text);
+
+			text[len] = '\n';
+			write_all(p->proto, text, len + 1, deadline);
+		}
+		free(text);
+		json_decref(req);
+		while (!p->reaped && now_s() < deadline) {
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+			reap(p, 0);
+			if (!p->reaped)
+				nanosleep(&ts, NULL);
+		}
+	}
+	kj_proc_kill(p);
+	close_fd(&p->proto);
+	close_fd(&p->out);
+	close_fd(&p->err);
+	free(p->cap_out.data);
+	free(p->cap_err.data);
+	free(p->line);
+	kj_proc_init(p);
+}

@@ -1,0 +1,923 @@
+/*
+ * torch.c - the torch runner's verify flow (see torch.h).
+ *
+ * Theory of operation.
+ *
+ *   kj_torch_verify
+ *     scratch dir (tmpfs when there is one): ref/ and cand/, one per side
+ *     reference worker  <-fd 3->  judge  <-fd 3->  candidate worker
+ *       hello, load(Model)                    hello, load(ModelNew)
+ *       for each case, for each input set (secret seed):
+ *         run -> outputs as .npy         run -> outputs as .npy
+ *                      \                 /
+ *                       kj_compare each output
+ *
+ * Both workers get the "run" request before the judge waits for either, so
+ * they compute at the same time.  A candidate worker that timed out, died,
+ * or reported a sticky (CUDA) error is killed and a fresh one is started and
+ * loaded for the next case.  The reference worker is the task's own code:
+ * if it fails on a case the case is recorded as failed with error type
+ * "ReferenceError" (the candidate is not charged with a wrong verdict, and
+ * the run does not pass).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kjudge/compare.h"
+#include "kjudge/proc.h"
+#include "kjudge/report.h"
+#include "kjudge/tensor.h"
+#include "kjudge/torch.h"
+#include "internal.h"
+
+#define ERROR_MSG_LIMIT 2000
+
+void kj_torch_opts_init(struct kj_torch_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->verify_dir = ".";
+	o->impl_name = "triton_ascend_impl";
+	o->timeout_s = 900;
+	o->input_sets = 2;
+}
+
+/* --- files ------------------------------------------------------------------- */
+
+int kj_file_hash(const char *path, uint64_t *hash, struct kj_error *err)
+{
+	unsigned char buf[65536];
+	uint64_t h = 0xcbf29ce484222325ull;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s",
+				    path, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		ssize_t i;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return kj_error_set(err, KJ_EIO, "'%s': %s", path,
+					    strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			h ^= buf[i];
+			h *= 0x100000001b3ull;
+		}
+	}
+	close(fd);
+	*hash = h;
+	return KJ_OK;
+}
+
+int kj_write_file_atomic(const char *path, const char *data, size_t len,
+			 struct kj_error *err)
+{
+	char tmp[PATH_MAX];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return kj_error_set(err, kj_err_from_errno(errno),
+				    "'%s': cannot create: %s", path, strerror(errno));
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			unlink(tmp);
+			return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(e));
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	fchmod(fd, 0644);
+	if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(e));
+	}
+	return KJ_OK;
+}
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
+			continue;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_rf(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* --- secret seeds ------------------------------------------------------------------ */
+
+static uint64_t splitmix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static int state_dir(char *buf, size_t size, struct kj_error *err)
+{
+	const char *s = getenv("KJ_STATE_DIR"), *x = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (s && *s)
+		n = snprintf(buf, size, "%s", s);
+	else if (x && *x)
+		n = snprintf(buf, size, "%s/kjudge", x);
+	else if (home && *home)
+		n = snprintf(buf, size, "%s/.local/state/kjudge", home);
+	else
+		return kj_error_set(err, KJ_EINVAL, "no state directory: set "
+				    "KJ_STATE_DIR or HOME");
+	if (n >= (int)size)
+		return kj_error_set(err, KJ_EINVAL, "state directory path too long");
+	return KJ_OK;
+}
+
+/* mkdir -p with mode 0700 for the directories it creates. */
+static int mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -1;
+	for (p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int secret_key(uint64_t key[4], struct kj_error *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	int fd, rc;
+	ssize_t n;
+
+	rc = state_dir(dir, sizeof(dir), err);
+	if (rc != KJ_OK)
+		return rc;
+	if (mkdirs(dir) < 0)
+		return kj_error_set(err, KJ_EIO, "'%s': cannot create: %s", dir,
+				    strerror(errno));
+	snprintf(path, sizeof(path), "%s/seed-key", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* First use: draw the key and publish it atomically, so two
+		 * judges starting together agree on one key. */
+		char tmp[PATH_MAX + 32];
+		uint64_t fresh[4];
+		int wfd;
+
+		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
+			return kj_error_set(err, KJ_EIO, "getrandom: %s",
+					    strerror(errno));
+		snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+		wfd = mkstemp(tmp);
+		if (wfd < 0)
+			return kj_error_set(err, KJ_EIO, "'%s': %s", tmp,
+					    strerror(errno));
+		if (write(wfd, fresh, sizeof(fresh)) != (ssize_t)sizeof(fresh) ||
+		    fsync(wfd) < 0) {
+			close(wfd);
+			unlink(tmp);
+			return kj_error_set(err, KJ_EIO, "'%s': %s", tmp,
+					    strerror(errno));
+		}
+		close(wfd);
+		if (link(tmp, path) < 0 && errno != EEXIST) {
+			unlink(tmp);
+			return kj_error_set(err, KJ_EIO, "'%s': %s", path,
+					    strerror(errno));
+		}
+		unlink(tmp);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(errno));
+	n = read(fd, key, 4 * sizeof(uint64_t));
+	close(fd);
+	if (n != (ssize_t)(4 * sizeof(uint64_t)))
+		return kj_error_set(err, KJ_EIO, "'%s': not a kjudge seed key", path);
+	return KJ_OK;
+}
+
+int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
+		  struct kj_error *err)
+{
+	uint64_t key[4], h;
+	int rc = secret_key(key, err);
+
+	if (rc != KJ_OK)
+		return rc;
+	h = splitmix(key[0] ^ task_hash);
+	h = splitmix(h ^ key[1] ^ ((uint64_t)(uint32_t)case_idx << 20));
+	h = splitmix(h ^ key[2] ^ (uint64_t)(uint32_t)set);
+	h = splitmix(h ^ key[3]);
+	/* Positive and within 2^53: every Python and JSON reader keeps it exact. */
+	*seed = (h & ((1ull << 53) - 1)) | 1;
+	return KJ_OK;
+}
+
+/* --- workers ------------------------------------------------------------------------- */
+
+struct side {
+	const char *role;        /* "reference" or "candidate" */
+	struct kj_proc proc;
+	int alive;
+	char out_dir[PATH_MAX];
+	json_t *load_req;        /* what to send after a (re)start */
+	json_t *load_reply;      /* last successful load reply, or NULL */
+	char load_error_type[64];
+	char *load_error_msg;
+};
+
+struct run_env {
+	const struct kj_torch_opts *o;
+	char python[PATH_MAX];
+	char worker[PATH_MAX];
+	char scratch[PATH_MAX];
+	char *envp[24];
+	int n_env;
+	char device[16];
+};
+
+static int find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	const char *p;
+
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) != 0)
+			return -1;
+		if (name[0] == '/') {
+			snprintf(out, size, "%s", name);
+			return 0;
+		}
+		return realpath(name, out) ? 0 : -1;
+	}
+	for (p = path ? path : "/usr/bin:/bin"; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len && snprintf(out, size, "%.*s/%s", (int)len, p, name) < (int)size &&
+		    access(out, X_OK) == 0)
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+static void env_add(struct run_env *r, const char *name, const char *value)
+{
+	size_t len;
+	char *s;
+
+	if (!value || r->n_env >= (int)(sizeof(r->envp) / sizeof(r->envp[0])) - 1)
+		return;
+	len = strlen(name) + strlen(value) + 2;
+	s = malloc(len);
+	if (!s)
+		return;
+	snprintf(s, len, "%s=%s", name, value);
+	r->envp[r->n_env++] = s;
+	r->envp[r->n_env] = NULL;
+}
+
+static void env_free(struct run_env *r)
+{
+	int i;
+
+	for (i = 0; i < r->n_env; i++)
+		free(r->envp[i]);
+	r->n_env = 0;
+	r->envp[0] = NULL;
+}
+
+/*
+ * The worker's environment: only what Python, torch and Triton need, and
+ * caches inside the attempt's scratch directory, so that one candidate's
+ * compiled kernels cannot be found by the next.
+ */
+static void env_build(struct run_env *r)
+{
+	static const char *const pass[] = {
+		"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
+		"CUDA_HOME", "TRITON_INTERPRET", "LANG", "OMP_NUM_THREADS",
+	};
+	char buf[PATH_MAX + 32];
+	size_t i;
+
+	r->n_env = 0;
+	r->envp[0] = NULL;
+	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+		env_add(r, pass[i], getenv(pass[i]));
+	env_add(r, "PYTHONUNBUFFERED", "1");
+	env_add(r, "PYTHONDONTWRITEBYTECODE", "1");
+	env_add(r, "PYTHONNOUSERSITE", "1");
+	env_add(r, "HOME", r->scratch);
+	snprintf(buf, sizeof(buf), "%s/cache", r->scratch);
+	env_add(r, "XDG_CACHE_HOME", buf);
+	snprintf(buf, sizeof(buf), "%s/cache/triton", r->scratch);
+	env_add(r, "TRITON_CACHE_DIR", buf);
+	snprintf(buf, sizeof(buf), "%s/cache/torch_extensions", r->scratch);
+	env_add(r, "TORCH_EXTENSIONS_DIR", buf);
+	snprintf(buf, sizeof(buf), "%s/tmp", r->scratch);
+	env_add(r, "TMPDIR", buf);
+}
+
+static char *capture_tail(const struct kj_capture *c, size_t max)
+{
+	const char *s = c->data ? c->data : "";
+	size_t len = c->len;
+	char *out;
+
+	if (len > max) {
+		s += len - max;
+		len = max;
+	}
+	out = malloc(len + 1);
+	if (out) {
+		memcpy(out, s, len);
+		out[len] = '\0';
+	}
+	return out;
+}
+
+/* The tail of a worker's stderr (then stdout) for an error message. */
+static char *worker_output(struct side *s)
+{
+	struct kj_capture *c = s->proc.cap_err.len ? &s->proc.cap_err : &s->proc.cap_out;
+
+	return capture_tail(c, ERROR_MSG_LIMIT / 2);
+}
+
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : dflt;
+}
+
+/*
+ * Start a side's worker and load its module.  With `hello`, first ask the
+ * worker what it runs on (*hello gets the reply) and, when no device was
+ * given, pick cuda if it has one.  A worker that cannot load its module is
+ * not an error here: load_error_type/msg say why, and each case reports it.
+ */
+static int side_start(struct run_env *r, struct side *s, json_t **hello,
+		      struct kj_error *err)
+{
+	char fd_flag[] = "--fd", fd_num[] = "3";
+	char *argv[] = { r->python, r->worker, fd_flag, fd_num, NULL };
+	json_t *rep = NULL;
+	int rc;
+
+	json_decref(s->load_reply);
+	s->load_reply = NULL;
+	free(s->load_error_msg);
+	s->load_error_msg = NULL;
+	s->load_error_type[0] = '\0';
+	rc = kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err);
+	if (rc != KJ_OK)
+		return rc;
+	s->alive = 1;
+	if (hello) {
+		rc = kj_proc_request(&s->proc, json_pack("{s:s}", "op", "hello"),
+				     r->o->timeout_s, hello, err);
+		if (rc != KJ_OK || !json_is_true(json_object_get(*hello, "ok"))) {
+			char *tail = worker_output(s);
+
+			rc = kj_error_set(err, KJ_ESPAWN, "the torch worker did "
+					  "not start (%s): %s",
+					  rc != KJ_OK ? err->msg : "error",
+					  tail ? tail : "");
+			free(tail);
+			return rc;
+		}
+		if (!r->device[0])
+			snprintf(r->device, sizeof(r->device), "%s",
+				 json_is_true(json_object_get(*hello, "cuda_available"))
+					 ? "cuda" : "cpu");
+	}
+	json_object_set_new(s->load_req, "device", json_string(r->device));
+	rc = kj_proc_request(&s->proc, json_deep_copy(s->load_req), r->o->timeout_s,
+			     &rep, err);
+	if (rc != KJ_OK) {
+		char *tail = worker_output(s);
+
+		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
+			 rc == KJ_ETIMEDOUT ? "Timeout" : "WorkerCrashed");
+		if (asprintf(&s->load_error_msg, "%s while loading: %s\n%s",
+			     s->role, err->msg, tail ? tail : "") < 0)
+			s->load_error_msg = NULL;
+		free(tail);
+		s->alive = 0;
+		return KJ_OK;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
+			 jstr(rep, "error_type", "Error"));
+		s->load_error_msg = strdup(jstr(rep, "error_msg", ""));
+		json_decref(rep);
+		return KJ_OK;
+	}
+	s->load_reply = rep;
+	return KJ_OK;
+}
+
+static void side_stop(struct side *s)
+{
+	if (s->proc.pid)
+		kj_proc_release(&s->proc, 2.0);
+	s->alive = 0;
+}
+
+/* --- one case ---------------------------------------------------------------------- */
+
+static json_t *failure(int case_idx, json_t *input_desc, const char *type,
+		       const char *msg)
+{
+	char *m = NULL;
+	size_t len = msg ? strlen(msg) : 0;
+	json_t *f;
+
+	/* verify.py's truncation: first and last half of the limit. */
+	if (len > ERROR_MSG_LIMIT) {
+		if (asprintf(&m, "%.*s\n... [truncated %zu chars] ...\n%s",
+			     ERROR_MSG_LIMIT / 2, msg, len - ERROR_MSG_LIMIT,
+			     msg + len - ERROR_MSG_LIMIT / 2) < 0)
+			m = NULL;
+	}
+	f = json_pack("{s:i, s:o, s:s, s:s}", "case_idx", case_idx,
+		      "input_desc", input_desc ? json_incref(input_desc) : json_array(),
+		      "error_type", type, "error_msg", m ? m : (msg ? msg : ""));
+	free(m);
+	return f;
+}
+
+/* Load one output the worker reported, with its logical dtype. */
+static int load_output(const json_t *o, const char *dir, struct kj_tensor *t,
+		       struct kj_error *err)
+{
+	const char *path = json_string_value(json_object_get(o, "path"));
+	const char *dt = json_string_value(json_object_get(o, "dtype"));
+	size_t dlen = strlen(dir);
+	enum kj_dtype logical;
+	int rc;
+
+	/* Only files inside the side's own directory are read. */
+	if (!path || strncmp(path, dir, dlen) != 0 || path[dlen] != '/' ||
+	    strstr(path, "/../"))
+		return kj_error_set(err, KJ_EPROTOCOL, "output path outside the "
+				    "scratch directory");
+	rc = kj_npy_load(t, path, err);
+	if (rc != KJ_OK)
+		return rc;
+	logical = kj_dtype_from_name(dt);
+	if (logical == KJ_DTYPE_INVALID)
+		return kj_error_set(err, KJ_EDTYPE, "unsupported output dtype '%s'",
+				    dt ? dt : "?");
+	return kj_tensor_reinterpret(t, logical, err);
+}
+
+/*
+ * Compare the two replies of one run.  Returns NULL when they agree, else
+ * the failure record.
+ */
+static json_t *judge_outputs(const struct kj_torch_opts *o, int case_idx,
+			     json_t *desc, json_t *ref, json_t *cand,
+			     const char *ref_dir, const char *cand_dir)
+{
+	json_t *ro = json_object_get(ref, "outputs"), *co = json_object_get(cand, "outputs");
+	size_t i;
+
+	if (json_is_true(json_object_get(cand, "inputs_changed")))
+		return failure(case_idx, desc, "InputModified",
+			       "the candidate changed its input tensors");
+	if (json_array_size(ro) != json_array_size(co)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "output count mismatch: reference %zu, "
+			 "candidate %zu", json_array_size(ro), json_array_size(co));
+		return failure(case_idx, desc, "AssertionError", msg);
+	}
+	for (i = 0; i < json_array_size(ro); i++) {
+		json_t *r = json_array_get(ro, i), *c = json_array_get(co, i);
+		struct kj_cmp_options copt = { NULL, o->threads };
+		struct kj_tensor g, a;
+		struct kj_cmp_result res;
+		struct kj_error err;
+		json_t *f = NULL;
+
+		/* Outputs that are not tensors are not compared (verify.py). */
+		if (strcmp(jstr(r, "type", ""), "tensor") ||
+		    strcmp(jstr(c, "type", ""), "tensor"))
+			continue;
+		kj_tensor_init(&g);
+		kj_tensor_init(&a);
+		if (load_output(r, ref_dir, &g, &err) != KJ_OK) {
+			f = failure(case_idx, desc, "ReferenceError", err.msg);
+		} else if (load_output(c, cand_dir, &a, &err) != KJ_OK) {
+			f = failure(case_idx, desc, err.code == KJ_EPROTOCOL
+						    ? "ProtocolError" : "OutputError",
+				    err.msg);
+		} else if (kj_compare(&g, &a, &copt, &res, &err) != KJ_OK) {
+			f = failure(case_idx, desc, "OutputError", err.msg);
+		} else if (!res.pass) {
+			char msg[700];
+
+			snprintf(msg, sizeof(msg), "output %zu: %s", i + 1, res.message);
+			f = failure(case_idx, desc, "AccuracyError", msg);
+			json_object_set_new(f, "output", json_integer((json_int_t)i + 1));
+			json_object_set_new(f, "metrics", kj_cmp_result_json(&res));
+		}
+		kj_tensor_release(&g);
+		kj_tensor_release(&a);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+static json_t *reply_failure(int case_idx, json_t *desc, json_t *rep)
+{
+	return failure(case_idx, desc, jstr(rep, "error_type", "Error"),
+		       jstr(rep, "error_msg", ""));
+}
+
+/* A failed request: timeout, crash or protocol breach, with the output tail. */
+static json_t *proc_failure(const struct kj_torch_opts *o, int case_idx,
+			    json_t *desc, struct side *s, int rc,
+			    const struct kj_error *err)
+{
+	char *tail = worker_output(s), *msg = NULL;
+	const char *type;
+	json_t *f;
+
+	if (rc == KJ_ETIMEDOUT) {
+		type = "Timeout";
+		if (asprintf(&msg, "验证超时（%g秒）: the %s did not finish the case\n%s",
+			     o->timeout_s, s->role, tail ? tail : "") < 0)
+			msg = NULL;
+	} else {
+		type = rc == KJ_EPROTOCOL ? "ProtocolError" : "WorkerCrashed";
+		if (asprintf(&msg, "%s: %s\n%s", s->role, err->msg, tail ? tail : "") < 0)
+			msg = NULL;
+	}
+	f = failure(case_idx, desc, type, msg ? msg : err->msg);
+	free(msg);
+	free(tail);
+	return f;
+}
+
+static void clear_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) &&
+		    strstr(e->d_name, ".npy"))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+/* The "run" request of one input set of one case. */
+static json_t *run_request(int case_idx, uint64_t seed, const char *out_dir,
+			   const char *tag)
+{
+	return json_pack("{s:s, s:i, s:I, s:I, s:s, s:s}", "op", "run",
+			 "case", case_idx, "seed", (json_int_t)seed,
+			 "init_seed", (json_int_t)seed, "out_dir", out_dir,
+			 "tag", tag);
+}
+
+/* A worker in an unknown state is never reused: stop it, start a fresh one
+ * and load its module again (a failure to do so shows in load_error_*). */
+static void restart(struct run_env *r, struct side *s, struct kj_error *err)
+{
+	side_stop(s);
+	side_start(r, s, NULL, err);
+}
+
+/* The reference died or hung: the next set or case starts it again. */
+static void ref_lost(struct side *s)
+{
+	side_stop(s);
+	json_decref(s->load_reply);
+	s->load_reply = NULL;
+}
+
+/* --- the whole run ------------------------------------------------------------------ */
+
+static int setup(struct run_env *r, const struct kj_torch_opts *o,
+		 struct kj_error *err)
+{
+	const char *py = o->python ? o->python : getenv("KJ_PYTHON");
+	const char *tmp = getenv("TMPDIR");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	if (find_in_path(py && *py ? py : "python3", r->python, sizeof(r->python)) < 0)
+		return kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' "
+				    "(set --python or KJ_PYTHON)",
+				    py && *py ? py : "python3");
+	if (o->worker) {
+		snprintf(r->worker, sizeof(r->worker), "%s", o->worker);
+	} else if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(r->worker, sizeof(r->worker), "%.*s/kjudge_worker.py",
+			 (int)(sizeof(r->worker) - 20), self);
+	}
+	if (!is_file(r->worker))
+		return kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is "
+				    "missing (it is installed beside kjudge)",
+				    r->worker);
+	/* tmpfs when there is one: outputs are written and read once. */
+	snprintf(r->scratch, sizeof(r->scratch), "%s/kjudge-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp"));
+	if (!mkdtemp(r->scratch))
+		return kj_error_set(err, KJ_EIO, "cannot create a scratch "
+				    "directory: %s", strerror(errno));
+	env_build(r);
+	{
+		char p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/tmp", r->scratch);
+		mkdir(p, 0700);
+		snprintf(p, sizeof(p), "%s/cache", r->scratch);
+		mkdir(p, 0700);
+	}
+	return KJ_OK;
+}
+
+static void side_init(struct side *s, struct run_env *r, const char *role,
+		      const char *dir, const char *task_module,
+		      const char *module, const char *cls)
+{
+	memset(s, 0, sizeof(*s));
+	kj_proc_init(&s->proc);
+	s->role = role;
+	snprintf(s->out_dir, sizeof(s->out_dir), "%.*s/%s",
+		 (int)(sizeof(s->out_dir) - 16), r->scratch, role);
+	mkdir(s->out_dir, 0700);
+	s->load_req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "op", "load",
+				"dir", dir, "task_module", task_module,
+				"module", module, "cls", cls, "device",
+				r->device[0] ? r->device : "cpu");
+}
+
+static void side_release(struct side *s)
+{
+	side_stop(s);
+	json_decref(s->load_req);
+	json_decref(s->load_reply);
+	free(s->load_error_msg);
+}
+
+int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
+		    struct kj_error *err)
+{
+	char dir[PATH_MAX], task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
+	char task_mod[256], cand_mod[384];
+	struct run_env r;
+	struct side ref, cand;
+	json_t *failures = NULL, *warnings = NULL, *hello = NULL;
+	uint64_t task_hash = 0;
+	int rc, n_cases = 0, passed = 0, k, any_timeout = 0;
+	int sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
+
+	*result = NULL;
+	if (!o->op_name || !*o->op_name || strchr(o->op_name, '/'))
+		return kj_error_set(err, KJ_EINVAL, "bad --op_name '%s'",
+				    o->op_name ? o->op_name : "");
+	if (!realpath(o->verify_dir, dir) || !is_dir(dir))
+		return kj_error_set(err, KJ_ENOENT, "'%s': not a directory",
+				    o->verify_dir);
+	if (snprintf(task_mod, sizeof(task_mod), "%s_torch", o->op_name) >= (int)sizeof(task_mod) ||
+	    snprintf(cand_mod, sizeof(cand_mod), "%s_%s", o->op_name, o->impl_name) >= (int)sizeof(cand_mod) ||
+	    snprintf(task, sizeof(task), "%s/%s.py", dir, task_mod) >= (int)sizeof(task) ||
+	    snprintf(cand_file, sizeof(cand_file), "%s/%s.py", dir, cand_mod) >= (int)sizeof(cand_file))
+		return kj_error_set(err, KJ_EINVAL, "names too long");
+	if (!is_file(task))
+		return kj_error_set(err, KJ_ENOENT, "'%s': no task file", task);
+	rc = kj_file_hash(task, &task_hash, err);
+	if (rc != KJ_OK)
+		return rc;
+	rc = setup(&r, o, err);
+	if (rc != KJ_OK)
+		return rc;
+	snprintf(r.device, sizeof(r.device), "%s", o->device ? o->device : "");
+	side_init(&ref, &r, "reference", dir, task_mod, task_mod, "Model");
+	side_init(&cand, &r, "candidate", dir, task_mod, cand_mod, "ModelNew");
+
+	/* The reference first: it says which device there is, and a task
+	 * that cannot be loaded is the judge's input error, not a verdict. */
+	rc = side_start(&r, &ref, &hello, err);
+	if (rc == KJ_OK && !ref.load_reply)
+		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
+				  "loaded: %s: %.400s", task, ref.load_error_type,
+				  ref.load_error_msg ? ref.load_error_msg : "");
+	if (rc != KJ_OK)
+		goto out;
+	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
+	if (is_file(cand_file)) {
+		rc = side_start(&r, &cand, NULL, err);
+		if (rc != KJ_OK)
+			goto out;
+	} else {
+		snprintf(cand.load_error_type, sizeof(cand.load_error_type),
+			 "FileNotFoundError");
+		if (asprintf(&cand.load_error_msg, "'%s': no candidate file",
+			     cand_file) < 0)
+			cand.load_error_msg = NULL;
+	}
+
+	failures = json_array();
+	warnings = json_array();
+	for (k = 0; k < n_cases; k++) {
+		json_t *fail = NULL, *desc = NULL;
+		int s;
+
+		for (s = 0; s < sets && !fail; s++) {
+			uint64_t seed = o->seed, rn = 0, cn = 0;
+			json_t *rrep = NULL, *crep = NULL;
+			struct kj_error rerr, cerr;
+			int rrc, crc;
+
+			if (!o->seed_fixed) {
+				rc = kj_torch_seed(task_hash, k, s, &seed, err);
+				if (rc != KJ_OK) {
+					json_decref(desc);
+					goto out;
+				}
+			}
+			if (!ref.load_reply) {
+				side_stop(&ref);
+				rc = side_start(&r, &ref, NULL, err);
+				if (rc != KJ_OK) {
+					json_decref(desc);
+					goto out;
+				}
+			}
+			if (!ref.load_reply) {
+				fail = failure(k + 1, desc, "ReferenceError",
+					       "the reference worker could not be restarted");
+				break;
+			}
+			if (!cand.load_reply) {
+				fail = failure(k + 1, desc, cand.load_error_type,
+					       cand.load_error_msg ? cand.load_error_msg : "");
+				break;
+			}
+			/* Both sides get the request before either is waited
+			 * for: they compute at the same time. */
+			rrc = kj_proc_send(&ref.proc, run_request(k, seed, ref.out_dir, "ref"),
+					   o->timeout_s, &rn, &rerr);
+			crc = kj_proc_send(&cand.proc, run_request(k, seed, cand.out_dir, "cand"),
+					   o->timeout_s, &cn, &cerr);
+			if (rrc == KJ_OK)
+				rrc = kj_proc_wait(&ref.proc, rn, o->timeout_s, &rrep, &rerr);
+			if (crc == KJ_OK)
+				crc = kj_proc_wait(&cand.proc, cn, o->timeout_s, &crep, &cerr);
+
+			if (rrc == KJ_OK && json_is_true(json_object_get(rrep, "ok")) && !desc)
+				desc = json_incref(json_object_get(rrep, "input_desc"));
+			if (rrc != KJ_OK || !json_is_true(json_object_get(rrep, "ok"))) {
+				fail = rrc != KJ_OK
+					       ? proc_failure(o, k + 1, desc, &ref, rrc, &rerr)
+					       : reply_failure(k + 1, desc, rrep);
+				json_object_set_new(fail, "error_type",
+						    json_string("ReferenceError"));
+				if (rrc != KJ_OK)
+					ref_lost(&ref);
+			} else if (crc != KJ_OK) {
+				fail = proc_failure(o, k + 1, desc, &cand, crc, &cerr);
+				any_timeout |= crc == KJ_ETIMEDOUT;
+				restart(&r, &cand, err);
+			} else if (!json_is_true(json_object_get(crep, "ok"))) {
+				fail = reply_failure(k + 1, desc, crep);
+				/* A CUDA error is sticky: never reuse the worker. */
+				if (json_is_true(json_object_get(crep, "sticky")))
+					restart(&r, &cand, err);
+			} else {
+				json_t *al = json_object_get(crep, "aliases");
+
+				fail = judge_outputs(o, k + 1, desc, rrep, crep,
+						     ref.out_dir, cand.out_dir);
+				if (json_array_size(al))
+					json_array_append_new(warnings, json_pack(
+						"{s:i, s:s, s:O}", "case_idx", k + 1,
+						"warning", "an output aliases an input",
+						"aliases", al));
+			}
+			if (fail) {
+				json_object_set_new(fail, "seed", json_integer((json_int_t)seed));
+				json_object_set_new(fail, "input_set", json_integer(s + 1));
+			}
+			json_decref(rrep);
+			json_decref(crep);
+			clear_dir(ref.out_dir);
+			clear_dir(cand.out_dir);
+		}
+		if (fail)
+			json_array_append_new(failures, fail);
+		else
+			passed++;
+		json_decref(desc);
+	}
+
+	*result = json_pack("{s:s, s:i, s:i, s:i, s:o,"
+			    " s:{s:s, s:s, s:s, s:i, s:b, s:o, s:O, s:O}}",
+			    "op_name", o->op_name, "total_cases", n_cases,
+			    "passed_cases", passed, "failed_cases", n_cases - passed,
+			    "failures", failures,
+			    "kjudge", "version", KJ_VERSION, "device", r.device,
+			    "seeds", o->seed_fixed ? "fixed" : "secret",
+			    "input_sets", sets, "timed_out", any_timeout,
+			    "warnings", warnings,
+			    "torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
+			    "device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null());
+	failures = warnings = NULL;
+	rc = *result ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+out:
+	json_decref(failures);
+	json_decref(warnings);
+	json_decref(hello);
+	side_release(&ref);
+	side_release(&cand);
+	rm_rf(r.scratch);
+	env_free(&r);
+	return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * cmd_verify.c - `kjudge verify`: verify.py of triton-op-verifier, in C.
+ *
+ * Same flags, defaults, file layout, verify_result.json and exit codes
+ * (Policy A: 0 iff every case passed, 1 otherwise, "验证超时" on a timeout);
+ * 2 when nothing could be judged (bad flags, no task file, no Python).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/torch.h"
+#include "cli.h"
+#include "banned.h"
+
+enum {
+	OPT_OP_NAME = 256,
+	OPT_VERIFY_DIR,
+	OPT_IMPL,
+	OPT_TIMEOUT,
+	OPT_OUTPUT,
+	OPT_DEVICE,
+	OPT_SEED,
+	OPT_INPUT_SETS,
+	OPT_PYTHON,
+};
+
+const struct kj_cli_option kj_verify_options[] = {
+	{ "op_name", OPT_OP_NAME, "NAME", "operator name: files {NAME}_torch.py and {NAME}_{IMPL}.py (required)" },
+	{ "verify_dir", OPT_VERIFY_DIR, "DIR", "directory holding the two files (default .)" },
+	{ "triton_impl_name", OPT_IMPL, "IMPL", "candidate module suffix (default triton_ascend_impl)" },
+	{ "timeout", OPT_TIMEOUT, "S", "seconds each case may take on each side (default 900)" },
+	{ "output", OPT_OUTPUT, "FILE", "result file (default DIR/verify_result.json)" },
+	{ "device", OPT_DEVICE, "DEV", "cuda or cpu (default: cuda when there is one)" },
+	{ "seed", OPT_SEED, "N", "use seed N for every case, one input set (0 reproduces verify.py)" },
+	{ "input_sets", OPT_INPUT_SETS, "N", "input sets per case with secret seeds (default 2)" },
+	{ "python", OPT_PYTHON, "PATH", "Python interpreter with torch (default $KJ_PYTHON, then python3)" },
+	{ NULL, 0, NULL, NULL },
+};
+
+/* Parse a non-negative decimal number of seconds or a seed. */
+static int parse_num(const struct kj_cli_command *cmd, const char *opt,
+		     const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0) || v > 1e15)
+		return kj_cli_error(cmd, "option '--%s' wants a non-negative "
+				    "number, not '%s'", opt, s);
+	*out = v;
+	return 0;
+}
+
+static void print_summary(const json_t *res, const char *out_path)
+{
+	size_t i;
+	const json_t *failures = json_object_get(res, "failures");
+
+	printf("%s: %lld/%lld cases passed (device %s, %s seeds); written to %s\n",
+	       json_string_value(json_object_get(res, "op_name")),
+	       json_integer_value(json_object_get(res, "passed_cases")),
+	       json_integer_value(json_object_get(res, "total_cases")),
+	       json_string_value(json_object_get(json_object_get(res, "kjudge"), "device")),
+	       json_string_value(json_object_get(json_object_get(res, "kjudge"), "seeds")),
+	       out_path);
+	for (i = 0; i < json_array_size(failures); i++) {
+		const json_t *f = json_array_get(failures, i);
+		const char *msg = json_string_value(json_object_get(f, "error_msg"));
+		int len = 0;
+
+		while (msg && msg[len] && msg[len] != '\n' && len < 300)
+			len++;
+		printf("  case %lld: %s: %.*s\n",
+		       json_integer_value(json_object_get(f, "case_idx")),
+		       json_string_value(json_object_get(f, "error_type")), len,
+		       msg ? msg : "");
+	}
+}
+
+int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	struct kj_torch_opts o;
+	struct kj_cli_parser p;
+	struct kj_error err;
+	const char *output = NULL;
+	char out_path[4200];
+	json_t *res = NULL;
+	char *text;
+	double v;
+	int c, rc, sets;
+
+	kj_torch_opts_init(&o);
+	kj_cli_parser_init(&p, cmd, argc, argv);
+	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
+		switch (c) {
+		case KJ_CLI_HELP:
+			kj_cli_print_help(stdout, cmd);
+			return KJ_EXIT_OK;
+		case OPT_OP_NAME:
+			o.op_name = p.arg;
+			break;
+		case OPT_VERIFY_DIR:
+			o.verify_dir = p.arg;
+			break;
+		case OPT_IMPL:
+			o.impl_name = p.arg;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_num(cmd, "timeout", p.arg, &v))
+				return KJ_EXIT_USAGE;
+			if (v <= 0)
+				return kj_cli_error(cmd, "--timeout must be positive");
+			o.timeout_s = v;
+			break;
+		case OPT_OUTPUT:
+			output = p.arg;
+			break;
+		case OPT_DEVICE:
+			if (strcmp(p.arg, "cpu") && strcmp(p.arg, "cuda") &&
+			    strncmp(p.arg, "cuda:", 5))
+				return kj_cli_error(cmd, "--device wants cpu or cuda, "
+						    "not '%s'", p.arg);
+			o.device = p.arg;
+			break;
+		case OPT_SEED:
+			if (parse_num(cmd, "seed", p.arg, &v))
+				return KJ_EXIT_USAGE;
+			o.seed_fixed = 1;
+			o.seed = (uint64_t)v;
+			break;
+		case OPT_INPUT_SETS:
+			sets = kj_cli_parse_uint(cmd, "input_sets", p.arg, 100);
+			if (sets < 1)
+				return sets < 0 ? KJ_EXIT_USAGE
+						: kj_cli_error(cmd, "--input_sets must be at least 1");
+			o.input_sets = sets;
+			break;
+		case OPT_PYTHON:
+			o.python = p.arg;
+			break;
+		default:
+			return KJ_EXIT_USAGE;
+		}
+	}
+	if (kj_cli_optind() != argc)
+		return kj_cli_error(cmd, "unexpected argument '%s'", argv[kj_cli_optind()]);
+	if (!o.op_name)
+		return kj_cli_error(cmd, "--op_name is required");
+	if (output)
+		snprintf(out_path, sizeof(out_path), "%s", output);
+	else if (snprintf(out_path, sizeof(out_path), "%s/verify_result.json",
+			  o.verify_dir) >= (int)sizeof(out_path))
+		return kj_cli_error(cmd, "--verify_dir too long");
+
+	rc = kj_torch_verify(&o, &res, &err);
+	if (rc != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
+	text = json_dumps(res, JSON_INDENT(2));
+	if (text) {
+		size_t len = strlen(text);
+		char *t2 = realloc(text, len + 2);
+
+		if (t2) {
+			text = t2;
+			text[len] = '\n';
+			text[len + 1] = '\0';
+		}
+	}
+	if (!text || kj_write_file_atomic(out_path, text, strlen(text), &err) != KJ_OK) {
+		free(text);
+		json_decref(res);
+		return kj_cli_error(cmd, "%s", text ? err.msg : "out of memory");
+	}
+	free(text);
+	print_summary(res, out_path);
+	if (json_is_true(json_object_get(json_object_get(res, "kjudge"), "timed_out")))
+		fprintf(stderr, "验证超时（%g秒）\n", o.timeout_s);
+	rc = json_integer_value(json_object_get(res, "passed_cases")) ==
+			     json_integer_value(json_object_get(res, "total_cases")) &&
+		     json_integer_value(json_object_get(res, "total_cases")) > 0
+		     ? KJ_EXIT_OK : KJ_EXIT_FAIL;
+	json_decref(res);
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return rc;
+}

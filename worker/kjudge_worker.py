@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""kjudge torch worker: runs one side (reference or candidate) of an attempt.
+
+The C core starts one worker per side and talks to it over a dedicated file
+descriptor (--fd), never over stdout: whatever the code under test prints goes
+to stdout/stderr, which the core captures up to a cap and shows in error
+messages, and it cannot be mistaken for a reply.
+
+Protocol: one JSON object per line in each direction.  Every request has an
+"op" and a "nonce"; every reply repeats the "nonce" and has "ok".  The core
+drops lines without the right nonce, so code under test that finds the
+descriptor and writes to it cannot answer in the worker's place.  A failed request
+replies {"ok": false, "error_type": <exception class>, "error_msg": <text>}
+and the worker stays usable, unless the failure was a CUDA error (those are
+sticky: the worker then exits and the core starts a fresh one).
+
+  hello                        -> versions, device
+  load   dir module cls device -> cases (number of input groups)
+  run    case seed init_seed out_dir tag
+                               -> outputs [{path, dtype, shape}], input_desc,
+                                  inputs_changed, aliases
+  time   case seed init_seed warmup repeats flush_bytes out_dir tag check
+                               -> samples_ms, peak_memory_mb, timer, outputs of
+                                  the timed calls when check is set
+  exit
+
+Tensors travel as .npy files in the attempt's scratch directory.  numpy has no
+bfloat16 or float8: such tensors are written as the unsigned integer of the
+same width, and the reply names the logical dtype.
+"""
+import argparse
+import hashlib
+import importlib
+import json
+import os
+import random
+import sys
+import time
+import traceback
+
+ERROR_MSG_LIMIT = 2000
+
+
+def truncate(msg, limit=ERROR_MSG_LIMIT):
+    if msg is None:
+        return ""
+    if len(msg) <= limit:
+        return msg
+    half = limit // 2
+    return f"{msg[:half]}\n... [truncated {len(msg) - limit} chars] ...\n{msg[-half:]}"
+
+
+class Channel:
+    """Newline-delimited JSON over one file descriptor (a socketpair end)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = b""
+
+    def recv(self):
+        while b"\n" not in self.buf:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return None
+            self.buf += chunk
+            if len(self.buf) > (16 << 20):
+                raise RuntimeError("request longer than 16 MiB")
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def send(self, obj):
+        data = (json.dumps(obj, allow_nan=False, default=str) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+
+class Worker:
+    def __init__(self):
+        self.torch = None
+        self.module = None
+        self.cls = None
+        self.device = None
+        self.numpy = None
+
+    # --- helpers -------------------------------------------------------------
+
+    def _torch(self):
+        if self.torch is None:
+            import numpy
+            import torch
+            self.torch = torch
+            self.numpy = numpy
+        return self.torch
+
+    def _sync(self):
+        torch = self.torch
+        if self.device is not None and self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def _seed(self, seed):
+        torch = self.torch
+        random.seed(seed)
+        self.numpy.random.seed(seed % (2 ** 32))
+        torch.manual_seed(seed)
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(seed)
+
+    def _groups(self):
+        mod = self.module
+        if hasattr(mod, "get_input_groups"):
+            return list(mod.get_input_groups())
+        if hasattr(mod, "get_inputs"):
+            return [mod.get_inputs()]
+        raise AttributeError("the task module has neither get_input_groups() nor get_inputs()")
+
+    def _inputs(self, case, seed):
+        """The inputs of one case, made on the device directly.
+
+        Seeding once and generating every group, as verify.py does, keeps
+        `--seed 0` identical to the original; with the default device set to
+        the attempt's device, torch.randn and friends allocate there and
+        nothing large is made on the CPU first.
+        """
+        torch = self.torch
+        self._seed(seed)
+        prev = torch.get_default_device() if hasattr(torch, "get_default_device") else None
+        torch.set_default_device(self.device)
+        try:
+            groups = self._groups()
+        finally:
+            if prev is not None:
+                torch.set_default_device(prev)
+        if case >= len(groups):
+            raise IndexError(f"case {case + 1} of {len(groups)}")
+        return [self._to_device(x) for x in groups[case]]
+
+    def _to_device(self, x):
+        torch = self.torch
+        if isinstance(x, torch.Tensor):
+            return x.to(self.device)
+        if isinstance(x, (list, tuple)):
+            return type(x)(self._to_device(e) for e in x)
+        return x
+
+    def _model(self, init_seed):
+        torch = self.torch
+        init = self.module_task.get_init_inputs() if hasattr(self.module_task, "get_init_inputs") else []
+        torch.manual_seed(init_seed)
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(init_seed)
+        model = self.cls(*init)
+        if hasattr(model, "to"):
+            model = model.to(self.device)
+        if hasattr(model, "eval"):
+            model.eval()
+        return model
+
+    def describe(self, inputs):
+        torch = self.torch
+        out = []
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                out.append({"type": "tensor", "shape": list(x.shape), "dtype": str(x.dtype)})
+            elif isinstance(x, (int, float, bool, str)) or x is None:
+                out.append({"type": "scalar", "value": x})
+            else:
+                out.append({"type": type(x).__name__})
+        return out
+
+    def _hash_inputs(self, inputs):
+        """A digest of every input tensor's bytes (on the CPU: slow for huge
+        inputs on a GPU, so on CUDA it is a device-side checksum)."""
+        torch = self.torch
+        h = hashlib.sha256()
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                if x.device.type == "cuda":
+                    v = x.detach().reshape(-1)
+                    if v.dtype == torch.bool:
+                        v = v.to(torch.uint8)
+                    b = v.view(torch.uint8) if v.element_size() == 1 else v.contiguous().view(torch.uint8)
+                    # position-weighted sum: catches swaps as well as changes
+                    w = torch.arange(1, b.numel() + 1, device=b.device, dtype=torch.int64)
+                    s = int(((b.to(torch.int64) * w) % 2147483647).sum().item())
+                    h.update(f"{s}:{b.numel()}".encode())
+                else:
+                    h.update(x.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes()
+                             if x.numel() else b"")
+                h.update(str((tuple(x.shape), str(x.dtype))).encode())
+            else:
+                h.update(repr(x).encode())
+        return h.hexdigest()
+
+    def _outputs(self, out):
+        torch = self.torch
+        if isinstance(out, (list, tuple)):
+            outs = list(out)
+        else:
+            outs = [out]
+        for k, o in enumerate(outs):
+            if o is None:
+                raise TypeError(f"output {k + 1} is None")
+        return outs
+
+    def _save(self, outs, out_dir, tag):
+        """Write each output as .npy; return their descriptions."""
+        torch, np = self.torch, self.numpy
+        res = []
+        for k, o in enumerate(outs):
+            if not isinstance(o, torch.Tensor):
+                res.append({"type": type(o).__name__, "value": o if isinstance(o, (int, float, bool)) else None})
+                continue
+            t = o.detach().contiguous().cpu()
+            logical = str(t.dtype).replace("torch.", "")
+            if t.dtype == torch.bfloat16:
+                arr = t.view(torch.uint16).numpy() if hasattr(torch, "uint16") else t.view(torch.int16).numpy().view(np.uint16)
+            elif logical.startswith("float8"):
+                arr = t.view(torch.uint8).numpy()
+            else:
+                arr = t.numpy()
+            path = os.path.join(out_dir, f"{tag}_out{k}.npy")
+            np.save(path, arr)
+            res.append({"type": "tensor", "path": path, "dtype": logical, "shape": list(t.shape)})
+        return res
+
+    def _aliases(self, outs, inputs):
+        torch = self.torch
+        found = []
+        for k, o in enumerate(outs):
+            if not isinstance(o, torch.Tensor) or o.numel() == 0:
+                continue
+            ostart = o.data_ptr()
+            oend = ostart + o.numel() * o.element_size()
+            for m, x in enumerate(inputs):
+                if isinstance(x, torch.Tensor) and x.numel() and x.device == o.device:
+                    xs = x.data_ptr()
+                    xe = xs + x.numel() * x.element_size()
+                    if ostart < xe and xs < oend:
+                        found.append({"output": k, "input": m})
+        return found
+
+    # --- requests ---------------------------------------------------------------
+
+    def op_hello(self, req):
+        torch = self._torch()
+        info = {"python": sys.version.split()[0], "torch": torch.__version__,
+                "cuda_available": torch.cuda.is_available()}
+        try:
+            import triton
+            info["triton"] = triton.__version__
+        except Exception:
+            info["triton"] = None
+        if torch.cuda.is_available():
+            p = torch.cuda.get_device_properties(0)
+            info["device_name"] = p.name
+            info["cuda"] = torch.version.cuda
+        return info
+
+    def op_load(self, req):
+        torch = self._torch()
+        self.device = torch.device(req.get("device", "cpu"))
+        d = req["dir"]
+        if d not in sys.path:
+            sys.path.insert(0, d)
+        task = importlib.import_module(req["task_module"])
+        self.module_task = task
+        self.module = task
+        mod = importlib.import_module(req["module"]) if req["module"] != req["task_module"] else task
+        cls = getattr(mod, req["cls"], None)
+        if cls is None:
+            raise AttributeError(f"module '{req['module']}' has no class '{req['cls']}'")
+        self.cls = cls
+        self._seed(req.get("seed", 0))
+        return {"cases": len(self._groups())}
+
+    def op_run(self, req):
+        torch = self.torch
+        inputs = self._inputs(req["case"], req["seed"])
+        desc = self.describe(inputs)
+        before = self._hash_inputs(inputs)
+        model = self._model(req.get("init_seed", 0))
+        with torch.no_grad():
+            out = model(*inputs)
+        self._sync()
+        outs = self._outputs(out)
+        aliases = self._aliases(outs, inputs)
+        after = self._hash_inputs(inputs)
+        saved = self._save(outs, req["out_dir"], req["tag"])
+        return {"outputs": saved, "input_desc": desc, "inputs_changed": before != after,
+                "aliases": aliases}
+
+    def op_time(self, req):
+        """Time forward on one case: warm-up outside the timed region, then
+        `repeats` timed calls, each preceded by a cache flush; CUDA events
+        with a device-wide synchronize before the stop event is read, so
+        work left on another stream is counted; on the CPU a monotonic clock.
+        With `check`, each timed call's outputs are written before the next
+        call can overwrite them."""
+        torch = self.torch
+        inputs = self._inputs(req["case"], req["seed"])
+        model = self._model(req.get("init_seed", 0))
+        warmup, repeats = int(req["warmup"]), int(req["repeats"])
+        cuda = self.device.type == "cuda"
+        flush = None
+        if cuda:
+            flush = torch.empty(int(req.get("flush_bytes", 256 << 20)) // 4, dtype=torch.int32, device=self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        samples, checked = [], []
+        with torch.no_grad():
+            for _ in range(warmup):
+                model(*inputs)
+            self._sync()
+            if cuda:
+                torch.cuda.reset_peak_memory_stats(self.device)
+            for r in range(repeats):
+                if cuda:
+                    flush.zero_()
+                    start = torch.cuda.Event(enable_timing=True)
+                    stop = torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    out = model(*inputs)
+                    torch.cuda.synchronize()  # device-wide: side streams too
+                    stop.record()
+                    stop.synchronize()
+                    samples.append(start.elapsed_time(stop))
+                else:
+                    t0 = time.perf_counter_ns()
+                    out = model(*inputs)
+                    t1 = time.perf_counter_ns()
+                    samples.append((t1 - t0) / 1e6)
+                if req.get("check"):
+                    checked.append(self._save(self._outputs(out), req["out_dir"], f"{req['tag']}_r{r}"))
+        peak = 0.0
+        if cuda:
+            peak = torch.cuda.max_memory_allocated(self.device) / (1024 * 1024)
+        return {"samples_ms": samples, "peak_memory_mb": peak,
+                "timer": "cuda_event" if cuda else "perf_counter", "checked_outputs": checked}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fd", type=int, required=True)
+    args = ap.parse_args()
+    chan = Channel(args.fd)
+    os.set_inheritable(args.fd, False)
+    w = Worker()
+    while True:
+        req = chan.recv()
+        if req is None or req.get("op") == "exit":
+            return 0
+        rid = req.get("id")
+        fn = getattr(w, "op_" + str(req.get("op")), None)
+        try:
+            if fn is None:
+                raise ValueError(f"unknown op {req.get('op')!r}")
+            res = fn(req)
+            res.update({"id": rid, "nonce": req.get("nonce"), "ok": True})
+            chan.send(res)
+        except BaseException as e:  # the code under test may raise anything
+            msg = truncate(traceback.format_exc())
+            sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
+            chan.send({"id": rid, "nonce": req.get("nonce"), "ok": False,
+                       "error_type": type(e).__name__, "error_msg": msg, "sticky": sticky})
+            if sticky or isinstance(e, (KeyboardInterrupt, SystemExit)):
+                return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
