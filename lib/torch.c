@@ -416,70 +416,103 @@ static const char *jstr(const json_t *o, const char *key, const char *dflt)
 }
 
 /*
- * Start a side's worker and load its module.  With `hello`, first ask the
- * worker what it runs on (*hello gets the reply) and, when no device was
- * given, pick cuda if it has one.  A worker that cannot load its module is
- * not an error here: load_error_type/msg say why, and each case reports it.
+ * Start the workers of `n` sides together and load their modules: all are
+ * spawned, then all get "hello" (which imports torch, the slow part), then
+ * all get "load"; each wait comes after every send, so the workers start up
+ * side by side.  *hello (when not NULL) gets the first side's hello reply,
+ * and the device is taken from it when none was given.  A side whose worker
+ * cannot load its module is not an error here: its load_error_type/msg say
+ * why, and each case reports it.  Returns a code only when a worker could
+ * not be started at all.
  */
-static int side_start(struct run_env *r, struct side *s, json_t **hello,
-		      struct kj_error *err)
+static int sides_start(struct run_env *r, struct side **sv, int n,
+		       json_t **hello, struct kj_error *err)
 {
 	char fd_flag[] = "--fd", fd_num[] = "3";
 	char *argv[] = { r->python, r->worker, fd_flag, fd_num, NULL };
-	json_t *rep = NULL;
-	int rc;
+	uint64_t nonce[2];
+	int i, rc[2];
+	struct kj_error e[2];
 
-	json_decref(s->load_reply);
-	s->load_reply = NULL;
-	free(s->load_error_msg);
-	s->load_error_msg = NULL;
-	s->load_error_type[0] = '\0';
-	rc = kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err);
-	if (rc != KJ_OK)
-		return rc;
-	s->alive = 1;
-	if (hello) {
-		rc = kj_proc_request(&s->proc, json_pack("{s:s}", "op", "hello"),
-				     r->o->timeout_s, hello, err);
-		if (rc != KJ_OK || !json_is_true(json_object_get(*hello, "ok"))) {
+	for (i = 0; i < n; i++) {
+		struct side *s = sv[i];
+
+		json_decref(s->load_reply);
+		s->load_reply = NULL;
+		free(s->load_error_msg);
+		s->load_error_msg = NULL;
+		s->load_error_type[0] = '\0';
+		if (kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err) != KJ_OK)
+			return err->code;
+		s->alive = 1;
+	}
+	for (i = 0; i < n; i++)
+		rc[i] = kj_proc_send(&sv[i]->proc, json_pack("{s:s}", "op", "hello"),
+				     r->o->timeout_s, &nonce[i], &e[i]);
+	for (i = 0; i < n; i++) {
+		json_t *rep = NULL;
+
+		if (rc[i] == KJ_OK)
+			rc[i] = kj_proc_wait(&sv[i]->proc, nonce[i], r->o->timeout_s,
+					     &rep, &e[i]);
+		if (rc[i] != KJ_OK || !json_is_true(json_object_get(rep, "ok"))) {
+			char *tail = worker_output(sv[i]);
+			int code = kj_error_set(err, KJ_ESPAWN, "the torch worker did "
+						"not start (%s): %s",
+						rc[i] != KJ_OK ? e[i].msg : jstr(rep, "error_msg", "error"),
+						tail ? tail : "");
+
+			free(tail);
+			json_decref(rep);
+			return code;
+		}
+		if (i == 0 && !r->device[0])
+			snprintf(r->device, sizeof(r->device), "%s",
+				 json_is_true(json_object_get(rep, "cuda_available"))
+					 ? "cuda" : "cpu");
+		if (i == 0 && hello)
+			*hello = rep;
+		else
+			json_decref(rep);
+	}
+	for (i = 0; i < n; i++) {
+		json_object_set_new(sv[i]->load_req, "device", json_string(r->device));
+		rc[i] = kj_proc_send(&sv[i]->proc, json_deep_copy(sv[i]->load_req),
+				     r->o->timeout_s, &nonce[i], &e[i]);
+	}
+	for (i = 0; i < n; i++) {
+		struct side *s = sv[i];
+		json_t *rep = NULL;
+
+		if (rc[i] == KJ_OK)
+			rc[i] = kj_proc_wait(&s->proc, nonce[i], r->o->timeout_s, &rep, &e[i]);
+		if (rc[i] != KJ_OK) {
 			char *tail = worker_output(s);
 
-			rc = kj_error_set(err, KJ_ESPAWN, "the torch worker did "
-					  "not start (%s): %s",
-					  rc != KJ_OK ? err->msg : "error",
-					  tail ? tail : "");
+			snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
+				 rc[i] == KJ_ETIMEDOUT ? "Timeout" : "WorkerCrashed");
+			if (asprintf(&s->load_error_msg, "%s while loading: %s\n%s",
+				     s->role, e[i].msg, tail ? tail : "") < 0)
+				s->load_error_msg = NULL;
 			free(tail);
-			return rc;
+			s->alive = 0;
+		} else if (!json_is_true(json_object_get(rep, "ok"))) {
+			snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
+				 jstr(rep, "error_type", "Error"));
+			s->load_error_msg = strdup(jstr(rep, "error_msg", ""));
+			json_decref(rep);
+		} else {
+			s->load_reply = rep;
 		}
-		if (!r->device[0])
-			snprintf(r->device, sizeof(r->device), "%s",
-				 json_is_true(json_object_get(*hello, "cuda_available"))
-					 ? "cuda" : "cpu");
 	}
-	json_object_set_new(s->load_req, "device", json_string(r->device));
-	rc = kj_proc_request(&s->proc, json_deep_copy(s->load_req), r->o->timeout_s,
-			     &rep, err);
-	if (rc != KJ_OK) {
-		char *tail = worker_output(s);
-
-		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
-			 rc == KJ_ETIMEDOUT ? "Timeout" : "WorkerCrashed");
-		if (asprintf(&s->load_error_msg, "%s while loading: %s\n%s",
-			     s->role, err->msg, tail ? tail : "") < 0)
-			s->load_error_msg = NULL;
-		free(tail);
-		s->alive = 0;
-		return KJ_OK;
-	}
-	if (!json_is_true(json_object_get(rep, "ok"))) {
-		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
-			 jstr(rep, "error_type", "Error"));
-		s->load_error_msg = strdup(jstr(rep, "error_msg", ""));
-		json_decref(rep);
-		return KJ_OK;
-	}
-	s->load_reply = rep;
 	return KJ_OK;
+}
+
+static int side_start(struct run_env *r, struct side *s, struct kj_error *err)
+{
+	struct side *sv[1] = { s };
+
+	return sides_start(r, sv, 1, NULL, err);
 }
 
 static void side_stop(struct side *s)
@@ -661,7 +694,7 @@ static json_t *run_request(int case_idx, uint64_t seed, const char *out_dir,
 static void restart(struct run_env *r, struct side *s, struct kj_error *err)
 {
 	side_stop(s);
-	side_start(r, s, NULL, err);
+	side_start(r, s, err);
 }
 
 /* The reference died or hung: the next set or case starts it again. */
@@ -784,7 +817,11 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 
 	/* The reference first: it says which device there is, and a task
 	 * that cannot be loaded is the judge's input error, not a verdict. */
-	rc = side_start(&r, &ref, &hello, err);
+	{
+		struct side *both[2] = { &ref, &cand };
+
+		rc = sides_start(&r, both, is_file(cand_file) ? 2 : 1, &hello, err);
+	}
 	if (rc == KJ_OK && !ref.load_reply)
 		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
 				  "loaded: %s: %.400s", task, ref.load_error_type,
@@ -792,11 +829,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 	if (rc != KJ_OK)
 		goto out;
 	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
-	if (is_file(cand_file)) {
-		rc = side_start(&r, &cand, NULL, err);
-		if (rc != KJ_OK)
-			goto out;
-	} else {
+	if (!is_file(cand_file)) {
 		snprintf(cand.load_error_type, sizeof(cand.load_error_type),
 			 "FileNotFoundError");
 		if (asprintf(&cand.load_error_msg, "'%s': no candidate file",
@@ -825,7 +858,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			}
 			if (!ref.load_reply) {
 				side_stop(&ref);
-				rc = side_start(&r, &ref, NULL, err);
+				rc = side_start(&r, &ref, err);
 				if (rc != KJ_OK) {
 					json_decref(desc);
 					goto out;
