@@ -5,6 +5,7 @@
  * (Policy A: 0 iff every case passed, 1 otherwise, "验证超时" on a timeout);
  * 2 when nothing could be judged (bad flags, no task file, no Python).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	char out_path[4200];
 	json_t *res = NULL;
 	char *text;
-	double v;
+	double v = 0;
 	int c, rc, sets;
 
 	kj_torch_opts_init(&o);
@@ -123,12 +124,17 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 						    "not '%s'", p.arg);
 			o.device = p.arg;
 			break;
-		case OPT_SEED:
-			if (parse_num(cmd, "seed", p.arg, &v))
-				return KJ_EXIT_USAGE;
+		case OPT_SEED: {
+			char *end;
+
+			errno = 0;
+			o.seed = strtoull(p.arg, &end, 10);
+			if (errno || end == p.arg || *end || p.arg[0] == '-')
+				return kj_cli_error(cmd, "option '--seed' wants a "
+						    "whole number, not '%s'", p.arg);
 			o.seed_fixed = 1;
-			o.seed = (uint64_t)v;
 			break;
+		}
 		case OPT_INPUT_SETS:
 			sets = kj_cli_parse_uint(cmd, "input_sets", p.arg, 100);
 			if (sets < 1)

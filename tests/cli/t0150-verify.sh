@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# t0150-verify.sh - `kjudge verify`: flags, files, verify_result.json, exit codes.
+. "$(dirname "$0")/lib.sh"
+export KJ_STATE_DIR=$kj_root/state
+
+# task DIR: a three-case task "scale" (y = 2x + 1) in DIR.
+task() {
+	mkdir -p "$1"
+	cat > "$1/scale_torch.py" <<'PY'
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 2 * x + 1
+
+def get_input_groups():
+    return [[torch.randn(64, 33)], [torch.randn(1000)], [torch.randn(4, 8, 8, dtype=torch.float16)]]
+
+def get_init_inputs():
+    return []
+PY
+}
+
+# cand DIR IMPL BODY: a candidate whose forward returns BODY (an expression in x).
+cand() {
+	cat > "$1/scale_$2.py" <<PY
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return $3
+PY
+}
+
+jget() {
+	py "import json; d = json.load(open('$1')); print($2)"
+}
+
+test_expect 'help and usage errors' '
+	$KJUDGE verify --help | grep -q -- "--triton_impl_name IMPL"
+	expect_exit 2 $KJUDGE verify 2> e.txt
+	grep -q "op_name is required" e.txt
+	expect_exit 2 $KJUDGE verify --op_name x --timeout abc 2> e.txt
+	expect_exit 2 $KJUDGE verify --op_name x --device tpu 2> e.txt
+	grep -q "cpu or cuda" e.txt
+	expect_exit 2 $KJUDGE verify --op_name x --verify_dir nowhere 2> e.txt
+	grep -q "not a directory" e.txt
+	mkdir d
+	expect_exit 2 $KJUDGE verify --op_name x --verify_dir d 2> e.txt
+	grep -q "no task file" e.txt
+'
+
+test_expect 'a correct candidate passes every case: exit 0 and verify_result.json' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	$KJUDGE verify --op_name scale --verify_dir d > out.txt
+	grep -q "scale: 3/3 cases passed" out.txt
+	test "$(jget d/verify_result.json "d[\"total_cases\"], d[\"passed_cases\"], d[\"failed_cases\"], d[\"failures\"]")" = "3 3 0 []"
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"seeds\"], d[\"kjudge\"][\"input_sets\"]")" = "secret 2"
+'
+
+test_expect 'a wrong case fails with the comparator figures, the others pass: exit 1' '
+	task d
+	cand d wrong_impl "(x * 2 + 1) * (1.01 if x.dim() == 1 else 1.0)"
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output r.json
+	py "
+import json
+d = json.load(open(\"r.json\"))
+assert (d[\"total_cases\"], d[\"passed_cases\"], d[\"failed_cases\"]) == (3, 2, 1), d
+f = d[\"failures\"][0]
+assert f[\"case_idx\"] == 2 and f[\"error_type\"] == \"AccuracyError\", f
+assert f[\"input_desc\"] == [{\"type\": \"tensor\", \"shape\": [1000], \"dtype\": \"torch.float32\"}], f
+m = f[\"metrics\"]
+assert m[\"reason\"] == \"accuracy\" and m[\"mare\"] > m[\"mare_limit\"] and m[\"worst\"], m
+assert isinstance(f[\"seed\"], int) and f[\"input_set\"] == 1
+"
+'
+
+test_expect 'the secret seed of a failure replays it with --seed' '
+	task d
+	cand d wrong_impl "(x * 2 + 1) * (1.01 if x.dim() == 1 else 1.0)"
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output r.json
+	seed=$(jget r.json "d[\"failures\"][0][\"seed\"]")
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --seed $seed --output r2.json
+	test "$(jget r2.json "d[\"failures\"][0][\"metrics\"][\"mere\"] == json.load(open(\"r.json\"))[\"failures\"][0][\"metrics\"][\"mere\"]")" = True
+	test "$(jget r2.json "d[\"kjudge\"][\"seeds\"]")" = fixed
+'
+
+test_expect '--seed 0 makes the inputs verify.py makes; secret seeds defeat a precomputed answer' '
+	task d
+	cat > d/scale_seed0_impl.py <<PY
+import torch
+import torch.nn as nn
+import scale_torch
+
+# The inputs verify.py makes: seed 0 once, every group.
+torch.manual_seed(0)
+_known = scale_torch.get_input_groups()
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        for g in _known:
+            if g[0].shape == x.shape and torch.equal(g[0].to(x.device), x):
+                return 2 * x + 1
+        return x * 0
+PY
+	$KJUDGE verify --op_name scale --verify_dir d --triton_impl_name seed0_impl --seed 0 --output r.json > /dev/null
+	test "$(jget r.json "d[\"passed_cases\"]")" = 3
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name seed0_impl --output r.json > /dev/null
+	test "$(jget r.json "d[\"passed_cases\"]")" = 0
+'
+
+test_expect 'a missing candidate file fails every case, exit 1' '
+	task d
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name nope --output r.json
+	test "$(jget r.json "[f[\"error_type\"] for f in d[\"failures\"]] == [\"FileNotFoundError\"] * 3")" = True
+'
+
+test_expect 'a task that cannot be loaded is an input error: exit 2' '
+	mkdir d
+	echo "raise ImportError(\"broken task\")" > d/scale_torch.py
+	cand d triton_ascend_impl "x"
+	expect_exit 2 $KJUDGE verify --op_name scale --verify_dir d 2> e.txt
+	grep -q "the task cannot be loaded" e.txt
+	test ! -e d/verify_result.json
+'
+
+test_expect 'a hang is a timeout of that case: 验证超时, exit 1, no process left' '
+	task d
+	cat > d/scale_hang_impl.py <<PY
+import time
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if x.dim() == 1:
+            time.sleep(10 ** 6)
+        return 2 * x + 1
+PY
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name hang_impl --timeout 4 --output r.json 2> e.txt
+	grep -q "验证超时" e.txt
+	test "$(jget r.json "[(f[\"case_idx\"], f[\"error_type\"]) for f in d[\"failures\"]] == [(2, \"Timeout\")]")" = True
+	! pgrep -f "scale_hang_impl" > /dev/null
+'
