@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -779,61 +780,73 @@ static void side_release(struct side *s)
 	free(s->load_error_msg);
 }
 
+struct task_paths {
+	char dir[PATH_MAX];
+	char task_mod[256], cand_mod[384];
+	char task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
+	uint64_t task_hash;
+};
+
+/* The verify directory's two files, from --op_name and --triton_impl_name. */
+static int resolve_task(const struct kj_torch_opts *o, struct task_paths *tp,
+			struct kj_error *err)
+{
+	if (!o->op_name || !*o->op_name || strchr(o->op_name, '/'))
+		return kj_error_set(err, KJ_EINVAL, "bad --op_name '%s'",
+				    o->op_name ? o->op_name : "");
+	if (!realpath(o->verify_dir, tp->dir) || !is_dir(tp->dir))
+		return kj_error_set(err, KJ_ENOENT, "'%s': not a directory",
+				    o->verify_dir);
+	if (snprintf(tp->task_mod, sizeof(tp->task_mod), "%s_torch", o->op_name) >= (int)sizeof(tp->task_mod) ||
+	    snprintf(tp->cand_mod, sizeof(tp->cand_mod), "%s_%s", o->op_name, o->impl_name) >= (int)sizeof(tp->cand_mod) ||
+	    snprintf(tp->task, sizeof(tp->task), "%s/%s.py", tp->dir, tp->task_mod) >= (int)sizeof(tp->task) ||
+	    snprintf(tp->cand_file, sizeof(tp->cand_file), "%s/%s.py", tp->dir, tp->cand_mod) >= (int)sizeof(tp->cand_file))
+		return kj_error_set(err, KJ_EINVAL, "names too long");
+	if (!is_file(tp->task))
+		return kj_error_set(err, KJ_ENOENT, "'%s': no task file", tp->task);
+	return kj_file_hash(tp->task, &tp->task_hash, err);
+}
+
 int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 		    struct kj_error *err)
 {
-	char dir[PATH_MAX], task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
-	char task_mod[256], cand_mod[384];
+	struct task_paths tp;
 	struct run_env r;
 	struct side ref, cand;
 	json_t *failures = NULL, *warnings = NULL, *hello = NULL;
-	uint64_t task_hash = 0;
 	int rc, n_cases = 0, passed = 0, k, any_timeout = 0;
 	int sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
 
 	*result = NULL;
-	if (!o->op_name || !*o->op_name || strchr(o->op_name, '/'))
-		return kj_error_set(err, KJ_EINVAL, "bad --op_name '%s'",
-				    o->op_name ? o->op_name : "");
-	if (!realpath(o->verify_dir, dir) || !is_dir(dir))
-		return kj_error_set(err, KJ_ENOENT, "'%s': not a directory",
-				    o->verify_dir);
-	if (snprintf(task_mod, sizeof(task_mod), "%s_torch", o->op_name) >= (int)sizeof(task_mod) ||
-	    snprintf(cand_mod, sizeof(cand_mod), "%s_%s", o->op_name, o->impl_name) >= (int)sizeof(cand_mod) ||
-	    snprintf(task, sizeof(task), "%s/%s.py", dir, task_mod) >= (int)sizeof(task) ||
-	    snprintf(cand_file, sizeof(cand_file), "%s/%s.py", dir, cand_mod) >= (int)sizeof(cand_file))
-		return kj_error_set(err, KJ_EINVAL, "names too long");
-	if (!is_file(task))
-		return kj_error_set(err, KJ_ENOENT, "'%s': no task file", task);
-	rc = kj_file_hash(task, &task_hash, err);
+	rc = resolve_task(o, &tp, err);
 	if (rc != KJ_OK)
 		return rc;
 	rc = setup(&r, o, err);
 	if (rc != KJ_OK)
 		return rc;
 	snprintf(r.device, sizeof(r.device), "%s", o->device ? o->device : "");
-	side_init(&ref, &r, "reference", dir, task_mod, task_mod, "Model");
-	side_init(&cand, &r, "candidate", dir, task_mod, cand_mod, "ModelNew");
+	side_init(&ref, &r, "reference", tp.dir, tp.task_mod, tp.task_mod, "Model");
+	side_init(&cand, &r, "candidate", tp.dir, tp.task_mod, tp.cand_mod, "ModelNew");
 
 	/* The reference first: it says which device there is, and a task
 	 * that cannot be loaded is the judge's input error, not a verdict. */
 	{
 		struct side *both[2] = { &ref, &cand };
 
-		rc = sides_start(&r, both, is_file(cand_file) ? 2 : 1, &hello, err);
+		rc = sides_start(&r, both, is_file(tp.cand_file) ? 2 : 1, &hello, err);
 	}
 	if (rc == KJ_OK && !ref.load_reply)
 		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
-				  "loaded: %s: %.400s", task, ref.load_error_type,
+				  "loaded: %s: %.400s", tp.task, ref.load_error_type,
 				  ref.load_error_msg ? ref.load_error_msg : "");
 	if (rc != KJ_OK)
 		goto out;
 	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
-	if (!is_file(cand_file)) {
+	if (!is_file(tp.cand_file)) {
 		snprintf(cand.load_error_type, sizeof(cand.load_error_type),
 			 "FileNotFoundError");
 		if (asprintf(&cand.load_error_msg, "'%s': no candidate file",
-			     cand_file) < 0)
+			     tp.cand_file) < 0)
 			cand.load_error_msg = NULL;
 	}
 
@@ -850,7 +863,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			int rrc, crc;
 
 			if (!o->seed_fixed) {
-				rc = kj_torch_seed(task_hash, k, s, &seed, err);
+				rc = kj_torch_seed(tp.task_hash, k, s, &seed, err);
 				if (rc != KJ_OK) {
 					json_decref(desc);
 					goto out;
@@ -947,6 +960,319 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 out:
 	json_decref(failures);
 	json_decref(warnings);
+	json_decref(hello);
+	side_release(&ref);
+	side_release(&cand);
+	rm_rf(r.scratch);
+	env_free(&r);
+	return rc;
+}
+
+/* --- benchmark ------------------------------------------------------------------------ */
+
+void kj_bench_opts_init(struct kj_bench_opts *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->warmup = 5;
+	b->repeats = 50;
+	b->flush_bytes = (size_t)256 << 20;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* {avg_latency_ms, peak_memory_mb} and kjudge's spread figures, from a
+ * "time" reply. */
+static json_t *latency_json(const json_t *rep)
+{
+	const json_t *smp = json_object_get(rep, "samples_ms");
+	const json_t *esc = json_object_get(rep, "escaped_ms");
+	size_t n = json_array_size(smp), i;
+	double *v = n ? malloc(n * sizeof(double)) : NULL;
+	double sum = 0, sq = 0, mean, med = 0, escaped = 0;
+
+	if (n && !v)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		v[i] = json_number_value(json_array_get(smp, i));
+		sum += v[i];
+		escaped += json_number_value(json_array_get(esc, i));
+	}
+	mean = n ? sum / (double)n : 0;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - mean) * (v[i] - mean);
+	if (n) {
+		qsort(v, n, sizeof(double), cmp_dbl);
+		med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	{
+		json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s, s:f}",
+				      "avg_latency_ms", mean,
+				      "peak_memory_mb", json_number_value(json_object_get(rep, "peak_memory_mb")),
+				      "median_ms", med,
+				      "stdev_ms", n > 1 ? sqrt(sq / (double)(n - 1)) : 0.0,
+				      "min_ms", n ? v[0] : 0.0,
+				      "max_ms", n ? v[n - 1] : 0.0,
+				      "samples", (int)n,
+				      "timer", jstr(rep, "timer", "?"),
+				      "escaped_ms_total", escaped);
+
+		free(v);
+		return o;
+	}
+}
+
+/* Send one request and wait; on failure fill *fail (unless NULL) from the
+ * reply or the worker's end, and restart the side. */
+static json_t *ask(struct run_env *r, struct side *s, json_t *req, int case_idx,
+		   json_t *desc, json_t **fail, struct kj_error *err)
+{
+	struct kj_error e;
+	json_t *rep = NULL;
+	int rc = kj_proc_request(&s->proc, req, r->o->timeout_s, &rep, &e);
+
+	if (rc != KJ_OK) {
+		*fail = proc_failure(r->o, case_idx, desc, s, rc, &e);
+		restart(r, s, err);
+		return NULL;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		*fail = reply_failure(case_idx, desc, rep);
+		if (json_is_true(json_object_get(rep, "sticky")))
+			restart(r, s, err);
+		json_decref(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+static json_t *time_request(int case_idx, uint64_t seed, const struct kj_bench_opts *b,
+			    const char *out_dir, const char *tag, int check)
+{
+	return json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:s, s:b}",
+			 "op", "time", "case", case_idx, "seed", (json_int_t)seed,
+			 "init_seed", (json_int_t)seed, "warmup", b->warmup,
+			 "repeats", b->repeats, "flush_bytes", (json_int_t)b->flush_bytes,
+			 "out_dir", out_dir, "tag", tag, "check", check);
+}
+
+/* The spec's classification of one speedup; NULL for a valid one. */
+static const char *speedup_class(const json_t *s)
+{
+	double v;
+
+	if (!s || json_is_null(s))
+		return "none_indices";
+	v = json_number_value(s);
+	if (isnan(v))
+		return "nan_indices";
+	if (isinf(v))
+		return "inf_indices";
+	if (v < 0)
+		return "negative_indices";
+	if (v == 0)
+		return "zero_indices";
+	return NULL;
+}
+
+int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts *b,
+		       json_t **result, struct kj_error *err)
+{
+	static const char *const idx_names[5] = { "nan_indices", "inf_indices",
+		"zero_indices", "negative_indices", "none_indices" };
+	struct task_paths tp;
+	struct run_env r;
+	struct side ref, cand;
+	json_t *per = NULL, *hello = NULL, *idx = NULL;
+	double fw_sum = 0, fw_mem = 0, im_sum = 0, im_mem = 0, logsum = 0;
+	int rc, n_cases = 0, passed = 0, k, i, n_fw = 0, n_im = 0, n_valid = 0;
+
+	*result = NULL;
+	rc = resolve_task(o, &tp, err);
+	if (rc != KJ_OK)
+		return rc;
+	if (!is_file(tp.cand_file))
+		return kj_error_set(err, KJ_ENOENT, "'%s': no candidate file",
+				    tp.cand_file);
+	rc = setup(&r, o, err);
+	if (rc != KJ_OK)
+		return rc;
+	snprintf(r.device, sizeof(r.device), "%s", o->device ? o->device : "");
+	side_init(&ref, &r, "reference", tp.dir, tp.task_mod, tp.task_mod, "Model");
+	side_init(&cand, &r, "candidate", tp.dir, tp.task_mod, tp.cand_mod, "ModelNew");
+	{
+		struct side *both[2] = { &ref, &cand };
+
+		rc = sides_start(&r, both, 2, &hello, err);
+	}
+	if (rc == KJ_OK && !ref.load_reply)
+		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
+				  "loaded: %s: %.400s", tp.task, ref.load_error_type,
+				  ref.load_error_msg ? ref.load_error_msg : "");
+	if (rc != KJ_OK)
+		goto out;
+	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
+	per = json_array();
+	idx = json_object();
+	for (i = 0; i < 5; i++)
+		json_object_set_new(idx, idx_names[i], json_array());
+
+	for (k = 0; k < n_cases; k++) {
+		json_t *fail = NULL, *desc = NULL, *gold = NULL, *fw = NULL, *im = NULL;
+		json_t *fw_lat = NULL, *im_lat = NULL, *rec, *sp = json_null();
+		uint64_t seed = o->seed;
+		size_t u;
+
+		/* Timed runs use an input set verify never used. */
+		if (!o->seed_fixed) {
+			rc = kj_torch_seed(tp.task_hash, k, 1000, &seed, err);
+			if (rc != KJ_OK)
+				goto out;
+		}
+		if (!ref.load_reply)
+			restart(&r, &ref, err);
+		if (!cand.load_reply) {
+			fail = failure(k + 1, NULL, cand.load_error_type[0] ? cand.load_error_type : "Error",
+				       cand.load_error_msg ? cand.load_error_msg : "");
+			restart(&r, &cand, err);
+			goto record;
+		}
+		gold = ask(&r, &ref, run_request(k, seed, ref.out_dir, "ref"), k + 1,
+			   NULL, &fail, err);
+		if (!gold) {
+			json_object_set_new(fail, "error_type", json_string("ReferenceError"));
+			goto record;
+		}
+		desc = json_incref(json_object_get(gold, "input_desc"));
+		if (!b->skip_framework) {
+			fw = ask(&r, &ref, time_request(k, seed, b, ref.out_dir, "reft", 0),
+				 k + 1, desc, &fail, err);
+			if (!fw) {
+				json_object_set_new(fail, "error_type", json_string("ReferenceError"));
+				goto record;
+			}
+			fw_lat = latency_json(fw);
+		} else {
+			fw_lat = json_pack("{s:f, s:f}", "avg_latency_ms", b->framework_latency_ms,
+					   "peak_memory_mb", 0.0);
+		}
+		im = ask(&r, &cand, time_request(k, seed, b, cand.out_dir, "cand", 1),
+			 k + 1, desc, &fail, err);
+		if (!im)
+			goto record;
+		im_lat = latency_json(im);
+		/* Every distinct output of the timed calls against the golden. */
+		if (json_is_true(json_object_get(im, "inputs_changed")))
+			fail = failure(k + 1, desc, "InputModified",
+				       "the candidate changed its input tensors during the timed runs");
+		for (u = 0; !fail && u < json_array_size(json_object_get(im, "distinct_outputs")); u++) {
+			json_t *fake = json_pack("{s:O}", "outputs",
+						 json_array_get(json_object_get(im, "distinct_outputs"), u));
+
+			fail = judge_outputs(o, k + 1, desc, gold, fake, ref.out_dir, cand.out_dir);
+			json_decref(fake);
+			if (fail) {
+				char *m = NULL;
+
+				if (asprintf(&m, "an output of the timed runs is wrong: %s",
+					     jstr(fail, "error_msg", "")) >= 0)
+					json_object_set_new(fail, "error_msg", json_string(m));
+				free(m);
+				json_object_set_new(fail, "error_type",
+						    json_string("TimedOutputMismatch"));
+			}
+		}
+record:
+		if (fail) {
+			rec = json_pack("{s:i, s:O, s:s, s:n, s:n, s:n, s:O, s:O}",
+					"case_idx", k + 1,
+					"input_desc", desc ? desc : json_object_get(fail, "input_desc"),
+					"status", "fail", "framework", "implementation",
+					"speedup_vs_torch",
+					"error_type", json_object_get(fail, "error_type"),
+					"error_msg", json_object_get(fail, "error_msg"));
+			if (json_object_get(fail, "metrics"))
+				json_object_set(rec, "metrics", json_object_get(fail, "metrics"));
+		} else {
+			double f = json_number_value(json_object_get(fw_lat, "avg_latency_ms"));
+			double m = json_number_value(json_object_get(im_lat, "avg_latency_ms"));
+			const char *cls;
+
+			sp = f > 0 && m > 0 ? json_real(round(f / m * 1e4) / 1e4) : json_real(0.0);
+			passed++;
+			rec = json_pack("{s:i, s:O, s:s, s:O, s:O, s:O, s:n, s:n}",
+					"case_idx", k + 1, "input_desc", desc,
+					"status", "pass", "framework", fw_lat,
+					"implementation", im_lat, "speedup_vs_torch", sp,
+					"error_type", "error_msg");
+			cls = speedup_class(sp);
+			if (cls) {
+				json_array_append_new(json_object_get(idx, cls), json_integer(k + 1));
+				json_object_set_new(rec, "speedup_vs_torch", json_null());
+			} else {
+				logsum += log(json_number_value(sp));
+				n_valid++;
+			}
+			if (!b->skip_framework) {
+				fw_sum += f;
+				fw_mem += json_number_value(json_object_get(fw_lat, "peak_memory_mb"));
+				n_fw++;
+			}
+			im_sum += m;
+			im_mem += json_number_value(json_object_get(im_lat, "peak_memory_mb"));
+			n_im++;
+		}
+		json_array_append_new(per, rec);
+		json_decref(sp);
+		json_decref(fail);
+		json_decref(desc);
+		json_decref(gold);
+		json_decref(fw);
+		json_decref(im);
+		json_decref(fw_lat);
+		json_decref(im_lat);
+		clear_dir(ref.out_dir);
+		clear_dir(cand.out_dir);
+	}
+
+	*result = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}",
+			    "op_name", o->op_name, "warmup", b->warmup,
+			    "repeats", b->repeats, "total_cases", n_cases,
+			    "passed_cases", passed, "failed_cases", n_cases - passed);
+	if (!*result) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < 5; i++)
+		json_object_set(*result, idx_names[i], json_object_get(idx, idx_names[i]));
+	json_object_set_new(*result, "framework", json_pack("{s:f, s:f, s:{}}",
+		"avg_latency_ms", b->skip_framework ? b->framework_latency_ms
+						    : (n_fw ? round(fw_sum / n_fw * 1e4) / 1e4 : 0.0),
+		"peak_memory_mb", n_fw ? round(fw_mem / n_fw * 100) / 100 : 0.0,
+		"operators"));
+	json_object_set_new(*result, "implementation", json_pack("{s:f, s:f, s:{}}",
+		"avg_latency_ms", n_im ? round(im_sum / n_im * 1e4) / 1e4 : 0.0,
+		"peak_memory_mb", n_im ? round(im_mem / n_im * 100) / 100 : 0.0,
+		"operators"));
+	json_object_set_new(*result, "speedup_vs_torch",
+			    n_valid ? json_real(round(exp(logsum / n_valid) * 1e4) / 1e4)
+				    : json_null());
+	json_object_set(*result, "per_shape_results", per);
+	json_object_set_new(*result, "kjudge", json_pack(
+		"{s:s, s:s, s:s, s:O, s:O, s:I}",
+		"version", KJ_VERSION, "device", r.device,
+		"seeds", o->seed_fixed ? "fixed" : "secret",
+		"torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
+		"device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
+		"flush_bytes", (json_int_t)b->flush_bytes));
+	rc = KJ_OK;
+out:
+	json_decref(per);
+	json_decref(idx);
 	json_decref(hello);
 	side_release(&ref);
 	side_release(&cand);

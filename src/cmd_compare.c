@@ -197,7 +197,7 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (json) {
 		json_t *o = kj_cmp_result_json(&res);
 
-		if (!o || json_dumpf(o, stdout, JSON_INDENT(2)) != 0) {
+		if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0) {
 			json_decref(o);
 			kj_cli_error(cmd, "cannot write the JSON record");
 			goto out;

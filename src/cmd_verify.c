@@ -162,7 +162,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	rc = kj_torch_verify(&o, &res, &err);
 	if (rc != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
-	text = json_dumps(res, JSON_INDENT(2));
+	text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 	if (text) {
 		size_t len = strlen(text);
 		char *t2 = realloc(text, len + 2);

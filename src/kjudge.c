@@ -56,6 +56,29 @@ static const struct kj_cli_command commands[] = {
 			      "  1  some case failed or timed out (\"验证超时\" on stderr)\n"
 			      "  2  nothing could be judged: bad flags, no task file, no Python\n",
 	},
+	{
+		.name = "benchmark",
+		.run = kj_cmd_benchmark,
+		.summary = "Time a verified candidate against the reference on every case.",
+		.usage = "--op_name NAME [options]",
+		.description =
+			"A drop-in for triton-op-verifier's benchmark.py.  The L1 verify\n"
+			"gate reads verify_result.json (verify_result_<x>.json for\n"
+			"--triton_impl_name triton_<x> or <x>) and refuses unless every case\n"
+			"passed.  Then, per case and on an input set verify never used:\n"
+			"warm-up outside the timed region, a cache flush before every timed\n"
+			"call, CUDA events and a device-wide synchronize (work left on other\n"
+			"streams is counted), the outputs of every timed call checked\n"
+			"against the golden ones, and the inputs hashed around the loop.\n"
+			"The perf JSON has benchmark.py's fields: per-case latency, peak\n"
+			"memory, speedup and status, the none/nan/inf/negative/zero indices\n"
+			"and the geometric-mean speedup_vs_torch; kjudge adds each case's\n"
+			"median, stdev, min, max and the time that escaped the events.\n",
+		.options = kj_benchmark_options,
+		.exit_codes = "  0  the benchmark ran (per-case pass/fail is in the JSON)\n"
+			      "  1  it could not run (no Python, a worker that does not start)\n"
+			      "  2  the L1 verify gate refused, or bad flags\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -52,6 +52,28 @@ void kj_torch_opts_init(struct kj_torch_opts *o);
 int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 		    struct kj_error *err);
 
+struct kj_bench_opts {
+	int warmup;                 /* untimed calls first; default 5 */
+	int repeats;                /* timed calls; default 50 */
+	int skip_framework;         /* use framework_latency_ms instead of timing Model */
+	double framework_latency_ms;
+	size_t flush_bytes;         /* cache flush before each timed call; 256 MiB */
+};
+
+void kj_bench_opts_init(struct kj_bench_opts *b);
+
+/*
+ * Benchmark the candidate against the reference on every case (the caller
+ * applies the verify gate first).  Per case: the golden outputs of a fresh
+ * secret input set, the reference's latency (unless skip_framework), the
+ * candidate's latency with every timed call's outputs checked against the
+ * golden ones, and the inputs hashed around the timed loop.  *result gets
+ * the perf JSON of triton-op-verifier's benchmark.py (with kjudge's spread
+ * figures added per case).  Returns a KJ_E* code when nothing could be run.
+ */
+int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts *b,
+		       json_t **result, struct kj_error *err);
+
 /*
  * The secret seed of input set `set` of case `case_idx` for the task file
  * whose bytes hash to task_hash: derived from a random key kept by the judge

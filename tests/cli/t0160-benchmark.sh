@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# t0160-benchmark.sh - `kjudge benchmark`: the L1 verify gate, the perf JSON,
+# and candidates that behave only while they are being checked.
+. "$(dirname "$0")/lib.sh"
+export KJ_STATE_DIR=$kj_root/state
+
+task() {
+	mkdir -p "$1"
+	cat > "$1/scale_torch.py" <<'PY'
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 2 * x + 1
+
+def get_input_groups():
+    return [[torch.randn(64, 33)], [torch.randn(1000)]]
+
+def get_init_inputs():
+    return []
+PY
+}
+
+cand() {
+	cat > "$1/scale_$2.py" <<PY
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return $3
+PY
+}
+
+jget() {
+	py "import json; d = json.load(open('$1')); print($2)"
+}
+
+test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: exit 2' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
+	grep -q "verify_result.json. does not exist" e.txt
+	echo "{not json" > d/verify_result.json
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
+	grep -q "cannot be read" e.txt
+	echo "{\"total_cases\": 0, \"passed_cases\": 0, \"failures\": []}" > d/verify_result.json
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
+	grep -q "passed/total: 0/0" e.txt
+	printf "{\"total_cases\": 7, \"passed_cases\": 1, \"failures\": [%s]}" \
+		"$(for i in 2 3 4 5 6 7; do printf "{\"case_idx\": $i, \"error_type\": \"AccuracyError\", \"error_msg\": \"bad $i\"},"; done | sed "s/,\$//")" > d/verify_result.json
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
+	grep -q "passed/total: 1/7" e.txt
+	test "$(grep -c "^  case" e.txt)" -eq 5
+	test ! -e perf.json
+'
+
+test_expect 'the gate file follows the implementation name' '
+	task d
+	cand d triton_baseline "x * 2 + 1"
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name triton_baseline 2> e.txt
+	grep -q "verify_result_baseline.json" e.txt
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name mine 2> e.txt
+	grep -q "verify_result_mine.json" e.txt
+'
+
+test_expect 'verify then benchmark: the perf JSON has every field, exit 0' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 2 --repeats 7 --output perf.json > /dev/null
+	py "
+import json, math
+d = json.load(open(\"perf.json\"))
+for k in (\"op_name\", \"warmup\", \"repeats\", \"total_cases\", \"passed_cases\", \"failed_cases\",
+          \"nan_indices\", \"inf_indices\", \"zero_indices\", \"negative_indices\", \"none_indices\",
+          \"framework\", \"implementation\", \"speedup_vs_torch\", \"per_shape_results\"):
+    assert k in d, k
+assert (d[\"warmup\"], d[\"repeats\"], d[\"total_cases\"], d[\"passed_cases\"]) == (2, 7, 2, 2), d
+for s in d[\"per_shape_results\"]:
+    assert s[\"status\"] == \"pass\" and s[\"error_type\"] is None, s
+    assert s[\"implementation\"][\"samples\"] == 7
+    assert s[\"framework\"][\"avg_latency_ms\"] > 0 and s[\"implementation\"][\"avg_latency_ms\"] > 0
+sp = [s[\"speedup_vs_torch\"] for s in d[\"per_shape_results\"]]
+assert abs(d[\"speedup_vs_torch\"] - math.exp(sum(map(math.log, sp)) / len(sp))) < 1e-3, (d[\"speedup_vs_torch\"], sp)
+assert set(d[\"framework\"]) == {\"avg_latency_ms\", \"peak_memory_mb\", \"operators\"}
+"
+'
+
+test_expect 'a candidate that is right only on the first calls fails its timed runs' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1 if self.calls <= 3 else x * 2"
+	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --output perf.json > /dev/null
+	test "$(jget perf.json "[s[\"status\"] for s in d[\"per_shape_results\"]] == [\"fail\"] * 2")" = True
+	test "$(jget perf.json "d[\"per_shape_results\"][0][\"error_type\"]")" = TimedOutputMismatch
+	test "$(jget perf.json "(d[\"passed_cases\"], d[\"speedup_vs_torch\"])")" = "(0, None)"
+'
+
+test_expect 'a candidate that changes its input while timed fails' '
+	task d
+	cand d triton_ascend_impl "(x * 2 + 1) if self.calls < 3 else (x.mul_(1.0001) * 0 + 2 * x + 1)"
+	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --output perf.json > /dev/null
+	test "$(jget perf.json "d[\"per_shape_results\"][0][\"error_type\"]")" = InputModified
+'
+
+test_expect '--skip_framework takes the given latency; --verify_not_required skips the gate' '
+	task d
+	cand d fast "x * 2 + 1"
+	$KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name fast --verify_not_required \
+		--skip_framework --framework_latency_ms 10 --repeats 3 --output perf.json > /dev/null
+	test "$(jget perf.json "d[\"framework\"][\"avg_latency_ms\"]")" = 10.0
+	test "$(jget perf.json "d[\"speedup_vs_torch\"] > 1")" = True
+'
