@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# run_gpu.sh - everything kjudge measures on the GPU machine, in one call.
+#
+# Run by the device tool from the repository root with build/kjudge,
+# build/kjudge_worker.py and .anchors/ (KernelBench's src and problems, and
+# the anchor script with its shims; see ../shared/anchors/kernelbench) carried.
+# Writes results.tar.gz and run.log under $OUT.
+#   1. the examples: verify every candidate, benchmark the Triton ones;
+#   2. the side-stream candidate and its honest twin;
+#   3. KernelBench level-1 problems, side by side: kjudge verify + benchmark
+#      against KernelBench's eval_kernel_against_ref (5 correctness, 100 timing
+#      trials), the reference itself as the candidate in both.
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT/r"
+exec > >(tee "$OUT/run.log") 2>&1
+export KJ_PYTHON=${KJ_PYTHON:-python3} KJ_STATE_DIR=/tmp/kjstate PYTHONUNBUFFERED=1
+K=$PWD/build/kjudge
+now() { date +%s.%N; }
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
+df -h /dev/shm /tmp | sed 's/^/  /'
+nproc; free -g | head -2
+
+echo "== examples"
+for d in examples/*/; do
+	op=$(basename "$d")
+	[ -f "$d/${op}_torch.py" ] || continue
+	for f in "$d/${op}"_*.py; do
+		impl=$(basename "$f" .py); impl=${impl#${op}_}
+		[ "$impl" = torch ] && continue
+		t0=$(now)
+		$K verify --op_name "$op" --verify_dir "$d" --triton_impl_name "$impl" \
+			--output "$OUT/r/verify_${op}_${impl}.json" | head -3
+		echo "   [$op/$impl verify rc=${PIPESTATUS[0]} $(echo "$(now) - $t0" | bc) s]"
+	done
+	t0=$(now)
+	$K benchmark --op_name "$op" --verify_dir "$d" --output "$OUT/r/perf_${op}.json"
+	echo "   [$op benchmark rc=$? $(echo "$(now) - $t0" | bc) s]"
+	python3 -c "
+import json; d = json.load(open('$OUT/r/perf_${op}.json'))
+for s in d['per_shape_results']:
+    print('   case', s['case_idx'], s['status'], 'fw', s['framework'] and round(s['framework']['median_ms'], 4),
+          'impl', s['implementation'] and round(s['implementation']['median_ms'], 4), 'speedup', s['speedup_vs_torch'])
+print('   speedup_vs_torch', d['speedup_vs_torch'])
+" 2>/dev/null
+done
+
+echo "== side-stream candidate"
+d=bench/gpu/sidestream
+for impl in triton_ascend_impl sidestream_impl; do
+	$K verify --op_name scale --verify_dir $d --triton_impl_name $impl --output /tmp/v_$impl.json > /dev/null
+	$K benchmark --op_name scale --verify_dir $d --triton_impl_name $impl --verify_not_required \
+		--repeats 30 --output "$OUT/r/perf_scale_$impl.json" > /dev/null
+	python3 -c "
+import json; d = json.load(open('$OUT/r/perf_scale_$impl.json')); s = d['per_shape_results'][0]
+print('   $impl:', s['status'], 'impl median', s['implementation']['median_ms'], 'ms, escaped total',
+      s['implementation']['escaped_ms_total'], 'ms; reference median', s['framework']['median_ms'], 'ms')
+"
+done
+
+echo "== KernelBench side by side"
+probs=${KB_PROBLEMS:-"19_ReLU.py 23_Softmax.py"}
+for p in $probs; do
+	d=/tmp/kbv/${p%.py}; mkdir -p "$d"
+	src=.anchors/kb/KernelBench/level1/$p
+	cp "$src" "$d/kb_torch.py"
+	{ cat "$src"; printf '\n\nclass ModelNew(Model):\n    pass\n'; } > "$d/kb_triton_ascend_impl.py"
+	for run in cold warm; do
+		t0=$(now)
+		$K verify --op_name kb --verify_dir "$d" --output "$OUT/r/kb_verify_${p%.py}_$run.json" | head -1
+		t1=$(now)
+		$K benchmark --op_name kb --verify_dir "$d" --repeats 100 --output "$OUT/r/kb_perf_${p%.py}_$run.json" > /dev/null
+		t2=$(now)
+		echo "   kjudge $p ($run): verify $(echo "$t1 - $t0" | bc) s, benchmark $(echo "$t2 - $t1" | bc) s, total $(echo "$t2 - $t0" | bc) s"
+	done
+done
+if [ -z "${SKIP_KB:-}" ]; then
+	(cd .anchors && OUT=$OUT/r timeout 900 python3 kb_anchor.py $probs)
+fi
+tar czf "$OUT/results.tar.gz" -C "$OUT" r
+echo "== done"
