@@ -213,24 +213,43 @@ class Worker:
         return outs
 
     def _save(self, outs, out_dir, tag):
-        """Write each output as .npy; return their descriptions."""
+        """Write each output as .npy; return their descriptions.
+
+        The file is created with its final size and mapped, and the tensor is
+        copied straight into the mapping (from the GPU: one device-to-host
+        copy into the page cache of the scratch tmpfs, with no staging tensor
+        and no second write).  numpy has no bfloat16 or float8: those go out
+        as the unsigned integer of the same width.
+        """
         torch, np = self.torch, self.numpy
+        storage = {torch.bfloat16: (np.uint16, torch.int16, np.int16),
+                   torch.bool: (np.bool_, torch.bool, np.bool_)}
+        for name in ("float8_e4m3fn", "float8_e5m2"):
+            if hasattr(torch, name):
+                storage[getattr(torch, name)] = (np.uint8, torch.uint8, np.uint8)
         res = []
         for k, o in enumerate(outs):
             if not isinstance(o, torch.Tensor):
-                res.append({"type": type(o).__name__, "value": o if isinstance(o, (int, float, bool)) else None})
+                res.append({"type": type(o).__name__,
+                            "value": o if isinstance(o, (int, float, bool)) else None})
                 continue
-            t = o.detach().contiguous().cpu()
-            logical = str(t.dtype).replace("torch.", "")
-            if t.dtype == torch.bfloat16:
-                arr = t.view(torch.uint16).numpy() if hasattr(torch, "uint16") else t.view(torch.int16).numpy().view(np.uint16)
-            elif logical.startswith("float8"):
-                arr = t.view(torch.uint8).numpy()
-            else:
-                arr = t.numpy()
+            src = o.detach()
+            logical = str(src.dtype).replace("torch.", "")
             path = os.path.join(out_dir, f"{tag}_out{k}.npy")
-            np.save(path, arr)
-            res.append({"type": "tensor", "path": path, "dtype": logical, "shape": list(t.shape)})
+            if src.dtype in storage:
+                file_dt, view_t, view_np = storage[src.dtype]
+                src = src.view(view_t)
+            else:
+                file_dt = view_np = torch.empty(0, dtype=src.dtype).numpy().dtype
+            shape = tuple(src.shape)
+            if src.numel() == 0:
+                np.save(path, np.empty(shape, dtype=file_dt))
+            else:
+                mm = np.lib.format.open_memmap(path, mode="w+", dtype=file_dt, shape=shape)
+                torch.from_numpy(mm.view(view_np)).copy_(src)
+                mm.flush()
+                del mm
+            res.append({"type": "tensor", "path": path, "dtype": logical, "shape": list(shape)})
         return res
 
     def _aliases(self, outs, inputs):

@@ -25,20 +25,20 @@ df -h /dev/shm /tmp | sed 's/^/  /'
 nproc; free -g | head -2
 
 echo "== examples"
-for d in examples/*/; do
-	op=$(basename "$d")
-	[ -f "$d/${op}_torch.py" ] || continue
+for t in examples/*/*_torch.py; do
+	d=$(dirname "$t")
+	op=$(basename "$t" _torch.py)
 	for f in "$d/${op}"_*.py; do
 		impl=$(basename "$f" .py); impl=${impl#${op}_}
 		[ "$impl" = torch ] && continue
 		t0=$(now)
 		$K verify --op_name "$op" --verify_dir "$d" --triton_impl_name "$impl" \
 			--output "$OUT/r/verify_${op}_${impl}.json" | head -3
-		echo "   [$op/$impl verify rc=${PIPESTATUS[0]} $(echo "$(now) - $t0" | bc) s]"
+		echo "   [$op/$impl verify rc=${PIPESTATUS[0]} $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s]"
 	done
 	t0=$(now)
 	$K benchmark --op_name "$op" --verify_dir "$d" --output "$OUT/r/perf_${op}.json"
-	echo "   [$op benchmark rc=$? $(echo "$(now) - $t0" | bc) s]"
+	echo "   [$op benchmark rc=$? $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s]"
 	python3 -c "
 import json; d = json.load(open('$OUT/r/perf_${op}.json'))
 for s in d['per_shape_results']:
@@ -74,7 +74,7 @@ for p in $probs; do
 		t1=$(now)
 		$K benchmark --op_name kb --verify_dir "$d" --repeats 100 --output "$OUT/r/kb_perf_${p%.py}_$run.json" > /dev/null
 		t2=$(now)
-		echo "   kjudge $p ($run): verify $(echo "$t1 - $t0" | bc) s, benchmark $(echo "$t2 - $t1" | bc) s, total $(echo "$t2 - $t0" | bc) s"
+		echo "   kjudge $p ($run): verify $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s, benchmark $(awk "BEGIN{printf \"%.2f\", $t2 - $t1}") s, total $(awk "BEGIN{printf \"%.2f\", $t2 - $t0}") s"
 	done
 done
 if [ -z "${SKIP_KB:-}" ]; then
