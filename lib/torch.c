@@ -30,6 +30,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kjudge/compare.h"
@@ -297,6 +299,7 @@ struct run_env {
 	char *envp[24];
 	int n_env;
 	char device[16];
+	char device_id[256];   /* device, its name and torch's version: cache keys */
 };
 
 static int find_in_path(const char *name, char *out, size_t size)
@@ -471,6 +474,10 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 			snprintf(r->device, sizeof(r->device), "%s",
 				 json_is_true(json_object_get(rep, "cuda_available"))
 					 ? "cuda" : "cpu");
+		if (i == 0)
+			snprintf(r->device_id, sizeof(r->device_id), "%s|%s|%s",
+				 r->device, jstr(rep, "device_name", ""),
+				 jstr(rep, "torch", ""));
 		if (i == 0 && hello)
 			*hello = rep;
 		else
@@ -521,6 +528,211 @@ static void side_stop(struct side *s)
 	if (s->proc.pid)
 		kj_proc_release(&s->proc, 2.0);
 	s->alive = 0;
+}
+
+/* --- the golden cache ------------------------------------------------------------------ */
+
+/*
+ * Golden outputs and reference latencies are kept by (task file, case, seed,
+ * device, torch version) so that judging another candidate of the same task
+ * runs only the candidate.  Entries live in $KJ_CACHE_DIR (default: a
+ * directory in /dev/shm, where the scratch directory is, so that storing an
+ * entry is a rename; else ~/.cache/kjudge).  An entry is a directory
+ * published by rename, so readers see all of it or nothing; the oldest
+ * entries go when the cache grows past $KJ_CACHE_MAX_MB (default 16384).
+ */
+
+static int cache_dir(char *buf, size_t size)
+{
+	const char *c = getenv("KJ_CACHE_DIR"), *home = getenv("HOME");
+	int n;
+
+	if (c && !strcmp(c, "off"))
+		return -1;
+	if (c && *c)
+		n = snprintf(buf, size, "%s", c);
+	else if (access("/dev/shm", W_OK) == 0)
+		n = snprintf(buf, size, "/dev/shm/kjudge-cache-%u", (unsigned)getuid());
+	else if (home && *home)
+		n = snprintf(buf, size, "%s/.cache/kjudge", home);
+	else
+		return -1;
+	if (n >= (int)size || mkdirs(buf) < 0)
+		return -1;
+	return 0;
+}
+
+/* The entry path of one golden run or one reference timing. */
+static int cache_entry(const struct run_env *r, uint64_t task_hash, int case_idx,
+		       uint64_t seed, const char *kind, uint64_t extra,
+		       char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+	uint64_t h = splitmix(task_hash ^ 0x6b6a75646765ull);
+	const char *d = r->device_id;
+
+	if (cache_dir(dir, sizeof(dir)) < 0)
+		return -1;
+	for (; *d; d++)
+		h = splitmix(h ^ (unsigned char)*d);
+	h = splitmix(h ^ (uint64_t)(uint32_t)case_idx);
+	h = splitmix(h ^ seed);
+	h = splitmix(h ^ extra);
+	return snprintf(buf, size, "%s/%s-%016llx", dir, kind,
+			(unsigned long long)h) >= (int)size ? -1 : 0;
+}
+
+/* A cached golden run as a "run" reply, or NULL. */
+static json_t *cache_golden_get(const char *entry)
+{
+	char meta[PATH_MAX + 16];
+	json_t *rep;
+
+	snprintf(meta, sizeof(meta), "%s/meta.json", entry);
+	rep = json_load_file(meta, 0, NULL);
+	if (rep)
+		utimes(entry, NULL); /* recently used */
+	return rep;
+}
+
+static long long dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long long sum = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) &&
+		    lstat(p, &st) == 0)
+			sum += S_ISDIR(st.st_mode) ? dir_bytes(p) : (long long)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Drop the least recently used entries until the cache fits its cap. */
+static void cache_trim(const char *entry)
+{
+	const char *cap_s = getenv("KJ_CACHE_MAX_MB");
+	long long cap = (cap_s && *cap_s ? strtoll(cap_s, NULL, 10) : 16384) << 20;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(entry, '/');
+
+	if (!slash || (size_t)(slash - entry) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - entry), entry);
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		char oldest[PATH_MAX] = "";
+		time_t t_old = 0;
+
+		if (!d || dir_bytes(dir) <= cap) {
+			if (d)
+				closedir(d);
+			return;
+		}
+		while ((e = readdir(d)) != NULL) {
+			char p[PATH_MAX];
+			struct stat st;
+
+			if (e->d_name[0] == '.' ||
+			    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
+			    lstat(p, &st) != 0 || !strcmp(p, entry))
+				continue;
+			if (!oldest[0] || st.st_mtime < t_old) {
+				snprintf(oldest, sizeof(oldest), "%s", p);
+				t_old = st.st_mtime;
+			}
+		}
+		closedir(d);
+		if (!oldest[0])
+			return;
+		rm_rf(oldest);
+		unlink(oldest);
+	}
+}
+
+/*
+ * Keep a reference "run" reply and its output files: the files move into a
+ * new entry (a rename: the cache shares the scratch's file system, else
+ * nothing is stored) and the reply, with its paths pointing into the entry,
+ * becomes the entry's meta.json.  The entry appears by one rename of its
+ * directory.  Returns the reply to use from now on, which is `rep` itself
+ * (files untouched) when it could not be stored.
+ */
+static json_t *cache_golden_put(const char *entry, json_t *rep)
+{
+	char tmp[PATH_MAX + 16], meta[PATH_MAX + 32];
+	json_t *copy = json_deep_copy(rep), *outs;
+	size_t i, moved = 0;
+
+	if (!copy || snprintf(tmp, sizeof(tmp), "%s.XXXXXX", entry) >= (int)sizeof(tmp) ||
+	    !mkdtemp(tmp)) {
+		json_decref(copy);
+		return rep;
+	}
+	outs = json_object_get(copy, "outputs");
+	for (i = 0; i < json_array_size(outs); i++, moved++) {
+		json_t *o = json_array_get(outs, i);
+		const char *src = json_string_value(json_object_get(o, "path"));
+		char dst[PATH_MAX + 64], final_path[PATH_MAX + 64];
+
+		if (!src)
+			continue;
+		snprintf(dst, sizeof(dst), "%s%s", tmp, strrchr(src, '/'));
+		snprintf(final_path, sizeof(final_path), "%s%s", entry, strrchr(src, '/'));
+		if (rename(src, dst) < 0)
+			goto fail;
+		json_object_set_new(o, "path", json_string(final_path));
+	}
+	snprintf(meta, sizeof(meta), "%s/meta.json", tmp);
+	if (json_dump_file(copy, meta, JSON_COMPACT) != 0 || rename(tmp, entry) < 0)
+		goto fail;
+	cache_trim(entry);
+	json_decref(rep);
+	return copy;
+fail:
+	/* Put the files back where the reply says they are. */
+	for (i = 0; i < moved; i++) {
+		const char *was = json_string_value(json_object_get(
+			json_array_get(json_object_get(rep, "outputs"), i), "path"));
+		char at[PATH_MAX + 64];
+
+		if (!was)
+			continue;
+		snprintf(at, sizeof(at), "%s%s", tmp, strrchr(was, '/'));
+		rename(at, was);
+	}
+	rm_rf(tmp);
+	json_decref(copy);
+	return rep;
+}
+
+/* A cached reference timing ("time" reply), or NULL. */
+static json_t *cache_time_get(const char *entry)
+{
+	return json_load_file(entry, 0, NULL);
+}
+
+static void cache_time_put(const char *entry, const json_t *rep)
+{
+	char tmp[PATH_MAX + 16];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", entry) >= (int)sizeof(tmp) ||
+	    (fd = mkstemp(tmp)) < 0)
+		return;
+	close(fd);
+	if (json_dump_file(rep, tmp, JSON_COMPACT) != 0 || rename(tmp, entry) < 0)
+		unlink(tmp);
 }
 
 /* --- one case ---------------------------------------------------------------------- */
@@ -706,6 +918,21 @@ static void ref_lost(struct side *s)
 	s->load_reply = NULL;
 }
 
+/* The directory a golden reply's files are in: the side's own, or a cache
+ * entry (judge_outputs reads nothing outside the directory it is given). */
+static const char *golden_dir(const json_t *rep, const char *side_dir,
+			      char *dir, size_t size)
+{
+	const char *p = json_string_value(json_object_get(
+		json_array_get(json_object_get(rep, "outputs"), 0), "path"));
+	const char *slash = p ? strrchr(p, '/') : NULL;
+
+	if (!slash || (size_t)(slash - p) >= size)
+		return side_dir;
+	snprintf(dir, size, "%.*s", (int)(slash - p), p);
+	return dir;
+}
+
 /* --- the whole run ------------------------------------------------------------------ */
 
 static int setup(struct run_env *r, const struct kj_torch_opts *o,
@@ -814,7 +1041,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 	struct run_env r;
 	struct side ref, cand;
 	json_t *failures = NULL, *warnings = NULL, *hello = NULL;
-	int rc, n_cases = 0, passed = 0, k, any_timeout = 0;
+	int rc, n_cases = 0, passed = 0, k, any_timeout = 0, n_cached = 0;
 	int sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
 
 	*result = NULL;
@@ -860,7 +1087,8 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			uint64_t seed = o->seed, rn = 0, cn = 0;
 			json_t *rrep = NULL, *crep = NULL;
 			struct kj_error rerr, cerr;
-			int rrc, crc;
+			char entry[PATH_MAX], gdir[PATH_MAX];
+			int rrc, crc, cached, have_entry;
 
 			if (!o->seed_fixed) {
 				rc = kj_torch_seed(tp.task_hash, k, s, &seed, err);
@@ -887,16 +1115,27 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 					       cand.load_error_msg ? cand.load_error_msg : "");
 				break;
 			}
-			/* Both sides get the request before either is waited
-			 * for: they compute at the same time. */
-			rrc = kj_proc_send(&ref.proc, run_request(k, seed, ref.out_dir, "ref"),
-					   o->timeout_s, &rn, &rerr);
+			/* Golden outputs from the cache, or both sides get the
+			 * request before either is waited for: they compute at
+			 * the same time. */
+			have_entry = cache_entry(&r, tp.task_hash, k, seed, "g", 0,
+						 entry, sizeof(entry)) == 0;
+			rrep = have_entry ? cache_golden_get(entry) : NULL;
+			cached = rrep != NULL;
+			rrc = cached ? KJ_OK
+				     : kj_proc_send(&ref.proc, run_request(k, seed, ref.out_dir, "ref"),
+						    o->timeout_s, &rn, &rerr);
 			crc = kj_proc_send(&cand.proc, run_request(k, seed, cand.out_dir, "cand"),
 					   o->timeout_s, &cn, &cerr);
-			if (rrc == KJ_OK)
+			if (rrc == KJ_OK && !cached) {
 				rrc = kj_proc_wait(&ref.proc, rn, o->timeout_s, &rrep, &rerr);
+				if (rrc == KJ_OK && have_entry &&
+				    json_is_true(json_object_get(rrep, "ok")))
+					rrep = cache_golden_put(entry, rrep);
+			}
 			if (crc == KJ_OK)
 				crc = kj_proc_wait(&cand.proc, cn, o->timeout_s, &crep, &cerr);
+			n_cached += cached;
 
 			if (rrc == KJ_OK && json_is_true(json_object_get(rrep, "ok")) && !desc)
 				desc = json_incref(json_object_get(rrep, "input_desc"));
@@ -921,7 +1160,8 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 				json_t *al = json_object_get(crep, "aliases");
 
 				fail = judge_outputs(o, k + 1, desc, rrep, crep,
-						     ref.out_dir, cand.out_dir);
+						     golden_dir(rrep, ref.out_dir, gdir, sizeof(gdir)),
+						     cand.out_dir);
 				if (json_array_size(al))
 					json_array_append_new(warnings, json_pack(
 						"{s:i, s:s, s:O}", "case_idx", k + 1,
@@ -945,7 +1185,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 	}
 
 	*result = json_pack("{s:s, s:i, s:i, s:i, s:o,"
-			    " s:{s:s, s:s, s:s, s:i, s:b, s:o, s:O, s:O}}",
+			    " s:{s:s, s:s, s:s, s:i, s:b, s:o, s:O, s:O, s:i}}",
 			    "op_name", o->op_name, "total_cases", n_cases,
 			    "passed_cases", passed, "failed_cases", n_cases - passed,
 			    "failures", failures,
@@ -954,7 +1194,8 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			    "input_sets", sets, "timed_out", any_timeout,
 			    "warnings", warnings,
 			    "torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
-			    "device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null());
+			    "device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
+			    "golden_from_cache", n_cached);
 	failures = warnings = NULL;
 	rc = *result ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
@@ -1090,6 +1331,7 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 	json_t *per = NULL, *hello = NULL, *idx = NULL;
 	double fw_sum = 0, fw_mem = 0, im_sum = 0, im_mem = 0, logsum = 0;
 	int rc, n_cases = 0, passed = 0, k, i, n_fw = 0, n_im = 0, n_valid = 0;
+	int n_cached = 0;
 
 	*result = NULL;
 	rc = resolve_task(o, &tp, err);
@@ -1124,6 +1366,7 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 	for (k = 0; k < n_cases; k++) {
 		json_t *fail = NULL, *desc = NULL, *gold = NULL, *fw = NULL, *im = NULL;
 		json_t *fw_lat = NULL, *im_lat = NULL, *rec, *sp = json_null();
+		char entry[PATH_MAX] = "", tentry[PATH_MAX], gdir[PATH_MAX];
 		uint64_t seed = o->seed;
 		size_t u;
 
@@ -1141,19 +1384,41 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 			restart(&r, &cand, err);
 			goto record;
 		}
-		gold = ask(&r, &ref, run_request(k, seed, ref.out_dir, "ref"), k + 1,
-			   NULL, &fail, err);
-		if (!gold) {
-			json_object_set_new(fail, "error_type", json_string("ReferenceError"));
-			goto record;
+		if (cache_entry(&r, tp.task_hash, k, seed, "g", 0, entry, sizeof(entry)) == 0 &&
+		    (gold = cache_golden_get(entry)) != NULL) {
+			n_cached++;
+		} else {
+			gold = ask(&r, &ref, run_request(k, seed, ref.out_dir, "ref"), k + 1,
+				   NULL, &fail, err);
+			if (!gold) {
+				json_object_set_new(fail, "error_type", json_string("ReferenceError"));
+				goto record;
+			}
+			if (entry[0])
+				gold = cache_golden_put(entry, gold);
 		}
 		desc = json_incref(json_object_get(gold, "input_desc"));
 		if (!b->skip_framework) {
-			fw = ask(&r, &ref, time_request(k, seed, b, ref.out_dir, "reft", 0),
-				 k + 1, desc, &fail, err);
-			if (!fw) {
-				json_object_set_new(fail, "error_type", json_string("ReferenceError"));
-				goto record;
+			/* The reference's latency, kept by the same key plus the
+			 * timing settings. */
+			int have_t = cache_entry(&r, tp.task_hash, k, seed, "t",
+						 ((uint64_t)b->warmup << 40) ^
+							 ((uint64_t)b->repeats << 20) ^
+							 b->flush_bytes,
+						 tentry, sizeof(tentry)) == 0;
+
+			fw = have_t ? cache_time_get(tentry) : NULL;
+			if (fw) {
+				n_cached++;
+			} else {
+				fw = ask(&r, &ref, time_request(k, seed, b, ref.out_dir, "reft", 0),
+					 k + 1, desc, &fail, err);
+				if (!fw) {
+					json_object_set_new(fail, "error_type", json_string("ReferenceError"));
+					goto record;
+				}
+				if (have_t)
+					cache_time_put(tentry, fw);
 			}
 			fw_lat = latency_json(fw);
 		} else {
@@ -1173,7 +1438,9 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 			json_t *fake = json_pack("{s:O}", "outputs",
 						 json_array_get(json_object_get(im, "distinct_outputs"), u));
 
-			fail = judge_outputs(o, k + 1, desc, gold, fake, ref.out_dir, cand.out_dir);
+			fail = judge_outputs(o, k + 1, desc, gold, fake,
+					     golden_dir(gold, ref.out_dir, gdir, sizeof(gdir)),
+					     cand.out_dir);
 			json_decref(fake);
 			if (fail) {
 				char *m = NULL;
@@ -1263,12 +1530,13 @@ record:
 				    : json_null());
 	json_object_set(*result, "per_shape_results", per);
 	json_object_set_new(*result, "kjudge", json_pack(
-		"{s:s, s:s, s:s, s:O, s:O, s:I}",
+		"{s:s, s:s, s:s, s:O, s:O, s:I, s:i}",
 		"version", KJ_VERSION, "device", r.device,
 		"seeds", o->seed_fixed ? "fixed" : "secret",
 		"torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
 		"device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
-		"flush_bytes", (json_int_t)b->flush_bytes));
+		"flush_bytes", (json_int_t)b->flush_bytes,
+		"reference_from_cache", n_cached));
 	rc = KJ_OK;
 out:
 	json_decref(per);

@@ -144,3 +144,20 @@ PY
 	test "$(jget r.json "[(f[\"case_idx\"], f[\"error_type\"]) for f in d[\"failures\"]] == [(2, \"Timeout\")]")" = True
 	! pgrep -f "scale_hang_impl" > /dev/null
 '
+
+test_expect 'golden outputs are cached: a second candidate runs alone, and is still judged' '
+	export KJ_CACHE_DIR=$SCRATCH/cache
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	cand d wrong_impl "x * 2 + 1.01"
+	$KJUDGE verify --op_name scale --verify_dir d --output r1.json > /dev/null
+	test "$(jget r1.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output r2.json > /dev/null
+	test "$(jget r2.json "d[\"kjudge\"][\"golden_from_cache\"], d[\"passed_cases\"]")" = "6 0"
+	KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d --output r3.json > /dev/null
+	test "$(jget r3.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
+	# a changed task is another task
+	echo "# changed" >> d/scale_torch.py
+	$KJUDGE verify --op_name scale --verify_dir d --output r4.json > /dev/null
+	test "$(jget r4.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
+'
