@@ -582,6 +582,46 @@ static int cache_entry(const struct run_env *r, uint64_t task_hash, int case_idx
 			(unsigned long long)h) >= (int)size ? -1 : 0;
 }
 
+/* Copy src to dst (a new file); the source is removed on success, as a
+ * rename would.  Returns 0 or -1. */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[1 << 16];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n = 0;
+
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (n > 0) {
+			ssize_t w = write(out, p, (size_t)n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				break;
+			p += w;
+			n -= w;
+		}
+		if (n > 0)
+			break;
+	}
+	close(in);
+	if (n != 0 || close(out) != 0) {
+		unlink(dst);
+		return -1;
+	}
+	unlink(src);
+	return 0;
+}
+
 /* A cached golden run as a "run" reply, or NULL. */
 static json_t *cache_golden_get(const char *entry)
 {
@@ -662,8 +702,8 @@ static void cache_trim(const char *entry)
 
 /*
  * Keep a reference "run" reply and its output files: the files move into a
- * new entry (a rename: the cache shares the scratch's file system, else
- * nothing is stored) and the reply, with its paths pointing into the entry,
+ * new entry (a rename when the cache shares the scratch's file system, as by
+ * default, else a copy) and the reply, with its paths pointing into the entry,
  * becomes the entry's meta.json.  The entry appears by one rename of its
  * directory.  Returns the reply to use from now on, which is `rep` itself
  * (files untouched) when it could not be stored.
@@ -689,7 +729,7 @@ static json_t *cache_golden_put(const char *entry, json_t *rep)
 			continue;
 		snprintf(dst, sizeof(dst), "%s%s", tmp, strrchr(src, '/'));
 		snprintf(final_path, sizeof(final_path), "%s%s", entry, strrchr(src, '/'));
-		if (rename(src, dst) < 0)
+		if (rename(src, dst) < 0 && (errno != EXDEV || copy_file(src, dst) < 0))
 			goto fail;
 		json_object_set_new(o, "path", json_string(final_path));
 	}
