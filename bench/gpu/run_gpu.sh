@@ -33,9 +33,11 @@ for t in examples/*/*_torch.py; do
 		[ "$impl" = torch ] && continue
 		t0=$(now)
 		$K verify --op_name "$op" --verify_dir "$d" --triton_impl_name "$impl" \
-			--output "$OUT/r/verify_${op}_${impl}.json" | head -3
+			--output "$d/verify_result_$impl.json" | head -3
 		echo "   [$op/$impl verify rc=${PIPESTATUS[0]} $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s]"
+		cp "$d/verify_result_$impl.json" "$OUT/r/verify_${op}_${impl}.json"
 	done
+	cp "$d/verify_result_triton_ascend_impl.json" "$d/verify_result.json"
 	t0=$(now)
 	$K benchmark --op_name "$op" --verify_dir "$d" --output "$OUT/r/perf_${op}.json"
 	echo "   [$op benchmark rc=$? $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s]"
@@ -70,7 +72,8 @@ for p in $probs; do
 	{ cat "$src"; printf '\n\nclass ModelNew(Model):\n    pass\n'; } > "$d/kb_triton_ascend_impl.py"
 	for run in cold warm; do
 		t0=$(now)
-		$K verify --op_name kb --verify_dir "$d" --output "$OUT/r/kb_verify_${p%.py}_$run.json" | head -1
+		$K verify --op_name kb --verify_dir "$d" | head -1
+		cp "$d/verify_result.json" "$OUT/r/kb_verify_${p%.py}_$run.json"
 		t1=$(now)
 		$K benchmark --op_name kb --verify_dir "$d" --repeats 100 --output "$OUT/r/kb_perf_${p%.py}_$run.json" > /dev/null
 		t2=$(now)
