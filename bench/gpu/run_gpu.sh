@@ -63,6 +63,29 @@ print('   $impl:', s['status'], 'impl median', s['implementation']['median_ms'],
 "
 done
 
+echo "== where the time goes on a 1.6 G-element problem (KernelBench 19_ReLU's size)"
+python3 - <<'PY'
+import sys, time
+import torch
+sys.path.insert(0, "build")
+import kjudge_worker as kw
+def step(name, fn):
+    t = time.perf_counter(); r = fn(); torch.cuda.synchronize(); print(f"   {name}: {time.perf_counter() - t:.2f} s", flush=True); return r
+w = kw.Worker(); w._torch()
+torch.manual_seed(1)
+torch.set_default_device("cuda")
+x = step("inputs made on the GPU (torch.rand 4096 x 393216)", lambda: torch.rand(4096, 393216))
+y = step("forward (relu)", lambda: torch.relu(x))
+step("output to a mapped .npy in /dev/shm (6.4 GB)", lambda: w._save([y], "/dev/shm", "g"))
+step("again (pages already there)", lambda: w._save([y], "/dev/shm", "a"))
+step("input snapshot on the GPU", lambda: w._snapshot([x]))
+torch.set_default_device("cpu")
+step("the same inputs made on the CPU, as KernelBench does", lambda: torch.rand(4096, 393216))
+PY
+t0=$(now); $K compare /dev/shm/g_out0.npy /dev/shm/a_out0.npy | head -1
+echo "   kjudge compare of two 6.4 GB tensors: $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s"
+rm -f /dev/shm/g_out0.npy /dev/shm/a_out0.npy
+
 echo "== KernelBench side by side"
 probs=${KB_PROBLEMS:-"19_ReLU.py 23_Softmax.py"}
 for p in $probs; do
