@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -18,6 +20,87 @@
 #include "internal.h"
 
 #define PROTO_FD 3
+
+/*
+ * Workers alive now, so that sweeping up orphans never touches a worker of
+ * another side.  The judge drives its workers from one thread.
+ */
+#define MAX_LIVE 64
+static pid_t live[MAX_LIVE];
+
+static void live_add(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < MAX_LIVE; i++)
+		if (!live[i]) {
+			live[i] = pid;
+			return;
+		}
+}
+
+static void live_del(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < MAX_LIVE; i++)
+		if (live[i] == pid)
+			live[i] = 0;
+}
+
+static int is_live(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < MAX_LIVE; i++)
+		if (live[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Orphans: a worker's descendant that left its process group (setsid, a
+ * daemon) escapes kill(-pgid).  The judge is a child subreaper, so such
+ * processes are re-parented to it when their parent dies; after a worker is
+ * killed, every child of the judge that is not a live worker is killed and
+ * reaped.  (A PID namespace will make this complete: see the sandbox.)
+ */
+static void sweep_orphans(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t self = getpid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[64], buf[512], *rp;
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10), ppid;
+		int fd;
+		ssize_t n;
+
+		if (pid <= 0 || is_live(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, so the
+		 * fields start after the last ')'. */
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1 || ppid != self)
+			continue;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	closedir(d);
+}
 
 void kj_proc_init(struct kj_proc *p)
 {
@@ -84,6 +167,7 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	pid_t pid;
 
 	kj_proc_init(p);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
 	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
 	    pipe2(ep, O_CLOEXEC) < 0) {
@@ -103,6 +187,7 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	/* Both sides call setpgid, so the group exists whoever runs first. */
 	setpgid(pid, pid);
 	p->pid = pid;
+	live_add(pid);
 	close_fd(&sp[1]);
 	close_fd(&po[1]);
 	close_fd(&pe[1]);
@@ -194,9 +279,12 @@ void kj_proc_kill(struct kj_proc *p)
 {
 	if (!p->pid)
 		return;
-	/* The whole group: whatever the worker started goes with it. */
+	/* The whole group: whatever the worker started goes with it; then
+	 * whatever left the group. */
 	kill(-p->pid, SIGKILL);
 	reap(p, 1);
+	live_del(p->pid);
+	sweep_orphans();
 }
 
 char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)

@@ -1202,11 +1202,23 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 				fail = judge_outputs(o, k + 1, desc, rrep, crep,
 						     golden_dir(rrep, ref.out_dir, gdir, sizeof(gdir)),
 						     cand.out_dir);
-				if (json_array_size(al))
+				/* An output that shares memory with an input is
+				 * reported: with the failure, or as a warning. */
+				if (json_array_size(al) && fail) {
+					char *m = NULL;
+
+					if (asprintf(&m, "%s\nnote: an output aliases an input "
+						     "(shares its memory)",
+						     jstr(fail, "error_msg", "")) >= 0)
+						json_object_set_new(fail, "error_msg", json_string(m));
+					free(m);
+					json_object_set(fail, "aliases", al);
+				} else if (json_array_size(al)) {
 					json_array_append_new(warnings, json_pack(
 						"{s:i, s:s, s:O}", "case_idx", k + 1,
-						"warning", "an output aliases an input",
+						"warning", "an output aliases an input (shares its memory)",
 						"aliases", al));
+				}
 			}
 			if (fail) {
 				json_object_set_new(fail, "seed", json_integer((json_int_t)seed));

@@ -22,6 +22,12 @@
  * buffers so a flood of output can never block the worker or grow without
  * end.  The wait has a deadline; when it passes the whole group is killed.
  *
+ * A worker's descendant that leaves the process group (setsid, a daemon) is
+ * still caught: the calling process becomes a child subreaper, so orphans are
+ * re-parented to it, and killing a worker also kills and reaps every child of
+ * the calling process that is not a live worker.  A program that uses this
+ * module must therefore not have children of its own besides its workers.
+ *
  * Ownership: struct kj_proc is caller-owned; kj_proc_spawn fills it, and
  * kj_proc_release kills what is left, reaps it, closes every descriptor and
  * frees the buffers, whatever state the process is in.
