@@ -85,9 +85,17 @@ $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 check: all $(BUILD)/tests/unit-tests $(HELPERS)
 	@KJ_BUILD=$(CURDIR)/$(BUILD) KJ_PYTHON=$(PYTHON) tests/run
 
-# The README's first command ends here: one passing and one failing comparison.
-demo: $(BUILD)/kjudge
-	$(BUILD)/kjudge compare examples/compare/golden.npy examples/compare/actual_ok.npy
+# The README's first command ends here: verify and benchmark of the softmax
+# example (its Triton candidate: on the GPU when there is one, else on the CPU
+# through Triton's interpreter), then one comparison of example tensors.
+DEMO_DIR := $(BUILD)/demo
+demo: all
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp examples/softmax/*.py $(DEMO_DIR)/
+	KJ_PYTHON=$(PYTHON) $(BUILD)/kjudge verify --op_name softmax --verify_dir $(DEMO_DIR)
+	KJ_PYTHON=$(PYTHON) $(BUILD)/kjudge benchmark --op_name softmax --verify_dir $(DEMO_DIR) \
+	  --warmup 2 --repeats 10 --output $(DEMO_DIR)/perf_result.json
+	@$(PYTHON) -c "import json; d = json.load(open('$(DEMO_DIR)/perf_result.json')); \
+	  print('speedup_vs_torch:', d['speedup_vs_torch'], ' implementation:', d['implementation'])"
 	@echo
 	$(BUILD)/kjudge compare examples/compare/golden.npy examples/compare/actual_bad.npy; \
 	  test $$? -eq 1

@@ -274,9 +274,11 @@ class Worker:
         torch = self._torch()
         info = {"python": sys.version.split()[0], "torch": torch.__version__,
                 "cuda_available": torch.cuda.is_available()}
+        # The version without importing Triton: whether its kernels are
+        # interpreted is fixed when it is imported, after the device is known.
         try:
-            import triton
-            info["triton"] = triton.__version__
+            from importlib import metadata
+            info["triton"] = metadata.version("triton")
         except Exception:
             info["triton"] = None
         if torch.cuda.is_available():
@@ -288,6 +290,10 @@ class Worker:
     def op_load(self, req):
         torch = self._torch()
         self.device = torch.device(req.get("device", "cpu"))
+        # Without a GPU, Triton kernels can only run in Triton's interpreter;
+        # it is chosen when a kernel is decorated, i.e. at import, below.
+        if self.device.type == "cpu":
+            os.environ.setdefault("TRITON_INTERPRET", "1")
         d = req["dir"]
         if d not in sys.path:
             sys.path.insert(0, d)
