@@ -25,10 +25,10 @@ df -h /dev/shm /tmp | sed 's/^/  /'
 nproc; free -g | head -2
 
 echo "== examples"
-for t in examples/*/*_torch.py; do
+for t in ${EXAMPLES-examples/*/*_torch.py}; do
 	d=$(dirname "$t")
 	op=$(basename "$t" _torch.py)
-	for f in "$d/${op}"_*.py; do
+	for f in "$d/${op}"_${IMPLS:-*}.py; do
 		impl=$(basename "$f" .py); impl=${impl#${op}_}
 		[ "$impl" = torch ] && continue
 		t0=$(now)
