@@ -52,7 +52,7 @@ done
 
 echo "== side-stream candidate"
 d=bench/gpu/sidestream
-for impl in triton_ascend_impl sidestream_impl; do
+for impl in ${SIDESTREAM-triton_ascend_impl sidestream_impl}; do
 	$K verify --op_name scale --verify_dir $d --triton_impl_name $impl --output /tmp/v_$impl.json > /dev/null
 	$K benchmark --op_name scale --verify_dir $d --triton_impl_name $impl --verify_not_required \
 		--repeats 30 --output "$OUT/r/perf_scale_$impl.json" > /dev/null
