@@ -240,7 +240,7 @@ class Worker:
                 file_dt, view_t, view_np = storage[src.dtype]
                 src = src.view(view_t)
             else:
-                file_dt = view_np = torch.empty(0, dtype=src.dtype).numpy().dtype
+                file_dt = view_np = torch.empty(0, dtype=src.dtype, device="cpu").numpy().dtype
             shape = tuple(src.shape)
             if src.numel() == 0:
                 np.save(path, np.empty(shape, dtype=file_dt))
