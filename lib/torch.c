@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -539,7 +540,8 @@ static void side_stop(struct side *s)
  * directory in /dev/shm, where the scratch directory is, so that storing an
  * entry is a rename; else ~/.cache/kjudge).  An entry is a directory
  * published by rename, so readers see all of it or nothing; the oldest
- * entries go when the cache grows past $KJ_CACHE_MAX_MB (default 16384).
+ * entries go when the cache grows past $KJ_CACHE_MAX_MB (default: a quarter
+ * of the file system it is on).
  */
 
 static int cache_dir(char *buf, size_t size)
@@ -661,13 +663,22 @@ static long long dir_bytes(const char *dir)
 static void cache_trim(const char *entry)
 {
 	const char *cap_s = getenv("KJ_CACHE_MAX_MB");
-	long long cap = (cap_s && *cap_s ? strtoll(cap_s, NULL, 10) : 16384) << 20;
+	long long cap;
 	char dir[PATH_MAX];
 	const char *slash = strrchr(entry, '/');
+	struct statvfs fs;
 
 	if (!slash || (size_t)(slash - entry) >= sizeof(dir))
 		return;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - entry), entry);
+	/* Default cap: a quarter of the file system the cache is on (the
+	 * goldens of one 1.6 G-element task take 19 GB). */
+	if (cap_s && *cap_s)
+		cap = strtoll(cap_s, NULL, 10) << 20;
+	else if (statvfs(dir, &fs) == 0)
+		cap = (long long)fs.f_blocks * (long long)fs.f_frsize / 4;
+	else
+		cap = 16384LL << 20;
 	for (;;) {
 		DIR *d = opendir(dir);
 		struct dirent *e;
