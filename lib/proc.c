@@ -304,7 +304,9 @@ char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)
 static int write_all(int fd, const char *s, size_t len, double deadline)
 {
 	while (len) {
-		ssize_t n = write(fd, s, len);
+		/* send, not write: a worker that has gone must not raise SIGPIPE
+		 * in the judge. */
+		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
 
 		if (n > 0) {
 			s += n;
