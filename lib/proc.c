@@ -337,7 +337,7 @@ static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
 {
 	char *nl;
 
-	while ((nl = memchr(p->line, '\n', p->line_len)) != NULL) {
+	while (p->line_len && (nl = memchr(p->line, '\n', p->line_len)) != NULL) {
 		size_t len = (size_t)(nl - p->line);
 		json_t *o = json_loadb(p->line, len, 0, NULL);
 		json_t *n = o ? json_object_get(o, "nonce") : NULL;
