@@ -1600,6 +1600,16 @@ record:
 		"device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
 		"flush_bytes", (json_int_t)b->flush_bytes,
 		"reference_from_cache", n_cached));
+	{
+		static const char *const env_keys[] = { "driver", "cuda", "triton",
+			"sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "python" };
+		json_t *kj = json_object_get(*result, "kjudge");
+
+		/* The environment every figure came from. */
+		for (i = 0; i < (int)(sizeof(env_keys) / sizeof(env_keys[0])); i++)
+			if (json_object_get(hello, env_keys[i]))
+				json_object_set(kj, env_keys[i], json_object_get(hello, env_keys[i]));
+	}
 	rc = KJ_OK;
 out:
 	json_decref(per);

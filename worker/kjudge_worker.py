@@ -285,7 +285,24 @@ class Worker:
             p = torch.cuda.get_device_properties(0)
             info["device_name"] = p.name
             info["cuda"] = torch.version.cuda
+            info.update(self._gpu_clocks())
         return info
+
+    @staticmethod
+    def _gpu_clocks():
+        """Driver and clocks, recorded with every figure (best effort:
+        nvidia-smi may be missing)."""
+        import subprocess
+        try:
+            out = subprocess.run(
+                ["nvidia-smi", "--id=0", "--format=csv,noheader,nounits",
+                 "--query-gpu=driver_version,clocks.sm,clocks.max.sm,clocks.mem"],
+                capture_output=True, text=True, timeout=10).stdout.strip()
+            drv, sm, sm_max, mem = [v.strip() for v in out.split(",")]
+            return {"driver": drv, "sm_clock_mhz": int(sm), "max_sm_clock_mhz": int(sm_max),
+                    "mem_clock_mhz": int(mem)}
+        except Exception:
+            return {}
 
     def op_load(self, req):
         torch = self._torch()
