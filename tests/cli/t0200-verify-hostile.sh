@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# t0200-verify-hostile.sh - kjudge verify against the hostile candidates of
+# tests/candidates/ (cheats, crashes, hangs, forgers, leaks), one "ok"/"FAIL"
+# line per candidate, by tests/helpers/check_verify.py.  Needs $KJ_PYTHON
+# (the runner is plain Python; the judge's own worker needs torch) and runs on
+# the CPU unless KJ_DEVICE says otherwise.
+. "$(dirname "$0")/lib.sh"
+
+tests=${KJ_TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
+if ! "$KJUDGE" verify --help >/dev/null 2>&1; then
+	echo "FAIL hostile: '$KJUDGE verify --help' fails: no verify command to test"
+	exit 0
+fi
+"$KJ_PYTHON" "$tests/helpers/check_verify.py" --kjudge "$(printf '%q' "$KJUDGE")" \
+	--device "${KJ_DEVICE:-cpu}" || true

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Run `kjudge verify` on the hostile candidates of tests/candidates/ and
+check each verdict against the candidate's expect.json.
+
+For each tests/candidates/NAME/ (candidate.py + expect.json) it makes a
+scratch verify directory holding the shared task (tests/candidates/
+addmul_torch.py) and the candidate saved as addmul_triton_ascend_impl.py, runs
+
+    $KJUDGE verify --op_name addmul --verify_dir DIR --output DIR/verify_result.json
+                   --device DEV [--timeout T]
+
+and checks: the exit status; verify_result.json (total, passed and failed
+counts, the failing case numbers, each failure's error_type and, where
+expect.json asks, words in its error_msg); that the judge printed at most
+1 MiB itself however much the candidate printed; that no process the judge
+started outlives it (this runner makes itself a child subreaper, so every
+orphaned descendant becomes its child); that the verify directory holds
+nothing but the two inputs, the result and __pycache__; and that the private
+TMPDIR the judge ran with is empty again.  Prints "ok   hostile: NAME" or
+"FAIL hostile: NAME" and the reasons, one candidate at a time, as tests/run
+counts them; exits 1 if any failed.
+
+expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
+"failures": [{"case_idx": i (1-based), "error_type": "X" or ["X", "Y"],
+"msg_contains": "word" or ["w1", "w2"] (any, case-insensitive)}],
+"timeout": seconds (optional)}, or {"one_of": [such objects]} where more
+than one verdict is right.
+
+KJUDGE may be a command line (e.g. "python tests/helpers/pyverify.py").
+"""
+import argparse
+import ctypes
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CANDIDATES = os.path.join(HERE, "..", "candidates")
+OUTPUT_CAP = 1 << 20
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def as_list(v):
+    return v if isinstance(v, list) else [v]
+
+
+def check_result(exp, rc, res):
+    """The reasons the judge's verdict differs from one expectation."""
+    bad = []
+    if rc != exp["exit"]:
+        bad.append(f"exit status {rc}, expected {exp['exit']}")
+    if res is None:
+        return bad + ["no readable verify_result.json"]
+    total, passed = res.get("total_cases"), res.get("passed_cases")
+    fails = res.get("failures")
+    if total != exp["total_cases"] or passed != exp["passed_cases"]:
+        bad.append(f"{passed}/{total} cases passed, expected {exp['passed_cases']}/{exp['total_cases']}")
+    if not isinstance(fails, list) or res.get("failed_cases") != len(fails) or \
+            (isinstance(total, int) and isinstance(passed, int) and total - passed != len(fails)):
+        return bad + [f"inconsistent counts: failed_cases {res.get('failed_cases')}, "
+                      f"{len(fails) if isinstance(fails, list) else fails!r} failures listed"]
+    got = {f.get("case_idx"): f for f in fails}
+    want = {f["case_idx"]: f for f in exp["failures"]}
+    if sorted(got) != sorted(want):
+        bad.append(f"failing cases {sorted(got, key=str)}, expected {sorted(want)}")
+    for i in sorted(set(got) & set(want)):
+        g, w = got[i], want[i]
+        if g.get("error_type") not in as_list(w["error_type"]):
+            bad.append(f"case {i}: error_type {g.get('error_type')!r}, expected {w['error_type']!r}")
+        words = as_list(w.get("msg_contains", []))
+        msg = str(g.get("error_msg", "")).lower()
+        if words and not any(word.lower() in msg for word in words):
+            bad.append(f"case {i}: error_msg mentions none of {words}: {msg[:300]!r}")
+    return bad
+
+
+def children():
+    """Pids of this process's children, zombies reaped and left out."""
+    me, pids = os.getpid(), []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(rest[1]) != me:
+            continue
+        if rest[0] == "Z":
+            os.waitpid(int(p), os.WNOHANG)
+        else:
+            pids.append(int(p))
+    return pids
+
+
+def leftovers():
+    """Processes still alive after a short grace period; kills and reaps them."""
+    for _ in range(20):
+        pids = children()
+        if not pids:
+            return []
+        time.sleep(0.1)
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found.append(f"pid {pid}: " + f.read().replace(b"\0", b" ").decode(errors="replace")[:200])
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (OSError, ChildProcessError):
+            pass
+    return found
+
+
+def stray_files(vdir):
+    allowed = {"addmul_torch.py", "addmul_triton_ascend_impl.py", "verify_result.json"}
+    bad = []
+    for entry in sorted(os.listdir(vdir)):
+        path = os.path.join(vdir, entry)
+        if entry == "__pycache__" and os.path.isdir(path):
+            bad += [f"__pycache__/{f}" for f in os.listdir(path) if not f.endswith(".pyc")]
+        elif entry not in allowed:
+            bad.append(entry)
+    return bad
+
+
+def run_one(name, kjudge, device, work):
+    cdir = os.path.join(CANDIDATES, name)
+    with open(os.path.join(cdir, "expect.json")) as f:
+        expect = json.load(f)
+    vdir = os.path.join(work, name)
+    tmp = os.path.join(work, name + ".tmp")
+    os.makedirs(vdir)
+    os.makedirs(tmp)
+    shutil.copy(os.path.join(CANDIDATES, "addmul_torch.py"), vdir)
+    shutil.copy(os.path.join(cdir, "candidate.py"), os.path.join(vdir, "addmul_triton_ascend_impl.py"))
+    out = os.path.join(vdir, "verify_result.json")
+    timeout = max(e.get("timeout", 0) for e in expect.get("one_of", [expect]))
+    cmd = kjudge + ["verify", "--op_name", "addmul", "--verify_dir", vdir, "--output", out,
+                    "--device", device] + (["--timeout", str(timeout)] if timeout else [])
+    limit = 3 * timeout + 60 if timeout else 600
+    bad = []
+    with open(os.path.join(work, name + ".stdout"), "w+b") as so, \
+            open(os.path.join(work, name + ".stderr"), "w+b") as se:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
+                                env=dict(os.environ, TMPDIR=tmp), start_new_session=True)
+        try:
+            rc = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+            bad.append(f"the judge did not finish within {limit} s")
+        took = time.monotonic() - t0
+        printed = so.tell() + se.tell()
+        se.seek(max(0, se.tell() - 600))
+        err_tail = se.read().decode(errors="replace")
+    try:
+        with open(out) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        res = None
+    verdicts = expect.get("one_of", [expect])
+    tries = [check_result(e, rc, res) for e in verdicts]
+    if all(tries):
+        if len(tries) == 1:
+            bad += tries[0]
+        else:
+            for k, t in enumerate(tries):
+                bad += [f"not accepted verdict {k + 1} of {len(tries)}:"] + ["  " + r for r in t]
+        if rc not in (0, 1) and err_tail.strip():
+            bad.append("judge stderr ends: " + err_tail.strip()[-600:])
+    if printed > OUTPUT_CAP:
+        bad.append(f"the judge printed {printed} bytes, more than {OUTPUT_CAP}: "
+                   "is the candidate's output capped?")
+    bad += [f"left running: {p}" for p in leftovers()]
+    bad += [f"unexpected in the verify dir: {p}" for p in stray_files(vdir)]
+    bad += [f"left in TMPDIR: {p}" for p in sorted(os.listdir(tmp))]
+    return bad, took
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kjudge", default=os.environ.get("KJUDGE", "kjudge"),
+                    help="the judge's command line (default $KJUDGE)")
+    ap.add_argument("--device", default=os.environ.get("KJ_DEVICE", "cpu"))
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each run's time")
+    ap.add_argument("names", nargs="*", help="candidates to run (default: all)")
+    args = ap.parse_args()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print("FAIL hostile: setup: prctl(PR_SET_CHILD_SUBREAPER) failed", flush=True)
+        return 1
+    kjudge = shlex.split(args.kjudge)
+    names = args.names or sorted(n for n in os.listdir(CANDIDATES)
+                                 if os.path.isfile(os.path.join(CANDIDATES, n, "expect.json")))
+    work = tempfile.mkdtemp(prefix="kj-hostile-")
+    failed = 0
+    try:
+        for name in names:
+            bad, took = run_one(name, kjudge, args.device, work)
+            failed += bool(bad)
+            timing = f" ({took:.1f} s)" if args.verbose else ""
+            print(f"{'FAIL' if bad else 'ok  '} hostile: {name}{timing}")
+            for b in bad:
+                print("    | " + b.replace("\n", "\n    | "))
+            sys.stdout.flush()
+    finally:
+        if args.keep:
+            print(f"scratch kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
