@@ -419,11 +419,14 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	size_t len;
 	int rc;
 
-	if (p->proto < 0)
+	if (p->proto < 0) {
+		json_decref(req);
 		return kj_error_set(err, KJ_EWORKER, "worker is not running");
+	}
 	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
 	json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce));
 	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
 	if (!text)
 		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request");
 	len = strlen(text);

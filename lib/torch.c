@@ -438,6 +438,9 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 	uint64_t nonce[2];
 	int i, rc[2];
 	struct kj_error e[2];
+	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
+	 * machine): a short --timeout is meant for the cases, not for this. */
+	double startup_s = r->o->timeout_s > 300 ? r->o->timeout_s : 300;
 
 	for (i = 0; i < n; i++) {
 		struct side *s = sv[i];
@@ -453,12 +456,12 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 	}
 	for (i = 0; i < n; i++)
 		rc[i] = kj_proc_send(&sv[i]->proc, json_pack("{s:s}", "op", "hello"),
-				     r->o->timeout_s, &nonce[i], &e[i]);
+				     startup_s, &nonce[i], &e[i]);
 	for (i = 0; i < n; i++) {
 		json_t *rep = NULL;
 
 		if (rc[i] == KJ_OK)
-			rc[i] = kj_proc_wait(&sv[i]->proc, nonce[i], r->o->timeout_s,
+			rc[i] = kj_proc_wait(&sv[i]->proc, nonce[i], startup_s,
 					     &rep, &e[i]);
 		if (rc[i] != KJ_OK || !json_is_true(json_object_get(rep, "ok"))) {
 			char *tail = worker_output(sv[i]);
@@ -487,14 +490,14 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 	for (i = 0; i < n; i++) {
 		json_object_set_new(sv[i]->load_req, "device", json_string(r->device));
 		rc[i] = kj_proc_send(&sv[i]->proc, json_deep_copy(sv[i]->load_req),
-				     r->o->timeout_s, &nonce[i], &e[i]);
+				     startup_s, &nonce[i], &e[i]);
 	}
 	for (i = 0; i < n; i++) {
 		struct side *s = sv[i];
 		json_t *rep = NULL;
 
 		if (rc[i] == KJ_OK)
-			rc[i] = kj_proc_wait(&s->proc, nonce[i], r->o->timeout_s, &rep, &e[i]);
+			rc[i] = kj_proc_wait(&s->proc, nonce[i], startup_s, &rep, &e[i]);
 		if (rc[i] != KJ_OK) {
 			char *tail = worker_output(s);
 

@@ -78,7 +78,8 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 		  const char *cwd, struct kj_error *err);
 
 /*
- * Send `req` (a JSON object; a "nonce" member is added) and wait up to
+ * Send `req` (a JSON object; a "nonce" member is added; the function takes
+ * the caller's reference, whatever it returns) and wait up to
  * timeout_s seconds for the reply, stored in *reply (a new reference the
  * caller must json_decref).  Returns KJ_OK; KJ_ETIMEDOUT when the deadline
  * passed; KJ_EWORKER when the worker closed the channel or died;
