@@ -1088,6 +1088,57 @@ static int resolve_task(const struct kj_torch_opts *o, struct task_paths *tp,
 	return kj_file_hash(tp->task, &tp->task_hash, err);
 }
 
+/* The end of every run: workers stopped, scratch directory removed. */
+static void finish(struct run_env *r, struct side *ref, struct side *cand,
+		   json_t *hello)
+{
+	json_decref(hello);
+	side_release(ref);
+	side_release(cand);
+	rm_rf(r->scratch);
+	env_free(r);
+}
+
+/*
+ * The start of every run: resolve the task, make the scratch directory, and
+ * start both workers side by side (the candidate's only when its file
+ * exists).  On success the caller owns r, ref, cand and *hello, releases
+ * them with finish(), and *n_cases is the task's number of cases.  On error
+ * nothing is left to release.
+ */
+static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
+		 struct run_env *r, struct side *ref, struct side *cand,
+		 json_t **hello, int *n_cases, struct kj_error *err)
+{
+	struct side *both[2] = { ref, cand };
+	int rc;
+
+	*hello = NULL;
+	rc = resolve_task(o, tp, err);
+	if (rc != KJ_OK)
+		return rc;
+	rc = setup(r, o, err);
+	if (rc != KJ_OK)
+		return rc;
+	snprintf(r->device, sizeof(r->device), "%s", o->device ? o->device : "");
+	side_init(ref, r, "reference", tp->dir, tp->task_mod, tp->task_mod, "Model");
+	side_init(cand, r, "candidate", tp->dir, tp->task_mod, tp->cand_mod, "ModelNew");
+	/* The reference is first: it says which device there is, and a task
+	 * that cannot be loaded is the judge's input error, not a verdict. */
+	rc = sides_start(r, both, is_file(tp->cand_file) ? 2 : 1, hello, err);
+	if (rc == KJ_OK && !ref->load_reply)
+		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
+				  "loaded: %s: %.400s", tp->task, ref->load_error_type,
+				  ref->load_error_msg ? ref->load_error_msg : "");
+	if (rc != KJ_OK) {
+		finish(r, ref, cand, *hello);
+		*hello = NULL;
+		return rc;
+	}
+	*n_cases = (int)json_integer_value(json_object_get(ref->load_reply, "cases"));
+	return KJ_OK;
+}
+
 int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 		    struct kj_error *err)
 {
@@ -1099,30 +1150,9 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 	int sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
 
 	*result = NULL;
-	rc = resolve_task(o, &tp, err);
+	rc = begin(o, &tp, &r, &ref, &cand, &hello, &n_cases, err);
 	if (rc != KJ_OK)
 		return rc;
-	rc = setup(&r, o, err);
-	if (rc != KJ_OK)
-		return rc;
-	snprintf(r.device, sizeof(r.device), "%s", o->device ? o->device : "");
-	side_init(&ref, &r, "reference", tp.dir, tp.task_mod, tp.task_mod, "Model");
-	side_init(&cand, &r, "candidate", tp.dir, tp.task_mod, tp.cand_mod, "ModelNew");
-
-	/* The reference first: it says which device there is, and a task
-	 * that cannot be loaded is the judge's input error, not a verdict. */
-	{
-		struct side *both[2] = { &ref, &cand };
-
-		rc = sides_start(&r, both, is_file(tp.cand_file) ? 2 : 1, &hello, err);
-	}
-	if (rc == KJ_OK && !ref.load_reply)
-		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
-				  "loaded: %s: %.400s", tp.task, ref.load_error_type,
-				  ref.load_error_msg ? ref.load_error_msg : "");
-	if (rc != KJ_OK)
-		goto out;
-	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
 	if (!is_file(tp.cand_file)) {
 		snprintf(cand.load_error_type, sizeof(cand.load_error_type),
 			 "FileNotFoundError");
@@ -1267,11 +1297,7 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 out:
 	json_decref(failures);
 	json_decref(warnings);
-	json_decref(hello);
-	side_release(&ref);
-	side_release(&cand);
-	rm_rf(r.scratch);
-	env_free(&r);
+	finish(&r, &ref, &cand, hello);
 	return rc;
 }
 
@@ -1400,30 +1426,14 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 	int n_cached = 0;
 
 	*result = NULL;
-	rc = resolve_task(o, &tp, err);
+	rc = begin(o, &tp, &r, &ref, &cand, &hello, &n_cases, err);
 	if (rc != KJ_OK)
 		return rc;
-	if (!is_file(tp.cand_file))
+	if (!is_file(tp.cand_file)) {
+		finish(&r, &ref, &cand, hello);
 		return kj_error_set(err, KJ_ENOENT, "'%s': no candidate file",
 				    tp.cand_file);
-	rc = setup(&r, o, err);
-	if (rc != KJ_OK)
-		return rc;
-	snprintf(r.device, sizeof(r.device), "%s", o->device ? o->device : "");
-	side_init(&ref, &r, "reference", tp.dir, tp.task_mod, tp.task_mod, "Model");
-	side_init(&cand, &r, "candidate", tp.dir, tp.task_mod, tp.cand_mod, "ModelNew");
-	{
-		struct side *both[2] = { &ref, &cand };
-
-		rc = sides_start(&r, both, 2, &hello, err);
 	}
-	if (rc == KJ_OK && !ref.load_reply)
-		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
-				  "loaded: %s: %.400s", tp.task, ref.load_error_type,
-				  ref.load_error_msg ? ref.load_error_msg : "");
-	if (rc != KJ_OK)
-		goto out;
-	n_cases = (int)json_integer_value(json_object_get(ref.load_reply, "cases"));
 	per = json_array();
 	idx = json_object();
 	for (i = 0; i < 5; i++)
@@ -1617,10 +1627,6 @@ record:
 out:
 	json_decref(per);
 	json_decref(idx);
-	json_decref(hello);
-	side_release(&ref);
-	side_release(&cand);
-	rm_rf(r.scratch);
-	env_free(&r);
+	finish(&r, &ref, &cand, hello);
 	return rc;
 }

@@ -65,6 +65,40 @@ int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 int kj_cli_parse_uint(const struct kj_cli_command *cmd, const char *opt,
 		      const char *s, int max);
 
+/* Options shared by the torch commands (verify, benchmark): their keys, the
+ * rows of their option tables, and one parser.  A command's own keys start
+ * at KJ_OPT_TORCH_END_. */
+#include "kjudge/torch.h"
+
+enum {
+	KJ_OPT_OP_NAME = 256,
+	KJ_OPT_VERIFY_DIR,
+	KJ_OPT_IMPL,
+	KJ_OPT_DEVICE,
+	KJ_OPT_TIMEOUT,
+	KJ_OPT_SEED,
+	KJ_OPT_PYTHON,
+	KJ_OPT_TORCH_END_
+};
+
+#define KJ_TORCH_OPTION_ROWS(TIMEOUT_HELP, SEED_HELP)                               \
+	{ "op_name", KJ_OPT_OP_NAME, "NAME",                                        \
+	  "operator name: files {NAME}_torch.py and {NAME}_{IMPL}.py (required)" }, \
+	{ "verify_dir", KJ_OPT_VERIFY_DIR, "DIR",                                   \
+	  "directory holding the two files (default .)" },                          \
+	{ "triton_impl_name", KJ_OPT_IMPL, "IMPL",                                  \
+	  "candidate module suffix (default triton_ascend_impl)" },                 \
+	{ "device", KJ_OPT_DEVICE, "DEV", "cuda or cpu (default: cuda when there is one)" }, \
+	{ "timeout", KJ_OPT_TIMEOUT, "S", TIMEOUT_HELP },                           \
+	{ "seed", KJ_OPT_SEED, "N", SEED_HELP },                                    \
+	{ "python", KJ_OPT_PYTHON, "PATH",                                          \
+	  "Python interpreter with torch (default $KJ_PYTHON, then python3)" }
+
+/* Handle `key` if it is a shared torch option: 1 handled, 0 not one of
+ * them, -1 a bad value (the error is printed). */
+int kj_cli_torch_option(const struct kj_cli_command *cmd, int key,
+			const char *arg, struct kj_torch_opts *o);
+
 /* The commands, one file each. */
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_compare_options[];

@@ -17,35 +17,23 @@
 #include "banned.h"
 
 enum {
-	OPT_OP_NAME = 256,
-	OPT_VERIFY_DIR,
-	OPT_IMPL,
-	OPT_WARMUP,
+	OPT_WARMUP = KJ_OPT_TORCH_END_,
 	OPT_REPEATS,
 	OPT_OUTPUT,
 	OPT_SKIP_FRAMEWORK,
 	OPT_FRAMEWORK_MS,
 	OPT_NOT_REQUIRED,
-	OPT_DEVICE,
-	OPT_TIMEOUT,
-	OPT_PYTHON,
-	OPT_SEED,
 };
 
 const struct kj_cli_option kj_benchmark_options[] = {
-	{ "op_name", OPT_OP_NAME, "NAME", "operator name (required)" },
-	{ "verify_dir", OPT_VERIFY_DIR, "DIR", "directory holding the task and candidate (default .)" },
-	{ "triton_impl_name", OPT_IMPL, "IMPL", "candidate module suffix (default triton_ascend_impl)" },
+	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take (default 900)",
+			     "fixed seed for the timed inputs instead of a secret one"),
 	{ "warmup", OPT_WARMUP, "N", "untimed calls before timing (default 5)" },
 	{ "repeats", OPT_REPEATS, "N", "timed calls per case (default 50)" },
 	{ "output", OPT_OUTPUT, "FILE", "perf JSON path (default: printed on stdout)" },
 	{ "skip_framework", OPT_SKIP_FRAMEWORK, NULL, "do not time the reference; use --framework_latency_ms" },
 	{ "framework_latency_ms", OPT_FRAMEWORK_MS, "MS", "reference latency with --skip_framework (default 0.0)" },
 	{ "verify_not_required", OPT_NOT_REQUIRED, NULL, "skip the L1 verify gate" },
-	{ "device", OPT_DEVICE, "DEV", "cuda or cpu (default: cuda when there is one)" },
-	{ "timeout", OPT_TIMEOUT, "S", "seconds each request to a worker may take (default 900)" },
-	{ "seed", OPT_SEED, "N", "fixed seed for the timed inputs instead of a secret one" },
-	{ "python", OPT_PYTHON, "PATH", "Python interpreter with torch (default $KJ_PYTHON, then python3)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -128,15 +116,6 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		case KJ_CLI_HELP:
 			kj_cli_print_help(stdout, cmd);
 			return KJ_EXIT_OK;
-		case OPT_OP_NAME:
-			o.op_name = p.arg;
-			break;
-		case OPT_VERIFY_DIR:
-			o.verify_dir = p.arg;
-			break;
-		case OPT_IMPL:
-			o.impl_name = p.arg;
-			break;
 		case OPT_WARMUP:
 			if ((b.warmup = kj_cli_parse_uint(cmd, "warmup", p.arg, 1000000)) < 0)
 				return KJ_EXIT_USAGE;
@@ -161,32 +140,10 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		case OPT_NOT_REQUIRED:
 			not_required = 1;
 			break;
-		case OPT_DEVICE:
-			if (strcmp(p.arg, "cpu") && strcmp(p.arg, "cuda") &&
-			    strncmp(p.arg, "cuda:", 5))
-				return kj_cli_error(cmd, "--device wants cpu or cuda, "
-						    "not '%s'", p.arg);
-			o.device = p.arg;
-			break;
-		case OPT_TIMEOUT:
-			o.timeout_s = strtod(p.arg, &end);
-			if (end == p.arg || *end || !(o.timeout_s > 0))
-				return kj_cli_error(cmd, "option '--timeout' wants a "
-						    "positive number, not '%s'", p.arg);
-			break;
-		case OPT_SEED:
-			errno = 0;
-			o.seed = strtoull(p.arg, &end, 10);
-			if (errno || end == p.arg || *end || p.arg[0] == '-')
-				return kj_cli_error(cmd, "option '--seed' wants a "
-						    "whole number, not '%s'", p.arg);
-			o.seed_fixed = 1;
-			break;
-		case OPT_PYTHON:
-			o.python = p.arg;
-			break;
 		default:
-			return KJ_EXIT_USAGE;
+			rc = kj_cli_torch_option(cmd, c, p.arg, &o);
+			if (rc <= 0)
+				return KJ_EXIT_USAGE;
 		}
 	}
 	if (kj_cli_optind() != argc)

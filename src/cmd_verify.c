@@ -15,43 +15,17 @@
 #include "banned.h"
 
 enum {
-	OPT_OP_NAME = 256,
-	OPT_VERIFY_DIR,
-	OPT_IMPL,
-	OPT_TIMEOUT,
-	OPT_OUTPUT,
-	OPT_DEVICE,
-	OPT_SEED,
+	OPT_OUTPUT = KJ_OPT_TORCH_END_,
 	OPT_INPUT_SETS,
-	OPT_PYTHON,
 };
 
 const struct kj_cli_option kj_verify_options[] = {
-	{ "op_name", OPT_OP_NAME, "NAME", "operator name: files {NAME}_torch.py and {NAME}_{IMPL}.py (required)" },
-	{ "verify_dir", OPT_VERIFY_DIR, "DIR", "directory holding the two files (default .)" },
-	{ "triton_impl_name", OPT_IMPL, "IMPL", "candidate module suffix (default triton_ascend_impl)" },
-	{ "timeout", OPT_TIMEOUT, "S", "seconds each case may take on each side (default 900)" },
+	KJ_TORCH_OPTION_ROWS("seconds each case may take on each side (default 900)",
+			     "use seed N for every case, one input set (0 reproduces verify.py)"),
 	{ "output", OPT_OUTPUT, "FILE", "result file (default DIR/verify_result.json)" },
-	{ "device", OPT_DEVICE, "DEV", "cuda or cpu (default: cuda when there is one)" },
-	{ "seed", OPT_SEED, "N", "use seed N for every case, one input set (0 reproduces verify.py)" },
 	{ "input_sets", OPT_INPUT_SETS, "N", "input sets per case with secret seeds (default 2)" },
-	{ "python", OPT_PYTHON, "PATH", "Python interpreter with torch (default $KJ_PYTHON, then python3)" },
 	{ NULL, 0, NULL, NULL },
 };
-
-/* Parse a non-negative decimal number of seconds or a seed. */
-static int parse_num(const struct kj_cli_command *cmd, const char *opt,
-		     const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v >= 0) || v > 1e15)
-		return kj_cli_error(cmd, "option '--%s' wants a non-negative "
-				    "number, not '%s'", opt, s);
-	*out = v;
-	return 0;
-}
 
 static void print_summary(const json_t *res, const char *out_path)
 {
@@ -88,7 +62,6 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	char out_path[4200];
 	json_t *res = NULL;
 	char *text;
-	double v = 0;
 	int c, rc, sets;
 
 	kj_torch_opts_init(&o);
@@ -98,43 +71,9 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 		case KJ_CLI_HELP:
 			kj_cli_print_help(stdout, cmd);
 			return KJ_EXIT_OK;
-		case OPT_OP_NAME:
-			o.op_name = p.arg;
-			break;
-		case OPT_VERIFY_DIR:
-			o.verify_dir = p.arg;
-			break;
-		case OPT_IMPL:
-			o.impl_name = p.arg;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_num(cmd, "timeout", p.arg, &v))
-				return KJ_EXIT_USAGE;
-			if (v <= 0)
-				return kj_cli_error(cmd, "--timeout must be positive");
-			o.timeout_s = v;
-			break;
 		case OPT_OUTPUT:
 			output = p.arg;
 			break;
-		case OPT_DEVICE:
-			if (strcmp(p.arg, "cpu") && strcmp(p.arg, "cuda") &&
-			    strncmp(p.arg, "cuda:", 5))
-				return kj_cli_error(cmd, "--device wants cpu or cuda, "
-						    "not '%s'", p.arg);
-			o.device = p.arg;
-			break;
-		case OPT_SEED: {
-			char *end;
-
-			errno = 0;
-			o.seed = strtoull(p.arg, &end, 10);
-			if (errno || end == p.arg || *end || p.arg[0] == '-')
-				return kj_cli_error(cmd, "option '--seed' wants a "
-						    "whole number, not '%s'", p.arg);
-			o.seed_fixed = 1;
-			break;
-		}
 		case OPT_INPUT_SETS:
 			sets = kj_cli_parse_uint(cmd, "input_sets", p.arg, 100);
 			if (sets < 1)
@@ -142,11 +81,10 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 						: kj_cli_error(cmd, "--input_sets must be at least 1");
 			o.input_sets = sets;
 			break;
-		case OPT_PYTHON:
-			o.python = p.arg;
-			break;
 		default:
-			return KJ_EXIT_USAGE;
+			rc = kj_cli_torch_option(cmd, c, p.arg, &o);
+			if (rc <= 0)
+				return KJ_EXIT_USAGE;
 		}
 	}
 	if (kj_cli_optind() != argc)
