@@ -99,6 +99,16 @@ enum {
 int kj_cli_torch_option(const struct kj_cli_command *cmd, int key,
 			const char *arg, struct kj_torch_opts *o);
 
+/* After the options of a torch command: no operands, --op_name given.
+ * Returns 0, or KJ_EXIT_USAGE after printing the error. */
+int kj_cli_torch_check(const struct kj_cli_command *cmd, int argc, char **argv,
+		       const struct kj_torch_opts *o);
+
+/* Write `j` as indented JSON with a final newline to `path`, atomically.
+ * Returns 0, or -1 after printing the error. */
+int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
+		      const json_t *j);
+
 /* The commands, one file each. */
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_compare_options[];

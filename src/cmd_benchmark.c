@@ -106,7 +106,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	const char *output = NULL;
 	int c, rc, not_required = 0;
 	json_t *res = NULL;
-	char *text, *end;
+	char *end;
 
 	kj_torch_opts_init(&o);
 	kj_bench_opts_init(&b);
@@ -146,10 +146,8 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 				return KJ_EXIT_USAGE;
 		}
 	}
-	if (kj_cli_optind() != argc)
-		return kj_cli_error(cmd, "unexpected argument '%s'", argv[kj_cli_optind()]);
-	if (!o.op_name)
-		return kj_cli_error(cmd, "--op_name is required");
+	if (kj_cli_torch_check(cmd, argc, argv, &o))
+		return KJ_EXIT_USAGE;
 	if (!not_required && (rc = gate(cmd, o.verify_dir, o.impl_name)) != 0)
 		return rc;
 
@@ -158,29 +156,17 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_error(cmd, "%s", err.msg);
 		return KJ_EXIT_FAIL;
 	}
-	text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-	json_decref(res);
-	if (!text)
-		return kj_cli_error(cmd, "out of memory"), KJ_EXIT_FAIL;
 	if (output) {
-		size_t len = strlen(text);
-		char *t2 = realloc(text, len + 2);
-
-		if (t2) {
-			text = t2;
-			text[len] = '\n';
-			text[len + 1] = '\0';
-		}
-		if (kj_write_file_atomic(output, text, strlen(text), &err) != KJ_OK) {
-			free(text);
-			kj_cli_error(cmd, "%s", err.msg);
+		if (kj_cli_write_json(cmd, output, res)) {
+			json_decref(res);
 			return KJ_EXIT_FAIL;
 		}
 		printf("perf report written to %s\n", output);
 	} else {
-		printf("%s\n", text);
+		json_dumpf(res, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+		putchar('\n');
 	}
-	free(text);
+	json_decref(res);
 	if (fflush(stdout) != 0)
 		return kj_cli_error(cmd, "cannot write to standard output"), KJ_EXIT_FAIL;
 	return KJ_EXIT_OK;

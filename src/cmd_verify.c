@@ -61,7 +61,6 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	const char *output = NULL;
 	char out_path[4200];
 	json_t *res = NULL;
-	char *text;
 	int c, rc, sets;
 
 	kj_torch_opts_init(&o);
@@ -87,10 +86,8 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 				return KJ_EXIT_USAGE;
 		}
 	}
-	if (kj_cli_optind() != argc)
-		return kj_cli_error(cmd, "unexpected argument '%s'", argv[kj_cli_optind()]);
-	if (!o.op_name)
-		return kj_cli_error(cmd, "--op_name is required");
+	if (kj_cli_torch_check(cmd, argc, argv, &o))
+		return KJ_EXIT_USAGE;
 	if (output)
 		snprintf(out_path, sizeof(out_path), "%s", output);
 	else if (snprintf(out_path, sizeof(out_path), "%s/verify_result.json",
@@ -100,23 +97,10 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	rc = kj_torch_verify(&o, &res, &err);
 	if (rc != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
-	text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-	if (text) {
-		size_t len = strlen(text);
-		char *t2 = realloc(text, len + 2);
-
-		if (t2) {
-			text = t2;
-			text[len] = '\n';
-			text[len + 1] = '\0';
-		}
-	}
-	if (!text || kj_write_file_atomic(out_path, text, strlen(text), &err) != KJ_OK) {
-		free(text);
+	if (kj_cli_write_json(cmd, out_path, res)) {
 		json_decref(res);
-		return kj_cli_error(cmd, "%s", text ? err.msg : "out of memory");
+		return KJ_EXIT_USAGE;
 	}
-	free(text);
 	print_summary(res, out_path);
 	if (json_is_true(json_object_get(json_object_get(res, "kjudge"), "timed_out")))
 		fprintf(stderr, "验证超时（%g秒）\n", o.timeout_s);

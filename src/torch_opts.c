@@ -56,3 +56,45 @@ int kj_cli_torch_option(const struct kj_cli_command *cmd, int key,
 		return 0;
 	}
 }
+
+int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
+		      const json_t *j)
+{
+	char *text = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+	struct kj_error err;
+	size_t len;
+	char *t2;
+	int rc;
+
+	if (!text) {
+		kj_cli_error(cmd, "out of memory");
+		return -1;
+	}
+	len = strlen(text);
+	t2 = realloc(text, len + 2);
+	if (!t2) {
+		free(text);
+		kj_cli_error(cmd, "out of memory");
+		return -1;
+	}
+	text = t2;
+	text[len] = '\n';
+	text[len + 1] = '\0';
+	rc = kj_write_file_atomic(path, text, len + 1, &err);
+	free(text);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int kj_cli_torch_check(const struct kj_cli_command *cmd, int argc, char **argv,
+		       const struct kj_torch_opts *o)
+{
+	if (kj_cli_optind() != argc)
+		return kj_cli_error(cmd, "unexpected argument '%s'", argv[kj_cli_optind()]);
+	if (!o->op_name)
+		return kj_cli_error(cmd, "--op_name is required");
+	return 0;
+}
