@@ -104,7 +104,7 @@ demo: all
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_DIR := build/fuzz
-FUZZ_LIB_SRC := lib/npy.c lib/tensor.c lib/dtype.c lib/error.c
+FUZZ_LIB_SRC := lib/npy.c lib/fileio.c lib/tensor.c lib/dtype.c lib/error.c
 
 # UBSan must abort, not just print, for libFuzzer to count undefined
 # behaviour as a crash.  The headers are prerequisites so that a change to

@@ -24,6 +24,28 @@ double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap);
  * integer types (values outside their range saturate), nonzero -> 1 for bool. */
 double kj__round_to_dtype(double v, enum kj_dtype dt);
 
+/* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
+static inline uint64_t kj__mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9u;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebu;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Files replaced atomically (fileio.c).  kj__tmp_create makes
+ * "<path>.tmp.XXXXXX" (mode 0666 less the umask) and returns its descriptor,
+ * or -1 with errno.  kj__write_full writes all n bytes (0, or -1 with errno).
+ * kj__tmp_commit fsyncs and closes fd, renames tmp over path and fsyncs the
+ * directory; on failure (-1) fd is closed, tmp removed, errno kept and
+ * *stage names the step that failed, e.g. "cannot sync".
+ */
+int kj__tmp_create(char *tmp, size_t size, const char *path);
+int kj__write_full(int fd, const void *buf, size_t n);
+int kj__tmp_commit(int fd, const char *tmp, const char *path, const char **stage);
+
 /* 1 when this machine stores multi-byte values little-endian. */
 static inline int kj__host_little_endian(void)
 {

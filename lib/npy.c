@@ -947,109 +947,6 @@ static int check_tensor(const struct kj_tensor *t, const char *qpath,
 	return KJ_OK;
 }
 
-static int write_full(int fd, const void *buf, size_t n)
-{
-	const unsigned char *p = buf;
-
-	while (n > 0) {
-		/* Linux writes at most about 2 GiB per call anyway. */
-		size_t chunk = n < (1u << 30) ? n : (1u << 30);
-		ssize_t w = write(fd, p, chunk);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finaliser. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9u;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebu;
-	return x ^ (x >> 31);
-}
-
-/*
- * Create "<path>.tmp.XXXXXX" exclusively, as mkstemp() would, but with mode
- * 0666 filtered by the umask: mkstemp() creates 0600 files, and the renamed
- * result should have the permissions np.save() or any other writer would
- * give it.  O_EXCL makes a collision a retry, never a shared file, so the
- * names need only be unlikely to collide (time, process and a stack
- * address, which differs between threads).
- */
-static int create_temp(char *tmp, size_t size, const char *path)
-{
-	static const char alphabet[] =
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	struct timespec ts;
-	uint64_t seed;
-	int attempt, n, fd;
-
-	n = snprintf(tmp, size, "%s.tmp.XXXXXX", path);
-	if (n < 0 || (size_t)n >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	seed ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
-	for (attempt = 0; attempt < 100; attempt++) {
-		uint64_t r = mix64(seed + (uint64_t)attempt);
-		int i;
-
-		for (i = 0; i < 6; i++) {
-			tmp[n - 6 + i] = alphabet[r % (sizeof(alphabet) - 1)];
-			r /= sizeof(alphabet) - 1;
-		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
-	errno = EEXIST;
-	return -1;
-}
-
-/*
- * Make the rename durable: fsync the directory that holds `path`.  Best
- * effort, since some file systems refuse fsync on a directory, and the file
- * itself is complete either way.
- */
-static void sync_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-	int fd;
-
-	if (!slash) {
-		dir[0] = '.';
-		n = 1;
-	} else {
-		n = slash == path ? 1 : (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return;
-		memcpy(dir, path, n);
-	}
-	dir[n] = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	(void)fsync(fd);
-	close(fd);
-}
-
 /*
  * Replacing by rename() means that `path` is replaced as a directory entry:
  * a symbolic link there is replaced, not written through, and the new file
@@ -1060,6 +957,7 @@ int kj_npy_save(const char *path, const struct kj_tensor *t,
 {
 	unsigned char header[NPY_OUT_HEADER_MAX];
 	char qpath[QPATH_MAX], tmp[PATH_MAX];
+	const char *stage = "cannot write";
 	size_t hlen = 0;
 	int fd, rc;
 
@@ -1070,38 +968,18 @@ int kj_npy_save(const char *path, const struct kj_tensor *t,
 	rc = format_header(t, qpath, header, sizeof(header), &hlen, err);
 	if (rc != KJ_OK)
 		return rc;
-	fd = create_temp(tmp, sizeof(tmp), path);
+	fd = kj__tmp_create(tmp, sizeof(tmp), path);
 	if (fd < 0)
 		return sys_error(err, errno, qpath,
 				 "cannot create a temporary file");
-	if (write_full(fd, header, hlen) < 0 ||
-	    write_full(fd, t->data, t->nbytes) < 0) {
+	if (kj__write_full(fd, header, hlen) < 0 ||
+	    kj__write_full(fd, t->data, t->nbytes) < 0) {
 		rc = sys_error(err, errno, qpath, "cannot write");
-		goto fail;
-	}
-	while ((rc = fsync(fd)) < 0 && errno == EINTR)
-		;
-	if (rc < 0) {
-		rc = sys_error(err, errno, qpath, "cannot sync");
-		goto fail;
-	}
-	/* close() is where some file systems (NFS) report write errors. */
-	rc = close(fd);
-	fd = -1;
-	if (rc < 0) {
-		rc = sys_error(err, errno, qpath, "cannot write");
-		goto fail;
-	}
-	if (rename(tmp, path) < 0) {
-		rc = sys_error(err, errno, qpath,
-			       "cannot rename the temporary file");
-		goto fail;
-	}
-	sync_parent(path);
-	return KJ_OK;
-fail:
-	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
-	return rc;
+		unlink(tmp);
+		return rc;
+	}
+	if (kj__tmp_commit(fd, tmp, path, &stage) < 0)
+		return sys_error(err, errno, qpath, stage);
+	return KJ_OK;
 }

@@ -85,43 +85,6 @@ int kj_file_hash(const char *path, uint64_t *hash, struct kj_error *err)
 	return KJ_OK;
 }
 
-int kj_write_file_atomic(const char *path, const char *data, size_t len,
-			 struct kj_error *err)
-{
-	char tmp[PATH_MAX];
-	int fd;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno),
-				    "'%s': cannot create: %s", path, strerror(errno));
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			unlink(tmp);
-			return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(e));
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	fchmod(fd, 0644);
-	if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-
-		unlink(tmp);
-		return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(e));
-	}
-	return KJ_OK;
-}
-
 static int is_dir(const char *p)
 {
 	struct stat st;
@@ -164,10 +127,7 @@ static void rm_rf(const char *dir)
 
 static uint64_t splitmix(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	return kj__mix64(x + 0x9e3779b97f4a7c15ull);
 }
 
 static int state_dir(char *buf, size_t size, struct kj_error *err)
@@ -778,15 +738,11 @@ static json_t *cache_time_get(const char *entry)
 
 static void cache_time_put(const char *entry, const json_t *rep)
 {
-	char tmp[PATH_MAX + 16];
-	int fd;
+	char *text = json_dumps(rep, JSON_COMPACT);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", entry) >= (int)sizeof(tmp) ||
-	    (fd = mkstemp(tmp)) < 0)
-		return;
-	close(fd);
-	if (json_dump_file(rep, tmp, JSON_COMPACT) != 0 || rename(tmp, entry) < 0)
-		unlink(tmp);
+	if (text)
+		kj_write_file_atomic(entry, text, strlen(text), NULL);
+	free(text);
 }
 
 /* --- one case ---------------------------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "kjudge/error.h"
+#include "kjudge/fileio.h"
 
 struct kj_torch_opts {
 	const char *op_name;
@@ -83,13 +84,5 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
  */
 int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
 		  struct kj_error *err);
-
-/* 64-bit FNV-1a hash of a file's bytes. */
-int kj_file_hash(const char *path, uint64_t *hash, struct kj_error *err);
-
-/* Write `data` to `path` atomically: a temporary file in the same
- * directory, fsync, rename. */
-int kj_write_file_atomic(const char *path, const char *data, size_t len,
-			 struct kj_error *err);
 
 #endif /* KJUDGE_TORCH_H */

@@ -1,0 +1,165 @@
+/*
+ * fileio.c - files written so that a reader never sees half of one: a
+ * temporary file beside the target, written, fsync'ed, renamed over the
+ * target, and the directory fsync'ed.  Used by the .npy writer and by every
+ * JSON result kjudge writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kjudge/fileio.h"
+#include "internal.h"
+
+/*
+ * Create "<path>.tmp.XXXXXX" exclusively, as mkstemp() would, but with mode
+ * 0666 filtered by the umask: mkstemp() creates 0600 files, and the renamed
+ * result should have the permissions np.save() or any other writer would
+ * give it.  O_EXCL makes a collision a retry, never a shared file, so the
+ * names need only be unlikely to collide (time, process and a stack
+ * address, which differs between threads).
+ */
+int kj__tmp_create(char *tmp, size_t size, const char *path)
+{
+	static const char alphabet[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct timespec ts;
+	uint64_t seed;
+	int attempt, n, fd;
+
+	n = snprintf(tmp, size, "%s.tmp.XXXXXX", path);
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	seed ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
+	for (attempt = 0; attempt < 100; attempt++) {
+		uint64_t r = kj__mix64(seed + (uint64_t)attempt);
+		int i;
+
+		for (i = 0; i < 6; i++) {
+			tmp[n - 6 + i] = alphabet[r % (sizeof(alphabet) - 1)];
+			r /= sizeof(alphabet) - 1;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+int kj__write_full(int fd, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+
+	while (n > 0) {
+		/* Linux writes at most about 2 GiB per call anyway. */
+		size_t chunk = n < (1u << 30) ? n : (1u << 30);
+		ssize_t w = write(fd, p, chunk);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Make the rename durable: fsync the directory that holds `path`.  Best
+ * effort, since some file systems refuse fsync on a directory, and the file
+ * itself is complete either way.
+ */
+static void sync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+	int fd;
+
+	if (!slash) {
+		dir[0] = '.';
+		n = 1;
+	} else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return;
+		memcpy(dir, path, n);
+	}
+	dir[n] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
+int kj__tmp_commit(int fd, const char *tmp, const char *path, const char **stage)
+{
+	int rc, e;
+
+	while ((rc = fsync(fd)) < 0 && errno == EINTR)
+		;
+	if (rc < 0) {
+		*stage = "cannot sync";
+		goto fail;
+	}
+	/* close() is where some file systems (NFS) report write errors. */
+	rc = close(fd);
+	fd = -1;
+	if (rc < 0) {
+		*stage = "cannot write";
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		*stage = "cannot rename the temporary file";
+		goto fail;
+	}
+	sync_parent(path);
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = e;
+	return -1;
+}
+
+int kj_write_file_atomic(const char *path, const char *data, size_t len,
+			 struct kj_error *err)
+{
+	char tmp[PATH_MAX];
+	const char *stage = "cannot write";
+	int fd = kj__tmp_create(tmp, sizeof(tmp), path);
+
+	if (fd < 0)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot "
+				    "create a temporary file: %s", path, strerror(errno));
+	if (kj__write_full(fd, data, len) < 0) {
+		int e = errno;
+
+		close(fd);
+		unlink(tmp);
+		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
+				    strerror(e));
+	}
+	if (kj__tmp_commit(fd, tmp, path, &stage) < 0)
+		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
+				    strerror(errno));
+	return KJ_OK;
+}
