@@ -491,18 +491,12 @@ int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
 void kj_proc_release(struct kj_proc *p, double grace_s)
 {
 	if (p->pid && !p->reaped && p->proto >= 0) {
-		json_t *req = json_pack("{s:s}", "op", "exit");
-		char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
 		double deadline = now_s() + grace_s;
+		uint64_t nonce;
 
-		if (text) {
-			size_t len = strlen(text);
-
-			text[len] = '\n';
-			write_all(p->proto, text, len + 1, deadline);
-		}
-		free(text);
-		json_decref(req);
+		/* A worker that cannot take the request is killed below anyway
+		 * (a failed send has killed it already). */
+		kj_proc_send(p, json_pack("{s:s}", "op", "exit"), grace_s, &nonce, NULL);
 		while (!p->reaped && now_s() < deadline) {
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 

@@ -222,20 +222,28 @@ static int secret_key(uint64_t key[4], struct kj_error *err)
 	return KJ_OK;
 }
 
-int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
-		  struct kj_error *err)
+static uint64_t derive_seed(const uint64_t key[4], uint64_t task_hash,
+			    int case_idx, int set)
 {
-	uint64_t key[4], h;
-	int rc = secret_key(key, err);
+	uint64_t h;
 
-	if (rc != KJ_OK)
-		return rc;
 	h = splitmix(key[0] ^ task_hash);
 	h = splitmix(h ^ key[1] ^ ((uint64_t)(uint32_t)case_idx << 20));
 	h = splitmix(h ^ key[2] ^ (uint64_t)(uint32_t)set);
 	h = splitmix(h ^ key[3]);
 	/* Positive and within 2^53: every Python and JSON reader keeps it exact. */
-	*seed = (h & ((1ull << 53) - 1)) | 1;
+	return (h & ((1ull << 53) - 1)) | 1;
+}
+
+int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
+		  struct kj_error *err)
+{
+	uint64_t key[4];
+	int rc = secret_key(key, err);
+
+	if (rc != KJ_OK)
+		return rc;
+	*seed = derive_seed(key, task_hash, case_idx, set);
 	return KJ_OK;
 }
 
@@ -244,7 +252,6 @@ int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
 struct side {
 	const char *role;        /* "reference" or "candidate" */
 	struct kj_proc proc;
-	int alive;
 	char out_dir[PATH_MAX];
 	json_t *load_req;        /* what to send after a (re)start */
 	json_t *load_reply;      /* last successful load reply, or NULL */
@@ -261,6 +268,7 @@ struct run_env {
 	int n_env;
 	char device[16];
 	char device_id[256];   /* device, its name and torch's version: cache keys */
+	uint64_t key[4];       /* the secret seed key, read once per run */
 };
 
 static int find_in_path(const char *name, char *out, size_t size)
@@ -412,7 +420,6 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 		s->load_error_type[0] = '\0';
 		if (kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err) != KJ_OK)
 			return err->code;
-		s->alive = 1;
 	}
 	for (i = 0; i < n; i++)
 		rc[i] = kj_proc_send(&sv[i]->proc, json_pack("{s:s}", "op", "hello"),
@@ -467,7 +474,6 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 				     s->role, e[i].msg, tail ? tail : "") < 0)
 				s->load_error_msg = NULL;
 			free(tail);
-			s->alive = 0;
 		} else if (!json_is_true(json_object_get(rep, "ok"))) {
 			snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
 				 jstr(rep, "error_type", "Error"));
@@ -491,7 +497,6 @@ static void side_stop(struct side *s)
 {
 	if (s->proc.pid)
 		kj_proc_release(&s->proc, 2.0);
-	s->alive = 0;
 }
 
 /* --- the golden cache ------------------------------------------------------------------ */
@@ -1076,6 +1081,12 @@ static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
 	rc = setup(r, o, err);
 	if (rc != KJ_OK)
 		return rc;
+	/* The seed key once, not once per seed. */
+	if (!o->seed_fixed && (rc = secret_key(r->key, err)) != KJ_OK) {
+		rm_rf(r->scratch);
+		env_free(r);
+		return rc;
+	}
 	snprintf(r->device, sizeof(r->device), "%s", o->device ? o->device : "");
 	side_init(ref, r, "reference", tp->dir, tp->task_mod, tp->task_mod, "Model");
 	side_init(cand, r, "candidate", tp->dir, tp->task_mod, tp->cand_mod, "ModelNew");
@@ -1130,13 +1141,8 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			char entry[PATH_MAX], gdir[PATH_MAX];
 			int rrc, crc, cached, have_entry;
 
-			if (!o->seed_fixed) {
-				rc = kj_torch_seed(tp.task_hash, k, s, &seed, err);
-				if (rc != KJ_OK) {
-					json_decref(desc);
-					goto out;
-				}
-			}
+			if (!o->seed_fixed)
+				seed = derive_seed(r.key, tp.task_hash, k, s);
 			if (!ref.load_reply) {
 				side_stop(&ref);
 				rc = side_start(&r, &ref, err);
@@ -1403,11 +1409,8 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 		size_t u;
 
 		/* Timed runs use an input set verify never used. */
-		if (!o->seed_fixed) {
-			rc = kj_torch_seed(tp.task_hash, k, 1000, &seed, err);
-			if (rc != KJ_OK)
-				goto out;
-		}
+		if (!o->seed_fixed)
+			seed = derive_seed(r.key, tp.task_hash, k, 1000);
 		if (!ref.load_reply)
 			restart(&r, &ref, err);
 		if (!cand.load_reply) {
