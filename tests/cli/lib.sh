@@ -42,3 +42,9 @@ expect_exit() {
 py() {
 	"$KJ_PYTHON" -c "$1"
 }
+
+# jget FILE EXPR: print EXPR, a Python expression over the JSON file's
+# content `d`.
+jget() {
+	py "import json; d = json.load(open('$1')); print($2)"
+}

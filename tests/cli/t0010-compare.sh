@@ -7,10 +7,6 @@ mk() {
 	py "import numpy as np; np.save('$1', $2)"
 }
 
-# jq-less JSON field access: jget FILE 'expr on d'
-jget() {
-	py "import json; d = json.load(open('$1')); print($2)"
-}
 
 test_expect 'version and help' '
 	$KJUDGE --version | grep -q "^kjudge [0-9]"

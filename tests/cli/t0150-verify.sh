@@ -34,9 +34,6 @@ class ModelNew(nn.Module):
 PY
 }
 
-jget() {
-	py "import json; d = json.load(open('$1')); print($2)"
-}
 
 test_expect 'help and usage errors' '
 	$KJUDGE verify --help | grep -q -- "--triton_impl_name IMPL"

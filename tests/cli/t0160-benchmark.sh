@@ -38,9 +38,6 @@ class ModelNew(nn.Module):
 PY
 }
 
-jget() {
-	py "import json; d = json.load(open('$1')); print($2)"
-}
 
 test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: exit 2' '
 	task d
