@@ -15,6 +15,20 @@
 /* Number of online CPUs, at least 1. */
 int kj__online_cpus(void);
 
+/* Seconds on the monotonic clock (sys.c). */
+double kj__now_s(void);
+
+/*
+ * Mount a private tmpfs (with transparent huge pages where the kernel has
+ * them) over the existing, empty directory dir, in a new mount namespace
+ * that this process and its later children share (scratch.c).  Call it
+ * before starting any thread.  *how names what dir is now: "shared" (nothing
+ * changed), "private-tmpfs" or "private-tmpfs-huge".  Returns 0, or -1 with
+ * errno when dir stays as it was (the process may then be in a new namespace
+ * that changes nothing).
+ */
+int kj__scratch_private(const char *dir, const char **how);
+
 /* Element `i` of `base` (dtype dt, byte-swapped if `swap`) as a double.
  * Exact for every dtype but 64-bit integers beyond 2^53. */
 double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap);

@@ -109,14 +109,6 @@ void kj_proc_init(struct kj_proc *p)
 	p->next_nonce = 1;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -206,7 +198,7 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	 * guess the next one from the previous requests alone. */
 	if (getrandom(&p->next_nonce, sizeof(p->next_nonce), 0) !=
 	    (ssize_t)sizeof(p->next_nonce))
-		p->next_nonce = (uint64_t)now_s() * 0x9e3779b97f4a7c15ull;
+		p->next_nonce = (uint64_t)kj__now_s() * 0x9e3779b97f4a7c15ull;
 	p->proto = sp[0];
 	p->out = po[0];
 	p->err = pe[0];
@@ -317,7 +309,7 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd pf = { fd, POLLOUT, 0 };
-			int ms = (int)((deadline - now_s()) * 1000);
+			int ms = (int)((deadline - kj__now_s()) * 1000);
 
 			if (ms <= 0)
 				return KJ_ETIMEDOUT;
@@ -431,7 +423,7 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request");
 	len = strlen(text);
 	text[len] = '\n'; /* replaces the NUL; the length is passed explicitly */
-	rc = write_all(p->proto, text, len + 1, now_s() + timeout_s);
+	rc = write_all(p->proto, text, len + 1, kj__now_s() + timeout_s);
 	free(text);
 	if (rc != KJ_OK)
 		return fail_request(p, rc, timeout_s, err);
@@ -441,7 +433,7 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 		 json_t **reply, struct kj_error *err)
 {
-	double deadline = now_s() + timeout_s;
+	double deadline = kj__now_s() + timeout_s;
 	int rc;
 
 	*reply = NULL;
@@ -455,7 +447,7 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		if (p->line_len > KJ_PROC_LINE_MAX)
 			return fail_request(p, KJ_EPROTOCOL, timeout_s, err);
-		ms = (int)((deadline - now_s()) * 1000);
+		ms = (int)((deadline - kj__now_s()) * 1000);
 		if (ms <= 0)
 			return fail_request(p, KJ_ETIMEDOUT, timeout_s, err);
 		pf[nf++] = (struct pollfd){ p->proto, POLLIN, 0 };
@@ -491,13 +483,13 @@ int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
 void kj_proc_release(struct kj_proc *p, double grace_s)
 {
 	if (p->pid && !p->reaped && p->proto >= 0) {
-		double deadline = now_s() + grace_s;
+		double deadline = kj__now_s() + grace_s;
 		uint64_t nonce;
 
 		/* A worker that cannot take the request is killed below anyway
 		 * (a failed send has killed it already). */
 		kj_proc_send(p, json_pack("{s:s}", "op", "exit"), grace_s, &nonce, NULL);
-		while (!p->reaped && now_s() < deadline) {
+		while (!p->reaped && kj__now_s() < deadline) {
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 
 			reap(p, 0);

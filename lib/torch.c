@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -269,6 +270,10 @@ struct run_env {
 	char device[16];
 	char device_id[256];   /* device, its name and torch's version: cache keys */
 	uint64_t key[4];       /* the secret seed key, read once per run */
+	const char *scratch_kind; /* see kj__scratch_private() */
+	char stage[PATH_MAX];  /* the reference's outputs, in the cache, or "" */
+	double t0;             /* when the run began (monotonic seconds) */
+	json_t *timings;       /* where the run's time went, see tally() */
 };
 
 static int find_in_path(const char *name, char *out, size_t size)
@@ -388,6 +393,8 @@ static const char *jstr(const json_t *o, const char *key, const char *dflt)
 	return v ? v : dflt;
 }
 
+static int cache_dir(char *buf, size_t size);
+
 /*
  * Start the workers of `n` sides together and load their modules: all are
  * spawned, then all get "hello" (which imports torch, the slow part), then
@@ -406,6 +413,7 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 	uint64_t nonce[2];
 	int i, rc[2];
 	struct kj_error e[2];
+	char pycache[PATH_MAX];
 	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
 	 * machine): a short --timeout is meant for the cases, not for this. */
 	double startup_s = r->o->timeout_s > 300 ? r->o->timeout_s : 300;
@@ -421,8 +429,17 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 		if (kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err) != KJ_OK)
 			return err->code;
 	}
+	/* The bytecode tree in the cache: written by the reference only (see
+	 * the worker's _bytecode). */
+	if (cache_dir(pycache, sizeof(pycache) - 16) == 0)
+		memcpy(pycache + strlen(pycache), "/pycache", sizeof("/pycache"));
+	else
+		pycache[0] = '\0';
 	for (i = 0; i < n; i++)
-		rc[i] = kj_proc_send(&sv[i]->proc, json_pack("{s:s}", "op", "hello"),
+		rc[i] = kj_proc_send(&sv[i]->proc,
+				     json_pack("{s:s, s:s?, s:b}", "op", "hello",
+					       "pycache", pycache[0] ? pycache : NULL,
+					       "write_bytecode", !strcmp(sv[i]->role, "reference")),
 				     startup_s, &nonce[i], &e[i]);
 	for (i = 0; i < n; i++) {
 		json_t *rep = NULL;
@@ -497,6 +514,44 @@ static void side_stop(struct side *s)
 {
 	if (s->proc.pid)
 		kj_proc_release(&s->proc, 2.0);
+}
+
+/* --- where the time goes ------------------------------------------------------------ */
+
+/*
+ * Every result carries kjudge.timings: the judge's own phases in seconds
+ * (start_s: both workers up and their modules loaded; compare_s: the
+ * comparator; total_s) and, per side, the sum of the phases its worker
+ * reported (inputs, forward, checks, timed loop, writing outputs).  The two
+ * sides run at the same time, so the parts add up to more than total_s.
+ */
+static void tally_s(struct run_env *r, const char *key, double s)
+{
+	json_t *v = json_object_get(r->timings, key);
+
+	json_object_set_new(r->timings, key, json_real(json_number_value(v) + s));
+}
+
+static void tally(struct run_env *r, const char *who, const json_t *rep)
+{
+	json_t *dst = json_object_get(r->timings, who), *v;
+	const char *k;
+
+	if (!dst) {
+		dst = json_object();
+		json_object_set_new(r->timings, who, dst);
+	}
+	json_object_foreach(json_object_get(rep, "phases"), k, v)
+		if (json_is_number(v))
+			json_object_set_new(dst, k, json_real(json_number_value(
+				json_object_get(dst, k)) + json_number_value(v)));
+}
+
+/* The timings record, with total_s, for the result (a new reference). */
+static json_t *timings_done(struct run_env *r)
+{
+	tally_s(r, "total_s", kj__now_s() - r->t0);
+	return json_incref(r->timings);
 }
 
 /* --- the golden cache ------------------------------------------------------------------ */
@@ -665,6 +720,12 @@ static void cache_trim(const char *entry)
 			if (e->d_name[0] == '.' ||
 			    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
 			    lstat(p, &st) != 0 || !strcmp(p, entry))
+				continue;
+			/* Not entries: the bytecode tree, and the outputs of
+			 * runs going on now (a day old: left by a dead run). */
+			if (!strcmp(e->d_name, "pycache") ||
+			    (!strncmp(e->d_name, "stage-", 6) &&
+			     st.st_mtime > time(NULL) - 86400))
 				continue;
 			if (!oldest[0] || st.st_mtime < t_old) {
 				snprintf(oldest, sizeof(oldest), "%s", p);
@@ -954,12 +1015,13 @@ static int setup(struct run_env *r, const struct kj_torch_opts *o,
 		 struct kj_error *err)
 {
 	const char *py = o->python ? o->python : getenv("KJ_PYTHON");
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *sdir = getenv("KJ_SCRATCH_DIR");
 	char self[PATH_MAX];
 	ssize_t n;
 
 	memset(r, 0, sizeof(*r));
 	r->o = o;
+	r->t0 = kj__now_s();
 	if (find_in_path(py && *py ? py : "python3", r->python, sizeof(r->python)) < 0)
 		return kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' "
 				    "(set --python or KJ_PYTHON)",
@@ -980,12 +1042,20 @@ static int setup(struct run_env *r, const struct kj_torch_opts *o,
 		return kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is "
 				    "missing (it is installed beside kjudge)",
 				    r->worker);
-	/* tmpfs when there is one: outputs are written and read once. */
+	/* $KJ_SCRATCH_DIR, else tmpfs when there is one: outputs are written
+	 * and read once. */
 	snprintf(r->scratch, sizeof(r->scratch), "%s/kjudge-XXXXXX",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp"));
+		 sdir && *sdir ? sdir
+		 : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp"));
 	if (!mkdtemp(r->scratch))
 		return kj_error_set(err, KJ_EIO, "cannot create a scratch "
 				    "directory: %s", strerror(errno));
+	/* A tmpfs of the run's own with huge pages, where the machine allows
+	 * one (KJ_SCRATCH=shared keeps the plain directory); else the plain
+	 * directory, which works as well, only slower for large outputs. */
+	r->scratch_kind = "shared";
+	if (!(getenv("KJ_SCRATCH") && !strcmp(getenv("KJ_SCRATCH"), "shared")))
+		(void)kj__scratch_private(r->scratch, &r->scratch_kind);
 	env_build(r);
 	{
 		char p[PATH_MAX + 32];
@@ -1050,14 +1120,25 @@ static int resolve_task(const struct kj_torch_opts *o, struct task_paths *tp,
 }
 
 /* The end of every run: workers stopped, scratch directory removed. */
+static void scratch_remove(struct run_env *r)
+{
+	if (strcmp(r->scratch_kind, "shared") != 0)
+		umount2(r->scratch, MNT_DETACH); /* its files go with it */
+	rm_rf(r->scratch);
+}
+
 static void finish(struct run_env *r, struct side *ref, struct side *cand,
 		   json_t *hello)
 {
 	json_decref(hello);
 	side_release(ref);
 	side_release(cand);
-	rm_rf(r->scratch);
+	if (r->stage[0])
+		rm_rf(r->stage);
+	scratch_remove(r);
 	env_free(r);
+	json_decref(r->timings);
+	r->timings = NULL;
 }
 
 /*
@@ -1083,16 +1164,27 @@ static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
 		return rc;
 	/* The seed key once, not once per seed. */
 	if (!o->seed_fixed && (rc = secret_key(r->key, err)) != KJ_OK) {
-		rm_rf(r->scratch);
+		scratch_remove(r);
 		env_free(r);
 		return rc;
 	}
+	r->timings = json_object();
 	snprintf(r->device, sizeof(r->device), "%s", o->device ? o->device : "");
 	side_init(ref, r, "reference", tp->dir, tp->task_mod, tp->task_mod, "Model");
+	/* The reference writes its outputs straight into the cache's file
+	 * system, so that keeping them as golden outputs is a rename. */
+	if (cache_dir(r->stage, sizeof(r->stage) - 16) == 0) {
+		memcpy(r->stage + strlen(r->stage), "/stage-XXXXXX", sizeof("/stage-XXXXXX"));
+		if (mkdtemp(r->stage))
+			snprintf(ref->out_dir, sizeof(ref->out_dir), "%s", r->stage);
+		else
+			r->stage[0] = '\0';
+	}
 	side_init(cand, r, "candidate", tp->dir, tp->task_mod, tp->cand_mod, "ModelNew");
 	/* The reference is first: it says which device there is, and a task
 	 * that cannot be loaded is the judge's input error, not a verdict. */
 	rc = sides_start(r, both, is_file(tp->cand_file) ? 2 : 1, hello, err);
+	tally_s(r, "start_s", kj__now_s() - r->t0);
 	if (rc == KJ_OK && !ref->load_reply)
 		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
 				  "loaded: %s: %.400s", tp->task, ref->load_error_type,
@@ -1175,12 +1267,14 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 					   o->timeout_s, &cn, &cerr);
 			if (rrc == KJ_OK && !cached) {
 				rrc = kj_proc_wait(&ref.proc, rn, o->timeout_s, &rrep, &rerr);
+				tally(&r, "reference", rrep);
 				if (rrc == KJ_OK && have_entry &&
 				    json_is_true(json_object_get(rrep, "ok")))
 					rrep = cache_golden_put(entry, rrep);
 			}
 			if (crc == KJ_OK)
 				crc = kj_proc_wait(&cand.proc, cn, o->timeout_s, &crep, &cerr);
+			tally(&r, "candidate", crep);
 			n_cached += cached;
 
 			if (rrc == KJ_OK && json_is_true(json_object_get(rrep, "ok")) && !desc)
@@ -1204,10 +1298,12 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 					restart(&r, &cand, err);
 			} else {
 				json_t *al = json_object_get(crep, "aliases");
+				double t = kj__now_s();
 
 				fail = judge_outputs(o, k + 1, desc, rrep, crep,
 						     golden_dir(rrep, ref.out_dir, gdir, sizeof(gdir)),
 						     cand.out_dir);
+				tally_s(&r, "compare_s", kj__now_s() - t);
 				/* An output that shares memory with an input is
 				 * reported: with the failure, or as a warning. */
 				if (json_array_size(al) && fail) {
@@ -1232,8 +1328,11 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			}
 			json_decref(rrep);
 			json_decref(crep);
+			/* The candidate's files stay: its next outputs are
+			 * written over them, into pages the file system already
+			 * has (see the worker's _write_npy), and only files its
+			 * reply names are read. */
 			clear_dir(ref.out_dir);
-			clear_dir(cand.out_dir);
 		}
 		if (fail)
 			json_array_append_new(failures, fail);
@@ -1254,6 +1353,9 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 			    "torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
 			    "device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
 			    "golden_from_cache", n_cached);
+	json_object_set_new(json_object_get(*result, "kjudge"), "timings", timings_done(&r));
+	json_object_set_new(json_object_get(*result, "kjudge"), "scratch",
+			    json_string(r.scratch_kind));
 	failures = warnings = NULL;
 	rc = *result ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
@@ -1330,6 +1432,7 @@ static json_t *ask(struct run_env *r, struct side *s, json_t *req, int case_idx,
 	json_t *rep = NULL;
 	int rc = kj_proc_request(&s->proc, req, r->o->timeout_s, &rep, &e);
 
+	tally(r, s->role, rep);
 	if (rc != KJ_OK) {
 		*fail = proc_failure(r->o, case_idx, desc, s, rc, &e);
 		restart(r, s, err);
@@ -1473,9 +1576,12 @@ int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts
 			json_t *fake = json_pack("{s:O}", "outputs",
 						 json_array_get(json_object_get(im, "distinct_outputs"), u));
 
+			double t = kj__now_s();
+
 			fail = judge_outputs(o, k + 1, desc, gold, fake,
 					     golden_dir(gold, ref.out_dir, gdir, sizeof(gdir)),
 					     cand.out_dir);
+			tally_s(&r, "compare_s", kj__now_s() - t);
 			json_decref(fake);
 			if (fail) {
 				char *m = NULL;
@@ -1577,6 +1683,8 @@ record:
 			"sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "python" };
 		json_t *kj = json_object_get(*result, "kjudge");
 
+		json_object_set_new(kj, "timings", timings_done(&r));
+		json_object_set_new(kj, "scratch", json_string(r.scratch_kind));
 		/* The environment every figure came from. */
 		for (i = 0; i < (int)(sizeof(env_keys) / sizeof(env_keys[0])); i++)
 			if (json_object_get(hello, env_keys[i]))

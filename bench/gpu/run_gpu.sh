@@ -24,6 +24,7 @@ python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'trit
 df -h /dev/shm /tmp | sed 's/^/  /'
 nproc; free -g | head -2
 
+if [ -z "${SKIP_EXAMPLES:-}" ]; then
 echo "== examples"
 for t in ${EXAMPLES-examples/*/*_torch.py}; do
 	d=$(dirname "$t")
@@ -50,6 +51,9 @@ print('   speedup_vs_torch', d['speedup_vs_torch'])
 " 2>/dev/null
 done
 
+fi
+
+if [ -z "${SKIP_SIDESTREAM:-}" ]; then
 echo "== side-stream candidate"
 d=bench/gpu/sidestream
 for impl in ${SIDESTREAM-triton_ascend_impl sidestream_impl}; do
@@ -62,6 +66,8 @@ print('   $impl:', s['status'], 'impl median', s['implementation']['median_ms'],
       s['implementation']['escaped_ms_total'], 'ms; reference median', s['framework']['median_ms'], 'ms')
 "
 done
+
+fi
 
 echo "== where the time goes on a 1.6 G-element problem (KernelBench 19_ReLU's size)"
 python3 - <<'PY'
@@ -86,6 +92,7 @@ t0=$(now); $K compare /dev/shm/g_out0.npy /dev/shm/a_out0.npy | head -1
 echo "   kjudge compare of two 6.4 GB tensors: $(awk "BEGIN{printf \"%.2f\", $(now) - $t0}") s"
 rm -f /dev/shm/g_out0.npy /dev/shm/a_out0.npy
 
+du -sh /dev/shm/kjudge-cache-*/pycache 2>/dev/null | sed "s/^/   bytecode cache: /"
 echo "== KernelBench side by side"
 probs=${KB_PROBLEMS:-"19_ReLU.py 23_Softmax.py"}
 for p in $probs; do
@@ -100,6 +107,11 @@ for p in $probs; do
 		t1=$(now)
 		$K benchmark --op_name kb --verify_dir "$d" --repeats 100 --output "$OUT/r/kb_perf_${p%.py}_$run.json" > /dev/null
 		t2=$(now)
+		python3 -c "
+import json
+for f in ('$OUT/r/kb_verify_${p%.py}_$run.json', '$OUT/r/kb_perf_${p%.py}_$run.json'):
+    print('     timings', json.dumps(json.load(open(f))['kjudge'].get('timings')))
+"
 		echo "   kjudge $p ($run): verify $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s, benchmark $(awk "BEGIN{printf \"%.2f\", $t2 - $t1}") s, total $(awk "BEGIN{printf \"%.2f\", $t2 - $t0}") s"
 	done
 done

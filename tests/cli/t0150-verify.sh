@@ -56,6 +56,8 @@ test_expect 'a correct candidate passes every case: exit 0 and verify_result.jso
 	grep -q "scale: 3/3 cases passed" out.txt
 	test "$(jget d/verify_result.json "d[\"total_cases\"], d[\"passed_cases\"], d[\"failed_cases\"], d[\"failures\"]")" = "3 3 0 []"
 	test "$(jget d/verify_result.json "d[\"kjudge\"][\"seeds\"], d[\"kjudge\"][\"input_sets\"]")" = "secret 2"
+	# Neither side leaves compiled bytecode of the task or the candidate.
+	test ! -e d/__pycache__
 '
 
 test_expect 'a wrong case fails with the comparator figures, the others pass: exit 1' '
@@ -158,4 +160,59 @@ test_expect 'golden outputs are cached: a second candidate runs alone, and is st
 	echo "# changed" >> d/scale_torch.py
 	$KJUDGE verify --op_name scale --verify_dir d --output r4.json > /dev/null
 	test "$(jget r4.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
+'
+
+test_expect 'the reference writes goldens into the cache by rename, and leaves nothing behind' '
+	export KJ_CACHE_DIR=$SCRATCH/cache2
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	$KJUDGE verify --op_name scale --verify_dir d --output r1.json > /dev/null
+	test "$(ls $KJ_CACHE_DIR | grep -c "^g-")" = 6
+	test "$(ls $KJ_CACHE_DIR | grep -c "^stage-")" = 0
+	# The bytecode tree is no entry: a cap of 0 trims every entry but it.
+	echo x > $KJ_CACHE_DIR/pycache
+	echo "# changed" >> d/scale_torch.py
+	KJ_CACHE_MAX_MB=0 $KJUDGE verify --op_name scale --verify_dir d --output r2.json > /dev/null
+	test -e $KJ_CACHE_DIR/pycache
+	test "$(ls $KJ_CACHE_DIR | grep -c "^g-")" -le 1
+'
+
+test_expect 'the scratch directory is a private tmpfs, and is gone after the run' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	export KJ_SCRATCH_DIR=$SCRATCH/scratch
+	mkdir $KJ_SCRATCH_DIR
+	$KJUDGE verify --op_name scale --verify_dir d --output r1.json > /dev/null
+	# root (as in CI) or a user namespace: either way a private tmpfs
+	case "$(jget r1.json "d[\"kjudge\"][\"scratch\"]")" in private-tmpfs*) ;; *) false ;; esac
+	KJ_SCRATCH=shared $KJUDGE verify --op_name scale --verify_dir d --output r2.json > /dev/null
+	test "$(jget r2.json "d[\"kjudge\"][\"scratch\"], d[\"passed_cases\"]")" = "shared 3"
+	test -z "$(ls -A $KJ_SCRATCH_DIR)"
+	! grep -q " $KJ_SCRATCH_DIR" /proc/mounts
+'
+
+test_expect 'timings say where the time went' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d --output r.json > /dev/null
+	test "$(jget r.json "(t := d[\"kjudge\"][\"timings\"]) and all(t[k] > 0 for k in (\"start_s\", \"compare_s\", \"total_s\")) and t[\"start_s\"] < t[\"total_s\"] and sorted(t[\"candidate\"]) == sorted(t[\"reference\"]) == [\"checks_s\", \"forward_s\", \"inputs_s\", \"write_s\"]")" = True
+'
+
+test_expect 'cases are counted without making the inputs, or on the device when that fails' '
+	mkdir d
+	cat > d/scale_torch.py <<PY
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 2 * x + 1
+
+def get_input_groups():
+    n = int(torch.randint(5, 9, (1,)).item())  # needs data: not on meta
+    return [[torch.randn(n)], [torch.randn(n, 2)]]
+PY
+	cand d triton_ascend_impl "x * 2 + 1"
+	$KJUDGE verify --op_name scale --verify_dir d --output r.json > /dev/null
+	test "$(jget r.json "d[\"total_cases\"], d[\"passed_cases\"]")" = "2 2"
 '
