@@ -4,12 +4,19 @@
 #   make check                  unit tests, CLI tests (needs scripts/install-deps)
 #   make SANITIZE=address,undefined check
 #                               the same under sanitizers, in build/san-*/
-#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser (clang)
+#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, then on the
+#                               validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
+#   make bench-validate         kjudge validate over 1,000 generated candidates
 #   make demo                   kjudge compare on the bundled example tensors
 #
-# System libraries come from pkg-config; nothing from other projects lives in
-# the tree.
+# System libraries come from pkg-config.  The tree-sitter runtime and the
+# Python and CUDA grammars that `kjudge validate` parses with are compiled
+# into libkjudge.a from sources that scripts/fetch-third-party downloads
+# (pinned by version and SHA-256 in scripts/third-party.lock) into
+# third_party/; nothing from other projects lives in git.
+
+.DEFAULT_GOAL := all
 
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -41,6 +48,59 @@ CFLAGS  += -std=c11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
 LDFLAGS += $(SANFLAGS) -pthread
 LDLIBS  += $(PKG_LIBS) -lm
 
+# --- third-party sources (tree-sitter) -----------------------------------------
+# Versions come from the lock file, so that it is the one place to change.
+TP      := third_party
+tp_ver   = $(shell awk '$$1 == "$(1)" { print $$2 }' scripts/third-party.lock)
+TS_RT   := $(TP)/tree-sitter-$(call tp_ver,tree-sitter)/tree_sitter/core/lib
+TS_PY   := $(TP)/tree-sitter-python-$(call tp_ver,tree-sitter-python)/src
+TS_CU   := $(TP)/tree-sitter-cuda-$(call tp_ver,tree-sitter-cuda)/src
+# The grammars include "tree_sitter/parser.h" (and array.h, alloc.h), which
+# their sdists do not ship: the runtime's own copies are the ones they were
+# generated against (ABI 14).
+TS_INC  := $(BUILD)/third_party/include
+TS_HDRS := $(addprefix $(TS_INC)/tree_sitter/,parser.h array.h alloc.h ts_assert.h)
+TS_OBJ  := $(addprefix $(BUILD)/third_party/,ts_runtime.o ts_python_parser.o \
+             ts_python_scanner.o ts_cuda_parser.o ts_cuda_scanner.o)
+# Third-party code is compiled with its own flags: C11, no -Werror, and
+# warnings off (they are the upstream's to fix); sanitizers as for the rest.
+TS_CFLAGS = -std=c11 $(OPT) -w $(SANFLAGS) -D_DEFAULT_SOURCE
+CPPFLAGS += -isystem $(TS_RT)/include
+
+$(TP)/.stamp: scripts/third-party.lock scripts/fetch-third-party
+	scripts/fetch-third-party
+
+.PRECIOUS: $(TS_INC)/tree_sitter/%.h
+$(TS_INC)/tree_sitter/%.h: $(TP)/.stamp
+	@mkdir -p $(dir $@)
+	cp $(TS_RT)/src/$*.h $@
+
+$(BUILD)/third_party/ts_runtime.o: $(TP)/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(TS_CFLAGS) -g -I$(TS_RT)/include -I$(TS_RT)/src -c -o $@ $(TS_RT)/src/lib.c
+$(BUILD)/third_party/ts_python_%.o: $(TP)/.stamp $(TS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TS_CFLAGS) -I$(TS_INC) -c -o $@ $(TS_PY)/$*.c
+$(BUILD)/third_party/ts_cuda_%.o: $(TP)/.stamp $(TS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TS_CFLAGS) -I$(TS_INC) -c -o $@ $(TS_CU)/$*.c
+
+# The default validate rules are compiled in: rules/validate-default.json
+# becomes a byte array.
+$(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from rules/validate-default.json by the Makefile */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char kj__vrules_default[];'; \
+	  echo 'extern const size_t kj__vrules_default_len;'; \
+	  echo 'const char kj__vrules_default[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t kj__vrules_default_len = sizeof(kj__vrules_default) - 1;'; \
+	} > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/validate_rules_default.o: $(BUILD)/gen/validate_rules_default.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 LIB_SRC := $(wildcard lib/*.c)
 CLI_SRC := $(wildcard src/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -62,11 +122,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# The validator includes tree-sitter's api.h, which must be fetched first.
+$(filter $(BUILD)/lib/validate%,$(LIB_OBJ)): $(TP)/.stamp
+
 # compare.c's static inline helpers pass 32-byte vectors by value; they are
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/compare.o: CFLAGS += -Wno-psabi
 
-$(BUILD)/libkjudge.a: $(LIB_OBJ)
+$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -117,10 +180,47 @@ $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  -o $@ $(filter %.c,$^) -lm
 
-fuzz: $(FUZZ_DIR)/fuzz_npy_header
-	@mkdir -p $(FUZZ_DIR)/corpus
+# The validator's fuzzer: kjudge's own files and the tree-sitter runtime
+# instrumented, the grammars' generated parse tables optimised and not
+# (instrumenting them costs minutes of compile time and says little).
+FUZZ_V_SRC := $(wildcard lib/validate*.c) lib/error.c
+FUZZ_TS_OBJ := $(addprefix $(FUZZ_DIR)/ts/,ts_runtime.o ts_python_parser.o \
+                 ts_python_scanner.o ts_cuda_parser.o ts_cuda_scanner.o)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+$(FUZZ_DIR)/ts/ts_runtime.o: $(TP)/.stamp
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -w -D_DEFAULT_SOURCE $(FUZZ_SAN) \
+	  -fsanitize-coverage=inline-8bit-counters,pc-table \
+	  -I$(TS_RT)/include -I$(TS_RT)/src -c -o $@ $(TS_RT)/src/lib.c
+$(FUZZ_DIR)/ts/ts_python_%.o: $(TP)/.stamp $(TS_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -O2 -w -I$(TS_INC) -c -o $@ $(TS_PY)/$*.c
+$(FUZZ_DIR)/ts/ts_cuda_%.o: $(TP)/.stamp $(TS_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -O2 -w -I$(TS_INC) -c -o $@ $(TS_CU)/$*.c
+
+$(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) \
+		lib/validate_internal.h $(BUILD)/gen/validate_rules_default.c $(FUZZ_TS_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -isystem $(TS_RT)/include -D_GNU_SOURCE \
+	  $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+	  -o $@ $(filter %.c,$^) $(filter %.o,$^) $(PKG_LIBS) -lm
+
+# Seeds: the corpus of tests/validate/, each file behind its language byte.
+$(FUZZ_DIR)/validate-seeds/.stamp: $(wildcard tests/validate/*/*)
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	@for f in $^; do case $$f in *.py) p=p ;; *) p=c ;; esac; \
+	  { printf $$p; cat $$f; } > $(dir $@)$$(basename $$f); done
+	touch $@
+
+fuzz: $(FUZZ_DIR)/fuzz_npy_header $(FUZZ_DIR)/fuzz_validate $(FUZZ_DIR)/validate-seeds/.stamp
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-validate
 	$(FUZZ_DIR)/fuzz_npy_header -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 -dict=tests/fuzz/npy.dict $(FUZZ_DIR)/corpus tests/fuzz/seeds
+	$(FUZZ_DIR)/fuzz_validate -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+	  -timeout=30 -dict=tests/fuzz/validate.dict $(FUZZ_DIR)/corpus-validate \
+	  $(FUZZ_DIR)/validate-seeds
 
 # --- benchmark ----------------------------------------------------------------
 BENCH_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Ilib -D_GNU_SOURCE -pthread
@@ -132,10 +232,17 @@ build/bench/bench_compare: bench/bench_compare.c build/libkjudge.a
 bench: build/bench/bench_compare
 	PYTHON=$(PYTHON) bench/run_compare_bench
 
+build/bench/bench_validate: bench/bench_validate.c build/libkjudge.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -pthread -lm
+
+bench-validate: build/kjudge build/bench/bench_validate
+	bench/run_validate_bench
+
 clean:
 	rm -rf build
 
-.PHONY: all check demo fuzz bench clean
+.PHONY: all check demo fuzz bench bench-validate clean
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

@@ -116,5 +116,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_verify_options[];
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_benchmark_options[];
+int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_validate_options[];
 
 #endif /* KJ_CLI_H */

@@ -10,6 +10,35 @@
 
 static const struct kj_cli_command commands[] = {
 	{
+		.name = "validate",
+		.run = kj_cmd_validate,
+		.summary = "Check statically that a candidate is really a kernel "
+			   "(no GPU, no torch).",
+		.usage = "[options] FILE|DIR...",
+		.description =
+			"triton-op-verifier's validate_triton_impl.py on a real parser\n"
+			"(tree-sitter), for Triton candidates (.py) and CUDA ones (.cu, or\n"
+			"Python building a torch.utils.cpp_extension).  A degraded candidate\n"
+			"gets the regression type of the first failing check:\n"
+			"  1  no kernel: no @triton.jit function using triton.language, no\n"
+			"     __global__ function, or a file that does not parse\n"
+			"  2  ModelNew.forward launches no kernel in code that runs (through\n"
+			"     wrappers, methods, aliases and extension modules of any depth)\n"
+			"  3  computation outside the kernel: torch / F / nn layers on\n"
+			"     forward's path or anywhere for the module-wide bans, cuBLAS,\n"
+			"     cuDNN or ATen compute in CUDA host code, exec / eval /\n"
+			"     __import__ / getattr evasion, host math, host syncs that feed a\n"
+			"     launch, a try/except falling back to PyTorch\n"
+			"  4  every launched kernel only loads, stores or fills\n"
+			"What is forbidden is data: rules/validate-default.json, compiled in,\n"
+			"which --rules FILE extends (docs/validate.md).  A directory operand\n"
+			"stands for the .py, .cu and .cuh files under it.\n",
+		.options = kj_validate_options,
+		.exit_codes = "  0  every candidate is valid\n"
+			      "  1  some candidate is degraded, or cannot be read (its record says why)\n"
+			      "  2  bad flags or a bad rule file: nothing was judged\n",
+	},
+	{
 		.name = "compare",
 		.run = kj_cmd_compare,
 		.summary = "Compare an actual output tensor with the golden one "

@@ -41,7 +41,9 @@
 	X(SPAWN, "cannot start a worker process")                         \
 	X(TIMEDOUT, "timed out")                                          \
 	X(WORKER, "worker process ended")                                 \
-	X(PROTOCOL, "malformed worker reply")
+	X(PROTOCOL, "malformed worker reply")                             \
+	X(RULES, "malformed rule file")                                   \
+	X(LIMIT, "input beyond a limit of the analysis")
 
 enum kj_errcode {
 	KJ_OK = 0,
