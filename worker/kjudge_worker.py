@@ -14,13 +14,13 @@ replies {"ok": false, "error_type": <exception class>, "error_msg": <text>}
 and the worker stays usable, unless the failure was a CUDA error (those are
 sticky: the worker then exits and the core starts a fresh one).
 
-  hello                        -> versions, device
+  hello  pycache write_bytecode -> versions, device
   load   dir module cls device -> cases (number of input groups)
   run    case seed init_seed out_dir tag
                                -> outputs [{path, dtype, shape}], input_desc,
-                                  inputs_changed, aliases
+                                  inputs_changed, aliases, phases
   time   case seed init_seed warmup repeats flush_bytes out_dir tag check
-                               -> samples_ms, escaped_ms, peak_memory_mb, timer,
+                               -> samples_ms, escaped_ms, peak_memory_mb, timer, phases,
                                   and with check: distinct_outputs (each distinct
                                   set of timed outputs, as .npy), repeat_output,
                                   inputs_changed

@@ -100,7 +100,7 @@ for p in $probs; do
 	src=.anchors/kb/KernelBench/level1/$p
 	cp "$src" "$d/kb_torch.py"
 	{ cat "$src"; printf '\n\nclass ModelNew(Model):\n    pass\n'; } > "$d/kb_triton_ascend_impl.py"
-	for run in cold warm; do
+	for run in ${RUNS:-cold warm}; do
 		t0=$(now)
 		$K verify --op_name kb --verify_dir "$d" | head -1
 		cp "$d/verify_result.json" "$OUT/r/kb_verify_${p%.py}_$run.json"
