@@ -220,11 +220,11 @@ void kj__vkernel(struct kj__vctx *cx, const char *name, size_t len, int line,
 
 void kj__vcalled(struct kj__vctx *cx, const char *name, size_t len)
 {
-	size_t i;
+	void **seen = kj__vmap_put(&cx->work, &cx->called_set, name, len);
 
-	for (i = 0; i < cx->called.n; i++)
-		if (strlen(cx->called.v[i]) == len && !memcmp(cx->called.v[i], name, len))
-			return;
+	if (*seen)
+		return;
+	*seen = (void *)1;
 	*KJ__PUSH(&cx->out, cx->called) = fold(cx, name, len, CALL_TEXT_MAX);
 }
 

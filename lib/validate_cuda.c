@@ -49,7 +49,13 @@ struct csrc {
 	struct kj__vtree t;
 	const uint32_t *rows;
 	size_t n_rows;
+	int32_t *fn_of_node; /* per node: the function a definition defines */
 };
+
+/* Functions that share a name (overloads, templates) are followed up to
+ * this many: a file that defines one name ten thousand times must not cost
+ * ten thousand steps per use of it. */
+#define SAME_NAME_MAX 16
 
 struct cexport {
 	const char *name;
@@ -274,6 +280,7 @@ static void pass1(struct cw *w, uint32_t node)
 			       kj__vfield_child(w->t, node, KJ__F_BODY));
 		int host = 0;
 
+		w->m->srcs.v[w->si].fn_of_node[node] = f;
 		KJ__EACH_CHILD(w->t, node, c) {
 			if (NT(w, c).kind == KJ__K_C_GLOBAL_KW)
 				w->m->fns.v[f].is_global = 1;
@@ -462,9 +469,9 @@ static void pass2(struct cw *w, uint32_t node, int device)
 
 	switch (NT(w, node).kind) {
 	case KJ__K_C_FUNCDEF:
-		for (f = 0; f < (int)w->m->fns.n; f++)
-			if (w->m->fns.v[f].node == node && w->m->fns.v[f].src == w->si)
-				device = w->m->fns.v[f].is_global || w->m->fns.v[f].is_device;
+		f = w->m->srcs.v[w->si].fn_of_node[node];
+		if (f >= 0)
+			device = w->m->fns.v[f].is_global || w->m->fns.v[f].is_device;
 		break;
 	case KJ__K_C_PREPROC_IF:
 		if (is_if0(w, node)) {
@@ -506,9 +513,10 @@ static void pass2(struct cw *w, uint32_t node, int device)
 
 static void add_launch(struct cw *w, int from, const char *name)
 {
-	int k;
+	int k, n = 0;
 
-	for (k = find_fn(w->m, name); k >= 0; k = w->m->fns.v[k].next_same_name)
+	for (k = find_fn(w->m, name); k >= 0 && n++ < SAME_NAME_MAX;
+	     k = w->m->fns.v[k].next_same_name)
 		if (w->m->fns.v[k].is_global)
 			*KJ__PUSH(&w->cx->work, w->m->fns.v[from].launches) = k;
 }
@@ -589,10 +597,11 @@ static void walk_c(struct cw *w, int fn, uint32_t node)
 		}
 		break;
 	case KJ__K_IDENT: {
-		int g;
+		int g, n = 0;
 
 		/* a call, or a function pointer that will be called */
-		for (g = find_fn(w->m, cdup(w, node)); g >= 0; g = w->m->fns.v[g].next_same_name)
+		for (g = find_fn(w->m, cdup(w, node)); g >= 0 && n++ < SAME_NAME_MAX;
+		     g = w->m->fns.v[g].next_same_name)
 			if (!w->m->fns.v[g].is_global && !w->m->fns.v[g].is_device && g != fn)
 				*KJ__PUSH(&w->cx->work, w->m->fns.v[fn].edges) = g;
 		return;
@@ -617,50 +626,62 @@ static void count_dead_launches(struct cw *w, uint32_t node)
 
 /* --- placeholders ------------------------------------------------------- */
 
-static int cmoved(struct cw *w, uint32_t v, uint32_t kernel, int depth);
+/* What one kernel binds, name -> values (KJ__VNONE: a compound
+ * assignment, computed), and what is known of each name so far. */
+struct cbinds {
+	struct kj__vmap values;
+	struct kj__vmap memo; /* 1 looking, 2 moved, 3 computed */
+};
 
-static int name_moved(struct cw *w, const char *name, size_t len, uint32_t kernel, int depth)
+struct cbindlist {
+	KJ__VEC(uint32_t) rhs;
+};
+
+static void cbind(struct cw *w, struct cbinds *B, uint32_t name, uint32_t value)
 {
-	uint32_t i;
+	struct cbindlist **bl;
+	size_t len;
+	const char *s = kj__vtext(w->t, name, &len);
 
-	for (i = kernel; i < w->t->count && NT(w, i).start < NT(w, kernel).end; i++) {
-		uint32_t d, v;
-		size_t n;
-		const char *s;
-
-		if (NT(w, i).kind == KJ__K_C_INIT_DECLARATOR) {
-			d = kj__vfield_child(w->t, i, KJ__F_DECLARATOR);
-			v = kj__vfield_child(w->t, i, KJ__F_VALUE);
-		} else if (NT(w, i).kind == KJ__K_C_ASSIGN) {
-			d = cunparen(w, kj__vfield_child(w->t, i, KJ__F_LEFT));
-			v = kj__vfield_child(w->t, i, KJ__F_RIGHT);
-			if (!kj__vtext_is(w->t, kj__vfield_child(w->t, i, KJ__F_OPERATOR), "=") &&
-			    d != KJ__VNONE && NT(w, d).kind == KJ__K_IDENT) {
-				s = kj__vtext(w->t, d, &n);
-				if (n == len && !memcmp(s, name, n))
-					return 0; /* acc += ...: computed */
-				continue;
-			}
-		} else {
-			continue;
-		}
-		if (d == KJ__VNONE || NT(w, d).kind != KJ__K_IDENT || v == KJ__VNONE)
-			continue;
-		s = kj__vtext(w->t, d, &n);
-		if (n == len && !memcmp(s, name, n) && !cmoved(w, v, kernel, depth + 1))
-			return 0;
-	}
-	return 1; /* a parameter, or bound only to moved values */
+	bl = (struct cbindlist **)kj__vmap_put(&w->cx->work, &B->values, s, len);
+	if (!*bl)
+		*bl = kj__arena_alloc(&w->cx->work, sizeof(**bl));
+	*KJ__PUSH(&w->cx->work, (*bl)->rhs) = value;
 }
 
-static int cmoved(struct cw *w, uint32_t v, uint32_t kernel, int depth)
+static void kernel_cbinds(struct cw *w, struct cbinds *B, uint32_t body)
 {
+	uint32_t i, d;
+
+	memset(B, 0, sizeof(*B));
+	for (i = body; i < w->t->count && NT(w, i).start < NT(w, body).end; i++) {
+		if (NT(w, i).kind == KJ__K_C_INIT_DECLARATOR) {
+			d = kj__vfield_child(w->t, i, KJ__F_DECLARATOR);
+			if (d != KJ__VNONE && NT(w, d).kind == KJ__K_IDENT)
+				cbind(w, B, d, kj__vfield_child(w->t, i, KJ__F_VALUE));
+		} else if (NT(w, i).kind == KJ__K_C_ASSIGN) {
+			d = cunparen(w, kj__vfield_child(w->t, i, KJ__F_LEFT));
+			if (d == KJ__VNONE || NT(w, d).kind != KJ__K_IDENT)
+				continue;
+			cbind(w, B, d,
+			      kj__vtext_is(w->t, kj__vfield_child(w->t, i, KJ__F_OPERATOR), "=")
+				      ? kj__vfield_child(w->t, i, KJ__F_RIGHT)
+				      : KJ__VNONE); /* acc += ...: computed */
+		}
+	}
+}
+
+static int cmoved(struct cw *w, struct cbinds *B, uint32_t v, int depth)
+{
+	struct cbindlist **bl;
+	void **memo;
 	uint32_t f;
-	size_t len;
+	size_t len, i;
 	const char *s;
+	int moved = 1;
 
 	v = cunparen(w, v);
-	if (v == KJ__VNONE || depth > 8)
+	if (v == KJ__VNONE || depth > 64)
 		return 0;
 	switch (NT(w, v).kind) {
 	case KJ__K_C_NUMBER:
@@ -672,9 +693,9 @@ static int cmoved(struct cw *w, uint32_t v, uint32_t kernel, int depth)
 	case KJ__K_C_POINTER_EXPR: /* *p is a load, &x is not data */
 		return kj__vtext_is(w->t, kj__vfield_child(w->t, v, KJ__F_OPERATOR), "*");
 	case KJ__K_C_CAST:
-		return cmoved(w, kj__vfield_child(w->t, v, KJ__F_VALUE), kernel, depth + 1);
+		return cmoved(w, B, kj__vfield_child(w->t, v, KJ__F_VALUE), depth + 1);
 	case KJ__K_C_FIELD_EXPR:
-		return cmoved(w, kj__vfield_child(w->t, v, KJ__F_ARGUMENT), kernel, depth + 1);
+		return cmoved(w, B, kj__vfield_child(w->t, v, KJ__F_ARGUMENT), depth + 1);
 	case KJ__K_C_UNARY:
 		return kj__vtext_is(w->t, kj__vfield_child(w->t, v, KJ__F_OPERATOR), "-") &&
 		       NT(w, cunparen(w, kj__vfield_child(w->t, v, KJ__F_ARGUMENT))).kind ==
@@ -685,7 +706,17 @@ static int cmoved(struct cw *w, uint32_t v, uint32_t kernel, int depth)
 		       kj__vlist_has(&w->cx->rules->ph_cuda_loads, last_name(qual_name(w, f, 0)));
 	case KJ__K_IDENT:
 		s = kj__vtext(w->t, v, &len);
-		return name_moved(w, s, len, kernel, depth);
+		memo = kj__vmap_put(&w->cx->work, &B->memo, s, len);
+		if (*memo) /* known, or being looked at: a cycle adds nothing */
+			return (intptr_t)*memo != 3;
+		*memo = (void *)1;
+		bl = (struct cbindlist **)kj__vmap_get(&B->values, s, len);
+		for (i = 0; bl && moved && i < (*bl)->rhs.n; i++)
+			moved = (*bl)->rhs.v[i] != KJ__VNONE &&
+				cmoved(w, B, (*bl)->rhs.v[i], depth + 1);
+		memo = kj__vmap_get(&B->memo, s, len);
+		*memo = (void *)(intptr_t)(moved ? 2 : 3);
+		return moved; /* a parameter, or bound only to moved values */
 	default:
 		return 0;
 	}
@@ -710,16 +741,18 @@ static int is_placeholder(struct cw *w, int k)
 {
 	const struct cfn *f = &w->m->fns.v[k];
 	uint32_t i, body = f->body;
+	struct cbinds B;
 
 	if (body == KJ__VNONE)
 		return 1;
+	kernel_cbinds(w, &B, body);
 	for (i = body; i < w->t->count && NT(w, i).start < NT(w, body).end; i++) {
 		if (NT(w, i).start < NT(w, body).start)
 			continue;
 		if (NT(w, i).kind == KJ__K_C_ASSIGN &&
 		    is_store_target(w, kj__vfield_child(w->t, i, KJ__F_LEFT))) {
 			if (!kj__vtext_is(w->t, kj__vfield_child(w->t, i, KJ__F_OPERATOR), "=") ||
-			    !cmoved(w, kj__vfield_child(w->t, i, KJ__F_RIGHT), body, 0))
+			    !cmoved(w, &B, kj__vfield_child(w->t, i, KJ__F_RIGHT), 0))
 				return 0;
 		} else if (NT(w, i).kind == KJ__K_CALL) {
 			uint32_t fn = cunparen(w, kj__vfield_child(w->t, i, KJ__F_FUNCTION));
@@ -787,8 +820,14 @@ void kj__vcuda_analyze(struct kj__vctx *cx, struct kj__vcuda *m)
 	w.cx = cx;
 	w.m = m;
 	for (s = 0; s < m->srcs.n; s++) {
+		uint32_t i;
+
 		w.si = (int)s;
 		w.t = &m->srcs.v[s].t;
+		m->srcs.v[s].fn_of_node =
+			kj__arena_alloc(&cx->work, (w.t->count ? w.t->count : 1) * sizeof(int32_t));
+		for (i = 0; i < w.t->count; i++)
+			m->srcs.v[s].fn_of_node[i] = -1;
 		if (w.t->count)
 			pass1(&w, 0);
 	}

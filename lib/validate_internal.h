@@ -331,6 +331,8 @@ struct kj_vrules {
 	struct kj__vlist fwd_allow, fwd_deny, method_allow, method_deny;
 	struct kj__vlist operators_deny, entry_bases_allow, reference_classes;
 	int loops;
+	int tensor_arith; /* flag arithmetic on values known to be tensors */
+	struct kj__vlist tensor_factories, tensor_views;
 	struct kj__vlist mw_allow, mw_deny, mw_assign_deny, mw_star_deny;
 	int weight_holders;
 	struct kj__vlist dyn_calls, dyn_attrs, getattr_roots, getattr_allow;
@@ -369,8 +371,8 @@ struct kj__vctx {
 	KJ__VEC(struct kj_vviolation) found;
 	KJ__VEC(struct kj_vkernel) kernels;
 	KJ__VEC(const char *) called;
+	struct kj__vmap called_set; /* the names in `called` */
 	const char *check_error[KJ_VCHECK_COUNT_];
-	KJ__VEC(struct kj__vcuda *) exts;
 };
 
 /* End the analysis with `code` (never returns); err is filled by the

@@ -110,6 +110,7 @@ struct func {
 	KJ__VEC(struct extcall) extcalls;
 	KJ__VEC(struct pending) pending;
 	KJ__VEC(const char *) launch_names; /* identifiers in its launches */
+	struct kbinds *binds; /* a kernel's assignments (examine_kernel) */
 };
 
 struct klass {
@@ -127,6 +128,7 @@ struct assign {
 	uint32_t lhs, rhs;
 	int fn;
 	int is_setattr; /* lhs is the call setattr(obj, "name", value) */
+	const char *attr_key; /* obj.attr = ...: its key once aliases are known */
 };
 
 struct site {
@@ -161,6 +163,7 @@ struct py {
 	struct kj__vmap cls_names; /* name -> first class index + 1 */
 	struct kj__vmap methods;   /* "<class>.<name>" -> func index + 1 */
 	struct kj__vmap strvars;   /* name -> rhs node + 1 (last assignment) */
+	struct kj__vmap tensor_attrs; /* "obj:<class>.<attr>" set to a tensor */
 	int32_t *node_fn;          /* per node: func index of a def or lambda */
 	int32_t *node_cls;         /* per node: class index of a class_definition */
 	int entry;                 /* ModelNew.forward, or -1 */
@@ -353,14 +356,21 @@ static void alias_mod(struct py *P, const char *key, const char *path)
 	alias_add(P, key, &r);
 }
 
-/* A method `name` of class c or of its bases in the file (-1 if none). */
-static int method_lookup(struct py *P, int c, const char *name, int depth)
+/*
+ * Base classes are searched depth first with a budget of classes visited,
+ * not a depth limit alone: a hierarchy of classes with eight bases each
+ * would otherwise cost 32^8 visits.  The budget is far beyond real
+ * candidates' hierarchies.
+ */
+#define CLASS_VISITS 64
+
+static int find_method(struct py *P, int c, const char *name, int *budget)
 {
 	char key[320];
 	void **slot;
 	int b, i;
 
-	if (c < 0 || depth > 8)
+	if (c < 0 || --*budget < 0)
 		return -1;
 	snprintf(key, sizeof(key), "%d.%s", c, name);
 	slot = kj__vmap_get(&P->methods, key, strlen(key));
@@ -373,22 +383,28 @@ static int method_lookup(struct py *P, int c, const char *name, int depth)
 
 			if (r->kind != R_CLASS)
 				continue;
-			m = method_lookup(P, r->idx, name, depth + 1);
+			m = find_method(P, r->idx, name, budget);
 			if (m >= 0)
 				return m;
 		}
 	return -1;
 }
 
-/* An alias "obj:<c>.<attr>" of class c or of its bases (NULL if none). */
-static struct alias *member_alias(struct py *P, int c, const char *attr,
-				  int depth)
+/* A method `name` of class c or of its bases in the file (-1 if none). */
+static int method_lookup(struct py *P, int c, const char *name)
+{
+	int budget = CLASS_VISITS;
+
+	return find_method(P, c, name, &budget);
+}
+
+static struct alias *find_member(struct py *P, int c, const char *attr, int *budget)
 {
 	char key[320];
 	struct alias *a;
 	int b, i;
 
-	if (c < 0 || depth > 8)
+	if (c < 0 || --*budget < 0)
 		return NULL;
 	snprintf(key, sizeof(key), "obj:%d.%s", c, attr);
 	a = alias_get(P, key);
@@ -399,12 +415,20 @@ static struct alias *member_alias(struct py *P, int c, const char *attr,
 			const struct ref *r = &P->classes.v[c].base_refs[b].r[i];
 
 			if (r->kind == R_CLASS) {
-				a = member_alias(P, r->idx, attr, depth + 1);
+				a = find_member(P, r->idx, attr, budget);
 				if (a)
 					return a;
 			}
 		}
 	return NULL;
+}
+
+/* An alias "obj:<c>.<attr>" of class c or of its bases (NULL if none). */
+static struct alias *member_alias(struct py *P, int c, const char *attr)
+{
+	int budget = CLASS_VISITS;
+
+	return find_member(P, c, attr, &budget);
 }
 
 /* The class whose method (or nested function of one) fn is, or -1. */
@@ -445,12 +469,14 @@ static void lookup_name(struct py *P, const char *name, size_t len, int fn,
 	if (a)
 		for (i = 0; i < a->refs.n; i++)
 			add_ref(out, a->refs.r[i]);
+	/* chains stop when the references are full: a file that defines one
+	 * name a thousand times must not cost a thousand steps per use */
 	slot = kj__vmap_get(&P->fn_names, name, len);
-	for (g = slot ? (int)(intptr_t)*slot - 1 : -1; g >= 0;
+	for (g = slot ? (int)(intptr_t)*slot - 1 : -1; g >= 0 && out->n < MAXREF;
 	     g = P->fns.v[g].next_same_name)
 		add_ref(out, mkref(R_FUNC, g, NULL));
 	slot = kj__vmap_get(&P->cls_names, name, len);
-	for (g = slot ? (int)(intptr_t)*slot - 1 : -1; g >= 0;
+	for (g = slot ? (int)(intptr_t)*slot - 1 : -1; g >= 0 && out->n < MAXREF;
 	     g = P->classes.v[g].next_same_name)
 		add_ref(out, mkref(R_CLASS, g, NULL));
 	if (out->n == 0)
@@ -482,14 +508,14 @@ static void attr_of(struct py *P, const struct ref *base, const char *attr,
 	}
 	case R_CLASS:
 	case R_OBJ:
-		m = method_lookup(P, base->idx, attr, 0);
+		m = method_lookup(P, base->idx, attr);
 		if (m < 0 && base->kind == R_CLASS && !strcmp(attr, "apply"))
-			m = method_lookup(P, base->idx, "forward", 0); /* autograd.Function */
+			m = method_lookup(P, base->idx, "forward"); /* autograd.Function */
 		if (m >= 0) {
 			add_ref(out, mkref(R_FUNC, m, NULL));
 			return;
 		}
-		a = member_alias(P, base->idx, attr, 0);
+		a = member_alias(P, base->idx, attr);
 		if (a) {
 			int named_only = 1;
 
@@ -512,7 +538,7 @@ static void attr_of(struct py *P, const struct ref *base, const char *attr,
 				const struct ref *r = &P->classes.v[base->idx].base_refs[b].r[i];
 
 				if (r->kind == R_CLASS) {
-					m = method_lookup(P, r->idx, attr, 0);
+					m = method_lookup(P, r->idx, attr);
 					if (m >= 0)
 						add_ref(out, mkref(R_FUNC, m, NULL));
 				} else if (r->kind == R_MOD || r->kind == R_NAME) {
@@ -1116,6 +1142,12 @@ static void resolve_aliases(struct py *P)
 			changed |= alias_add(P, key, &r);
 		}
 	}
+	for (i = 0; i < P->assigns.n; i++) {
+		struct assign *a = &P->assigns.v[i];
+
+		if (!a->is_setattr && N(a->lhs).kind == KJ__K_PY_ATTRIBUTE)
+			a->attr_key = target_key(P, a->lhs, a->fn);
+	}
 }
 
 /* --- kernels ----------------------------------------------------------- */
@@ -1158,16 +1190,64 @@ static void mark_kernels(struct py *P)
 	}
 }
 
-/* Is the value stored by a kernel only moved data (a load, a fill, a
- * constant, or a name bound only to such)?  `kfn` is the kernel. */
-static int moved_value(struct py *P, uint32_t v, int kfn, int depth)
+/* What one kernel binds: name -> the values assigned to it, and what is
+ * known of each name so far (memoised, so each name is looked at once). */
+struct kbinds {
+	int k;
+	struct kj__vmap values; /* name -> struct bindlist */
+	struct kj__vmap memo;   /* name -> 1 looking, 2 moved, 3 computed */
+};
+
+struct bindlist {
+	KJ__VEC(uint32_t) rhs;
+};
+
+/* Every kernel's bindings, in one pass over the assignments. */
+static void kernel_binds(struct py *P)
 {
-	struct refs r = { 0 };
-	uint32_t f;
 	size_t i;
 
+	for (i = 0; i < P->assigns.n; i++) {
+		const struct assign *a = &P->assigns.v[i];
+		struct bindlist **bl;
+		struct kbinds *B;
+		size_t len;
+		const char *s;
+		int k;
+
+		if (a->is_setattr || N(a->lhs).kind != KJ__K_IDENT)
+			continue;
+		for (k = a->fn; k >= 0 && !P->fns.v[k].is_kernel; k = P->fns.v[k].parent)
+			;
+		if (k < 0)
+			continue;
+		B = P->fns.v[k].binds;
+		if (!B) {
+			B = P->fns.v[k].binds = kj__arena_alloc(&P->cx->work, sizeof(*B));
+			B->k = k;
+		}
+		s = kj__vtext(T, a->lhs, &len);
+		bl = (struct bindlist **)kj__vmap_put(&P->cx->work, &B->values, s, len);
+		if (!*bl)
+			*bl = kj__arena_alloc(&P->cx->work, sizeof(**bl));
+		*KJ__PUSH(&P->cx->work, (*bl)->rhs) = a->rhs;
+	}
+}
+
+/* Is the value stored by a kernel only moved data (a load, a fill, a
+ * constant, or a name bound only to such)? */
+static int moved_value(struct py *P, struct kbinds *B, uint32_t v)
+{
+	struct refs r = { 0 };
+	struct bindlist **bl;
+	void **memo;
+	uint32_t f;
+	size_t i, len;
+	const char *s;
+	int moved = 1;
+
 	v = unparen(P, v);
-	if (v == KJ__VNONE || depth > 8)
+	if (v == KJ__VNONE)
 		return 0;
 	switch (N(v).kind) {
 	case KJ__K_INTEGER:
@@ -1184,23 +1264,21 @@ static int moved_value(struct py *P, uint32_t v, int kfn, int depth)
 	}
 	case KJ__K_CALL:
 		f = kj__vfield_child(T, v, KJ__F_FUNCTION);
-		resolve(P, f, kfn, &r);
+		resolve(P, f, B->k, &r);
 		return r.n == 1 && r.r[0].kind == R_MOD &&
 		       kj__vlist_has(&P->R->ph_moves, r.r[0].s);
 	case KJ__K_IDENT:
-		for (i = 0; i < P->assigns.n; i++) {
-			const struct assign *a = &P->assigns.v[i];
-
-			if (a->is_setattr || N(a->lhs).kind != KJ__K_IDENT ||
-			    !kj__vinside(T, a->lhs, P->fns.v[kfn].node) ||
-			    N(a->lhs).end - N(a->lhs).start != N(v).end - N(v).start ||
-			    memcmp(T->src + N(a->lhs).start, T->src + N(v).start,
-				   N(v).end - N(v).start))
-				continue;
-			if (!moved_value(P, a->rhs, kfn, depth + 1))
-				return 0;
-		}
-		return 1; /* a parameter, or bound only to moved values */
+		s = kj__vtext(T, v, &len);
+		memo = kj__vmap_put(&P->cx->work, &B->memo, s, len);
+		if (*memo) /* known, or being looked at: a cycle adds nothing */
+			return (intptr_t)*memo != 3;
+		*memo = (void *)1;
+		bl = (struct bindlist **)kj__vmap_get(&B->values, s, len);
+		for (i = 0; bl && moved && i < (*bl)->rhs.n; i++)
+			moved = moved_value(P, B, (*bl)->rhs.v[i]);
+		memo = kj__vmap_get(&B->memo, s, len);
+		*memo = (void *)(intptr_t)(moved ? 2 : 3);
+		return moved; /* a parameter, or bound only to moved values */
 	default:
 		return 0;
 	}
@@ -1211,6 +1289,7 @@ static int moved_value(struct py *P, uint32_t v, int kfn, int depth)
 static void examine_kernel(struct py *P, int k)
 {
 	struct func *f = &P->fns.v[k];
+	struct kbinds none = { k, { 0 }, { 0 } }, *B = f->binds ? f->binds : &none;
 	uint32_t i, end;
 	int computes = 0, stores_moved = 1;
 
@@ -1246,7 +1325,7 @@ static void examine_kernel(struct py *P, int k)
 				    N(i).field == KJ__F_FUNCTION) {
 					uint32_t val = arg_or_kw(P, parent, 1, "value");
 
-					if (!moved_value(P, val, k, 0))
+					if (stores_moved && !moved_value(P, B, val))
 						stores_moved = 0;
 				}
 			} else if (r.r[j].kind == R_FUNC && r.r[j].idx != k &&
@@ -1266,6 +1345,7 @@ struct walk {
 	int loops;
 	int in_except;
 	int in_launch;
+	struct kj__vmap tensors; /* local names known to hold tensors */
 };
 
 /* 1 true, 0 false, -1 unknown. */
@@ -1425,6 +1505,200 @@ static void launch(struct py *P, const struct walk *W, int k, uint32_t call)
 			*KJ__PUSH(&P->cx->work, P->fns.v[W->fn].launch_names) = text_dup(P, i);
 }
 
+/*
+ * Tensor arithmetic.  Types are not known, but some values surely are
+ * tensors: forward's parameters (but self and scalars with defaults or
+ * annotations), what tensor factories return (torch.empty, nn.Parameter,
+ * ...), views of tensors (x.view(...), x[i]), instance attributes set to
+ * those, and names bound to any of them in the function so far.
+ * Arithmetic on one of these runs in PyTorch.
+ */
+static int is_tensor(struct py *P, const struct walk *W, uint32_t e, int depth)
+{
+	struct refs r = { 0 };
+	const char *key;
+	uint32_t f;
+	size_t len;
+	const char *s;
+	int i;
+
+	e = unparen(P, e);
+	if (e == KJ__VNONE || depth > 16)
+		return 0;
+	switch (N(e).kind) {
+	case KJ__K_IDENT:
+		s = kj__vtext(T, e, &len);
+		return kj__vmap_get(&W->tensors, s, len) != NULL &&
+		       *kj__vmap_get(&W->tensors, s, len) != NULL;
+	case KJ__K_PY_ATTRIBUTE:
+		key = target_key(P, e, W->fn);
+		return key && !strncmp(key, "obj:", 4) &&
+		       kj__vmap_get(&P->tensor_attrs, key, strlen(key));
+	case KJ__K_SUBSCRIPT:
+		return is_tensor(P, W, kj__vfield_child(T, e, KJ__F_VALUE), depth + 1);
+	case KJ__K_BINOP:
+		return is_tensor(P, W, kj__vfield_child(T, e, KJ__F_LEFT), depth + 1) ||
+		       is_tensor(P, W, kj__vfield_child(T, e, KJ__F_RIGHT), depth + 1);
+	case KJ__K_CALL:
+		f = unparen(P, kj__vfield_child(T, e, KJ__F_FUNCTION));
+		if (f == KJ__VNONE)
+			return 0;
+		if (N(f).kind == KJ__K_PY_ATTRIBUTE) {
+			uint32_t at = kj__vfield_child(T, f, KJ__F_ATTRIBUTE);
+
+			if (at != KJ__VNONE) {
+				s = kj__vtext(T, at, &len);
+				if (kj__vlist_match(&P->R->tensor_views, s, len) &&
+				    is_tensor(P, W, kj__vfield_child(T, f, KJ__F_OBJECT), depth + 1))
+					return 1;
+			}
+		}
+		resolve(P, f, W->fn, &r);
+		for (i = 0; i < r.n; i++)
+			if (r.r[i].kind == R_MOD &&
+			    kj__vlist_has(&P->R->tensor_factories, r.r[i].s))
+				return 1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int arith_operator(const struct py *P, uint32_t node)
+{
+	static const char *const ops[] = { "+", "-", "*", "/", "//", "%", "**",
+					   "&", "|", "^", "<<", ">>" };
+	uint32_t op = kj__vfield_child(T, node, KJ__F_OPERATOR);
+	size_t len, i;
+	const char *s;
+
+	if (op == KJ__VNONE)
+		return 0;
+	s = kj__vtext(T, op, &len);
+	if (N(node).kind == KJ__K_PY_AUGASSIGN && len > 1 && s[len - 1] == '=')
+		len--; /* += is + */
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strlen(ops[i]) == len && !memcmp(ops[i], s, len))
+			return 1;
+	return 0;
+}
+
+static void check_tensor_arith(struct py *P, uint32_t node, struct walk *W)
+{
+	uint32_t parent = N(node).parent;
+	uint32_t op = kj__vfield_child(T, node, KJ__F_OPERATOR);
+	size_t len;
+	const char *s;
+
+	if (!P->R->tensor_arith || op == KJ__VNONE || !arith_operator(P, node))
+		return;
+	/* a + b + c once, as the whole expression */
+	if (N(node).kind == KJ__K_BINOP && parent != KJ__VNONE &&
+	    N(parent).kind == KJ__K_BINOP && arith_operator(P, parent))
+		return;
+	if (!is_tensor(P, W, kj__vfield_child(T, node, KJ__F_LEFT), 0) &&
+	    !is_tensor(P, W, kj__vfield_child(T, node, KJ__F_RIGHT), 0))
+		return;
+	s = kj__vtext(T, op, &len);
+	pend(P, W->fn, KJ_VCHECK_TORCH_OPS, node, NULL,
+	     kj__arena_printf(&P->cx->work, "arithmetic on tensors (%.*s) computes with "
+					 "PyTorch on forward's path%s", (int)len, s,
+			      fallback_note(W)));
+}
+
+/* After `name = value`: name holds a tensor, or no longer does. */
+static void track_tensor(struct py *P, uint32_t node, struct walk *W)
+{
+	uint32_t l = unparen(P, kj__vfield_child(T, node, KJ__F_LEFT));
+	uint32_t r = kj__vfield_child(T, node, KJ__F_RIGHT);
+	size_t len;
+	const char *s;
+
+	if (l == KJ__VNONE || r == KJ__VNONE || N(l).kind != KJ__K_IDENT)
+		return;
+	s = kj__vtext(T, l, &len);
+	*kj__vmap_put(&P->cx->work, &W->tensors, s, len) =
+		is_tensor(P, W, r, 0) ? (void *)1 : NULL;
+}
+
+/* forward's parameters are its tensors, but self and the scalars. */
+static void forward_tensors(struct py *P, struct walk *W, uint32_t params)
+{
+	uint32_t c, name, ann, def;
+	int first = 1;
+
+	for (c = first_named(P, params); c != KJ__VNONE; c = next_named(P, c), first = 0) {
+		name = ann = def = KJ__VNONE;
+		switch (N(c).kind) {
+		case KJ__K_IDENT:
+			name = c;
+			break;
+		case KJ__K_PY_TYPED_PARAM:
+			name = first_named(P, c);
+			ann = kj__vfield_child(T, c, KJ__F_TYPE);
+			break;
+		case KJ__K_PY_DEFAULT_PARAM:
+		case KJ__K_PY_TYPED_DEFAULT_PARAM:
+			name = kj__vfield_child(T, c, KJ__F_NAME);
+			ann = kj__vfield_child(T, c, KJ__F_TYPE);
+			def = unparen(P, kj__vfield_child(T, c, KJ__F_VALUE));
+			break;
+		default:
+			continue;
+		}
+		if (first || name == KJ__VNONE || N(name).kind != KJ__K_IDENT)
+			continue;
+		if (ann != KJ__VNONE && (kj__vtext_is(T, ann, "int") || kj__vtext_is(T, ann, "float") ||
+					 kj__vtext_is(T, ann, "bool") || kj__vtext_is(T, ann, "str")))
+			continue;
+		if (def != KJ__VNONE && N(def).kind != KJ__K_NONE)
+			continue;
+		{
+			size_t len;
+			const char *s = kj__vtext(T, name, &len);
+
+			*kj__vmap_put(&P->cx->work, &W->tensors, s, len) = (void *)1;
+		}
+	}
+}
+
+/* Instance attributes set to tensors: self.w = nn.Parameter(...),
+ * self.register_buffer("b", torch.zeros(...)). */
+static void mark_tensor_attrs(struct py *P)
+{
+	struct walk none;
+	size_t i;
+
+	memset(&none, 0, sizeof(none));
+	for (i = 0; i < P->assigns.n; i++) {
+		const struct assign *a = &P->assigns.v[i];
+		const char *key = a->attr_key;
+
+		none.fn = a->fn;
+		if (key && !strncmp(key, "obj:", 4) && is_tensor(P, &none, a->rhs, 0))
+			*kj__vmap_put(&P->cx->work, &P->tensor_attrs, key, strlen(key)) = (void *)1;
+	}
+	for (i = 0; i < P->calls.n; i++) {
+		uint32_t call = P->calls.v[i].node;
+		uint32_t f = unparen(P, kj__vfield_child(T, call, KJ__F_FUNCTION)), at;
+		struct refs r = { 0 };
+		const char *name;
+
+		if (f == KJ__VNONE || N(f).kind != KJ__K_PY_ATTRIBUTE)
+			continue;
+		at = kj__vfield_child(T, f, KJ__F_ATTRIBUTE);
+		if (at == KJ__VNONE || !kj__vtext_is(T, at, "register_buffer"))
+			continue;
+		name = const_string(P, pos_arg(P, call, 0));
+		resolve(P, kj__vfield_child(T, f, KJ__F_OBJECT), P->calls.v[i].fn, &r);
+		if (name && r.n && r.r[0].kind == R_OBJ) {
+			const char *key = kj__arena_printf(&P->cx->work, "obj:%d.%s", r.r[0].idx, name);
+
+			*kj__vmap_put(&P->cx->work, &P->tensor_attrs, key, strlen(key)) = (void *)1;
+		}
+	}
+}
+
 static void walk(struct py *P, uint32_t node, struct walk *W);
 
 static void handle_call(struct py *P, uint32_t call, struct walk *W, int *is_launch)
@@ -1457,15 +1731,15 @@ static void handle_call(struct py *P, uint32_t call, struct walk *W, int *is_lau
 				edge(P, W->fn, x->idx);
 			break;
 		case R_CLASS:
-			m = method_lookup(P, x->idx, "__init__", 0);
+			m = method_lookup(P, x->idx, "__init__");
 			if (m >= 0)
 				edge(P, W->fn, m);
 			break;
 		case R_OBJ:
-			m = method_lookup(P, x->idx, "__call__", 0);
+			m = method_lookup(P, x->idx, "__call__");
 			if (m >= 0)
 				edge(P, W->fn, m);
-			m = method_lookup(P, x->idx, "forward", 0);
+			m = method_lookup(P, x->idx, "forward");
 			if (m >= 0)
 				edge(P, W->fn, m);
 			break;
@@ -1721,12 +1995,17 @@ static void walk(struct py *P, uint32_t node, struct walk *W)
 	case KJ__K_PY_ASSIGN:
 	case KJ__K_PY_AUGASSIGN:
 		check_assign_in_loop(P, node, W);
-		if (N(node).kind == KJ__K_PY_AUGASSIGN)
+		if (N(node).kind == KJ__K_PY_AUGASSIGN) {
 			check_operator(P, node, W);
+			check_tensor_arith(P, node, W);
+		}
 		walk_children(P, node, W);
+		if (N(node).kind == KJ__K_PY_ASSIGN)
+			track_tensor(P, node, W);
 		return;
 	case KJ__K_BINOP:
 		check_operator(P, node, W);
+		check_tensor_arith(P, node, W);
 		walk_children(P, node, W);
 		return;
 	case KJ__K_PY_INTERPOLATION:
@@ -1741,12 +2020,16 @@ static void walk(struct py *P, uint32_t node, struct walk *W)
 static void walk_fn(struct py *P, int fn)
 {
 	struct func *f = &P->fns.v[fn];
-	struct walk W = { fn, 0, 0, 0 };
+	struct walk W;
 	size_t i, j;
 
 	if (f->walked || f->body == KJ__VNONE || f->is_kernel)
 		return;
 	f->walked = 1;
+	memset(&W, 0, sizeof(W));
+	W.fn = fn;
+	if (fn == P->entry)
+		forward_tensors(P, &W, kj__vfield_child(T, f->node, KJ__F_PARAMETERS));
 	if (f->kind == FN_LAMBDA)
 		walk(P, f->body, &W);
 	else
@@ -1934,11 +2217,8 @@ static void whole_file(struct py *P)
 	}
 	for (i = 0; i < P->assigns.n; i++) {
 		const struct assign *a = &P->assigns.v[i];
-		const char *key;
+		const char *key = a->attr_key;
 
-		if (a->is_setattr || N(a->lhs).kind != KJ__K_PY_ATTRIBUTE)
-			continue;
-		key = target_key(P, a->lhs, a->fn);
 		if (key && strncmp(key, "obj:", 4) && kj__vlist_has(&P->R->mw_assign_deny, key))
 			find_node(P, KJ_VCHECK_MODULE_WIDE, a->lhs, key,
 				  kj__arena_printf(&P->cx->work, "assigning %s changes a library "
@@ -1965,6 +2245,12 @@ struct text {
 
 static void text_putc(struct py *P, struct text *x, char ch, uint32_t row)
 {
+	/* names can double a string at every step (b = a + a; c = b + b):
+	 * what no loader could be given is not read */
+	if (x->s.n >= KJ_VALIDATE_MAX_FILE) {
+		x->unknown = 1;
+		return;
+	}
 	if (x->rows.n == 0)
 		*KJ__PUSH(&P->cx->work, x->rows) = row;
 	*KJ__PUSH(&P->cx->work, x->s) = ch;
@@ -2076,7 +2362,7 @@ static void add_text(struct py *P, struct text *x, uint32_t node, int fn, int de
 	uint32_t c, f;
 
 	node = unparen(P, node);
-	if (node == KJ__VNONE || depth > 16) {
+	if (node == KJ__VNONE || depth > 16 || x->s.n >= KJ_VALIDATE_MAX_FILE) {
 		x->unknown = 1;
 		return;
 	}
@@ -2301,7 +2587,7 @@ static void find_entry(struct py *P)
 			kj__arena_printf(&P->cx->out, "no class %s", P->R->entry_class);
 		return;
 	}
-	P->entry = method_lookup(P, c, P->R->entry_method, 0);
+	P->entry = method_lookup(P, c, P->R->entry_method);
 	/* bases outside the file and outside the allow list: the class may be
 	 * the reference in disguise (class ModelNew(Model)) */
 	for (b = 0; b < P->classes.v[c].n_bases; b++)
@@ -2414,6 +2700,7 @@ static void report_kernels(struct py *P)
 	size_t i;
 	int any = 0, launched = 0;
 
+	kernel_binds(P);
 	for (i = 0; i < P->fns.n; i++) {
 		struct func *f = &P->fns.v[i];
 
@@ -2465,6 +2752,7 @@ void kj__vpy_analyze(struct kj__vctx *cx, const struct kj__vtree *t)
 	build_extensions(P);
 	cx->kind = P->exts.n ? KJ_VKIND_CUDA : KJ_VKIND_TRITON;
 	find_entry(P);
+	mark_tensor_attrs(P);
 	whole_file(P);
 	reach(P);
 	report_kernels(P);

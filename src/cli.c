@@ -25,7 +25,8 @@ void kj_cli_parser_init(struct kj_cli_parser *p, const struct kj_cli_command *cm
 	p->argc = argc;
 	p->argv = argv;
 	p->arg = NULL;
-	short_opts[s++] = '+'; /* stop at the first operand */
+	if (!cmd->permute)
+		short_opts[s++] = '+'; /* stop at the first operand */
 	short_opts[s++] = ':'; /* report a missing argument as ':' */
 	for (o = cmd->options; o && o->name && n < MAX_OPTS; o++, n++) {
 		long_opts[n].name = o->name;

@@ -33,6 +33,7 @@ struct kj_cli_command {
 	const char *description; /* paragraphs for `kjudge CMD --help` */
 	const struct kj_cli_option *options; /* ends with a {NULL} entry */
 	const char *exit_codes;  /* lines for --help */
+	int permute;             /* options may follow operands (FILE --json) */
 };
 
 /* Option parser over a command's table; --help is added to every command. */

@@ -34,6 +34,8 @@ static const struct kj_cli_command commands[] = {
 			"which --rules FILE extends (docs/validate.md).  A directory operand\n"
 			"stands for the .py, .cu and .cuh files under it.\n",
 		.options = kj_validate_options,
+		/* the original is called as validate_triton_impl.py FILE --json */
+		.permute = 1,
 		.exit_codes = "  0  every candidate is valid\n"
 			      "  1  some candidate is degraded, or cannot be read (its record says why)\n"
 			      "  2  bad flags or a bad rule file: nothing was judged\n",

@@ -40,7 +40,7 @@ assert c[\"no_forbidden_torch_ops\"] == {\"passed\": True, \"violations\": [], \
 '
 
 test_expect 'a degraded candidate: regression_type, violations with line, call and reason; exit 1' '
-	expect_exit 1 $KJUDGE validate --json "$corpus/triton/t3_functional.py" > r.json
+	expect_exit 1 $KJUDGE validate "$corpus/triton/t3_functional.py" --json > r.json
 	py "
 import json
 d = json.load(open(\"r.json\"))

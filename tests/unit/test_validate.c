@@ -9,9 +9,11 @@
  * copied into allocations of exactly their length, so that a sanitizer
  * build catches any read past the end.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kjudge/validate.h"
 #include "validate_internal.h"
@@ -158,6 +160,12 @@ static const struct vcase cases[] = {
 		 "            k[(1,)](x, x.numel(), B=64)\n"
 		 "        go()\n"
 		 "        return x\n" },
+	{ "the operator module is PyTorch by another name", KJ_VLANG_PYTHON, 3, { 12, 0 },
+	  KERNEL "import operator\n"
+		 "class ModelNew:\n"
+		 "    def forward(self, x, w):\n"
+		 "        k[(1,)](x, x.numel(), B=64)\n"
+		 "        return operator.matmul(x, w)\n" },
 	{ "an empty file has no kernel", KJ_VLANG_PYTHON, 1, { 0 }, "" },
 	{ "CUDA: a launch through a function pointer", KJ_VLANG_CUDA, 0, { 0 },
 	  "__global__ void k(float* x) { x[0] = x[1] * 2.0f; }\n"
@@ -369,6 +377,117 @@ KJ_TEST(validate_is_deterministic_and_reusable)
 	}
 	KJ_CHECK(strstr(first, "\"regression_type\":3") != NULL);
 	free(first);
+	kj_vresult_release(&res);
+	kj_validator_free(v);
+	kj_vrules_free(rules);
+}
+
+/* --- hostile sizes: work must stay near linear -------------------------- */
+
+struct buf {
+	char *s;
+	size_t n, cap;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+		va_end(ap);
+		KJ_CHECK(n >= 0);
+		if ((size_t)n < b->cap - b->n)
+			break;
+		b->cap = b->cap * 2 + (size_t)n + 1;
+		b->s = realloc(b->s, b->cap);
+		KJ_CHECK(b->s != NULL);
+	}
+	b->n += (size_t)n;
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Each source below made some step quadratic or exponential before it was
+ * bounded: one name defined thousands of times, a wide and deep class
+ * hierarchy, a long chain of bindings inside a kernel, a string doubled by
+ * names thirty times, thousands of C++ overloads.  Each must be judged in
+ * seconds even under the sanitizers.
+ */
+KJ_TEST(validate_hostile_sizes)
+{
+	struct kj_vrules *rules;
+	struct kj_validator *v = mkvalidator(&rules, NULL);
+	struct kj_vresult res;
+	struct kj_error err;
+	struct buf b = { malloc(1), 0, 1 };
+	double t0;
+	int i, j, kind;
+
+	kj_vresult_init(&res);
+	for (kind = 0; kind < 5; kind++) {
+		b.n = 0;
+		b.s[0] = '\0';
+		switch (kind) {
+		case 0: /* one name, 20,000 definitions and uses */
+			for (i = 0; i < 20000; i++)
+				put(&b, "def f():\n    return f()\n");
+			put(&b, "class ModelNew:\n    def forward(self, x):\n        return f()\n");
+			break;
+		case 1: /* 300 classes, each deriving from the eight before it */
+			put(&b, "class C0:\n    pass\n");
+			for (i = 1; i < 300; i++) {
+				put(&b, "class C%d(", i);
+				for (j = 1; j <= 8; j++)
+					put(&b, "%sC%d", j > 1 ? ", " : "", i - j >= 0 ? i - j : 0);
+				put(&b, "):\n    pass\n");
+			}
+			put(&b, "class ModelNew(C299):\n    def forward(self, x):\n"
+				"        return self.missing(x) + self.gone\n");
+			break;
+		case 2: /* a kernel with 5,000 chained bindings and 5,000 stores */
+			put(&b, "import triton\nimport triton.language as tl\n@triton.jit\n"
+				"def k(p):\n    v0 = tl.load(p)\n");
+			for (i = 1; i < 5000; i++)
+				put(&b, "    v%d = v%d\n", i, i - 1);
+			for (i = 0; i < 5000; i++)
+				put(&b, "    tl.store(p + %d, v%d)\n", i, 4999 - i);
+			put(&b, "class ModelNew:\n    def forward(self, x):\n        k[(1,)](x)\n"
+				"        return x\n");
+			break;
+		case 3: /* a string doubled thirty times through names */
+			put(&b, "from torch.utils.cpp_extension import load_inline\n"
+				"s0 = '__global__ void k(float* x) { x[0] = x[1] + 1.0f; }\\n'\n");
+			for (i = 1; i <= 30; i++)
+				put(&b, "s%d = s%d + s%d\n", i, i - 1, i - 1);
+			put(&b, "m = load_inline(name='m', cpp_sources='', cuda_sources=s30)\n"
+				"class ModelNew:\n    def forward(self, x):\n        return m.f(x)\n");
+			break;
+		case 4: /* 20,000 C++ overloads of one name, each calling it */
+			put(&b, "__global__ void k(float* x) { x[0] = x[1] * 2.0f; }\n");
+			for (i = 0; i < 20000; i++)
+				put(&b, "void f(int%d_t a) { f(a); k<<<1, 1>>>(0); }\n", i % 4 ? 32 : 64);
+			break;
+		}
+		t0 = seconds();
+		KJ_CHECK_OK(kj_validate_source(v, "big", b.s, b.n,
+					       kind == 4 ? KJ_VLANG_CUDA : KJ_VLANG_PYTHON, NULL,
+					       &res, &err), &err);
+		if (seconds() - t0 > 20)
+			kj_test_fail(__FILE__, __LINE__, "case %d took %.1f s", kind, seconds() - t0);
+	}
+	free(b.s);
 	kj_vresult_release(&res);
 	kj_validator_free(v);
 	kj_vrules_free(rules);
