@@ -144,7 +144,7 @@ enum kj__vkind {
 	KJ__K_PY_TRY,
 	KJ__K_PY_EXCEPT,
 	KJ__K_PY_RAISE,
-	KJ__K_PY_LIST,
+	KJ__K_PY_LIST, /* list and set displays */
 	KJ__K_PY_TUPLE,
 	KJ__K_PY_EXPR_LIST,
 	KJ__K_PY_PATTERN_LIST,
@@ -160,7 +160,7 @@ enum kj__vkind {
 	KJ__K_PY_LIST_SPLAT_PATTERN,
 	KJ__K_PY_DICT_SPLAT_PATTERN,
 	KJ__K_PY_EXEC_STMT,
-	KJ__K_PY_GENERATOR,
+	KJ__K_PY_GENERATOR, /* generator, list and set comprehensions */
 	/* C, C++ and CUDA */
 	KJ__K_C_UNIT,
 	KJ__K_C_FUNCDEF,

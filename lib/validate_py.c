@@ -623,6 +623,21 @@ static void call_result(struct py *P, const struct ref *callee, uint32_t call,
 			add_ref(out, mkref(R_EXT, ext_for_call(P, call, fn), s));
 			return;
 		}
+		if (!strcmp(s, "torch.nn.ModuleList") || !strcmp(s, "torch.nn.Sequential") ||
+		    !strcmp(s, "list") || !strcmp(s, "tuple")) {
+			/* nn.ModuleList([Block(), ...]) holds Blocks */
+			int i;
+
+			for (i = 0; i < 8 && out->n < MAXREF; i++) {
+				a0 = pos_arg(P, call, i);
+				if (a0 == KJ__VNONE)
+					break;
+				resolve(P, a0, fn, out);
+			}
+			if (out->n)
+				return;
+			break;
+		}
 		if (!strcmp(s, "functools.partial") || kj__vlist_has(&P->R->triton_decorators, s)) {
 			struct refs inner = { 0 };
 			int i;
@@ -707,6 +722,32 @@ static void resolve(struct py *P, uint32_t node, int fn, struct refs *out)
 			add_ref(out, mkref(R_FUNC, P->node_fn[node], NULL));
 			return;
 		}
+		break;
+	case KJ__K_PY_LIST:
+	case KJ__K_PY_TUPLE:
+	case KJ__K_PY_EXPR_LIST:
+		/* a container stands for what it holds: ops = [torch.relu];
+		 * ops[0](x) calls torch.relu */
+		for (c = first_named(P, node), i = 0; c != KJ__VNONE && i < 16 && out->n < MAXREF;
+		     c = next_named(P, c), i++)
+			resolve(P, c, fn, out);
+		if (out->n)
+			return;
+		break;
+	case KJ__K_PY_GENERATOR: /* [Block() for _ in range(n)]: a Block */
+		c = kj__vfield_child(T, node, KJ__F_BODY);
+		if (c != KJ__VNONE) {
+			resolve(P, c, fn, out);
+			return;
+		}
+		break;
+	case KJ__K_SUBSCRIPT: /* an element of a container of the file's things */
+		resolve(P, kj__vfield_child(T, node, KJ__F_VALUE), fn, &base);
+		for (i = 0; i < base.n; i++)
+			if (base.r[i].kind != R_NAME && base.r[i].kind != R_VALUE)
+				add_ref(out, base.r[i]);
+		if (out->n)
+			return;
 		break;
 	default:
 		break;
@@ -1059,6 +1100,12 @@ static void collect(struct py *P, uint32_t node, int fn)
 		s = KJ__PUSH(&P->cx->work, P->attrs);
 		s->node = node;
 		s->fn = fn;
+		break;
+	case KJ__K_FOR: /* for b in self.blocks: b is what the container holds */
+		if (kj__vfield_child(T, node, KJ__F_LEFT) != KJ__VNONE &&
+		    kj__vfield_child(T, node, KJ__F_RIGHT) != KJ__VNONE)
+			add_assign(P, kj__vfield_child(T, node, KJ__F_LEFT),
+				   kj__vfield_child(T, node, KJ__F_RIGHT), fn);
 		break;
 	case KJ__K_PY_EXEC_STMT:
 		s = KJ__PUSH(&P->cx->work, P->execs);
@@ -1718,7 +1765,9 @@ static void handle_call(struct py *P, uint32_t call, struct walk *W, int *is_lau
 				launch(P, W, r.r[i].idx, call);
 				*is_launch = 1;
 			}
-		return;
+		if (*is_launch)
+			return;
+		memset(&r, 0, sizeof(r)); /* ops[0](x): what the container holds */
 	}
 	resolve(P, f, W->fn, &r);
 	for (i = 0; i < r.n; i++) {

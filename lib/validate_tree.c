@@ -336,6 +336,9 @@ static const struct kind_name python_kinds[] = {
 	{ "dictionary_splat_pattern", 1, KJ__K_PY_DICT_SPLAT_PATTERN },
 	{ "exec_statement", 1, KJ__K_PY_EXEC_STMT },
 	{ "generator_expression", 1, KJ__K_PY_GENERATOR },
+	{ "list_comprehension", 1, KJ__K_PY_GENERATOR },
+	{ "set_comprehension", 1, KJ__K_PY_GENERATOR },
+	{ "set", 1, KJ__K_PY_LIST },
 };
 
 static const struct kind_name cuda_kinds[] = {
