@@ -81,7 +81,14 @@ struct cw {
 	struct kj__vcuda *m;
 	int si;
 	const struct kj__vtree *t;
+	int cur; /* the function passes 1 and 2 are in, or -1 */
 };
+
+/* Tensor variables are known per function: "<function>:<name>". */
+static const char *tensor_key(const struct cw *w, int fn, const char *name, size_t len)
+{
+	return kj__arena_printf(&w->cx->work, "%d:%.*s", fn, (int)len, name);
+}
 
 #define NT(w, i) ((w)->t->n[i])
 
@@ -263,14 +270,18 @@ static void add_tensor_names(struct cw *w, uint32_t decl)
 		if (NT(w, c).field != KJ__F_DECLARATOR)
 			continue;
 		n = decl_name(w, c);
-		if (n)
-			*kj__vmap_put(&w->cx->work, &w->m->tensors, n, strlen(n)) = (void *)1;
+		if (n) {
+			const char *key = tensor_key(w, w->cur, n, strlen(n));
+
+			*kj__vmap_put(&w->cx->work, &w->m->tensors, key, strlen(key)) = (void *)1;
+		}
 	}
 }
 
 static void pass1(struct cw *w, uint32_t node)
 {
 	uint32_t c;
+	int outer = w->cur;
 
 	switch (NT(w, node).kind) {
 	case KJ__K_C_FUNCDEF: {
@@ -291,6 +302,7 @@ static void pass1(struct cw *w, uint32_t node)
 		}
 		if (host) /* __host__ __device__ runs on both sides */
 			w->m->fns.v[f].is_device = 0;
+		w->cur = f;
 		break;
 	}
 	case KJ__K_C_PREPROC_IF:
@@ -321,6 +333,7 @@ static void pass1(struct cw *w, uint32_t node)
 	}
 	KJ__EACH_CHILD(w->t, node, c)
 		pass1(w, c);
+	w->cur = outer;
 }
 
 /* --- pass 2: host bans ------------------------------------------------- */
@@ -387,14 +400,18 @@ static void check_host_call(struct cw *w, uint32_t call)
 
 static int is_tensor_name(const struct cw *w, uint32_t node)
 {
+	const char *s, *key;
 	size_t len;
-	const char *s;
 
 	node = cunparen(w, node);
 	if (node == KJ__VNONE || NT(w, node).kind != KJ__K_IDENT)
 		return 0;
 	s = kj__vtext(w->t, node, &len);
-	return kj__vmap_get(&w->m->tensors, s, len) != NULL;
+	key = tensor_key(w, w->cur, s, len);
+	if (kj__vmap_get(&w->m->tensors, key, strlen(key)))
+		return 1;
+	key = tensor_key(w, -1, s, len); /* a global */
+	return kj__vmap_get(&w->m->tensors, key, strlen(key)) != NULL;
 }
 
 static int arith_op(const struct cw *w, uint32_t op, int compound)
@@ -465,13 +482,15 @@ static void check_macro(struct cw *w, uint32_t node)
 static void pass2(struct cw *w, uint32_t node, int device)
 {
 	uint32_t c;
-	int f;
+	int f, outer = w->cur;
 
 	switch (NT(w, node).kind) {
 	case KJ__K_C_FUNCDEF:
 		f = w->m->srcs.v[w->si].fn_of_node[node];
-		if (f >= 0)
+		if (f >= 0) {
 			device = w->m->fns.v[f].is_global || w->m->fns.v[f].is_device;
+			w->cur = f;
+		}
 		break;
 	case KJ__K_C_PREPROC_IF:
 		if (is_if0(w, node)) {
@@ -507,6 +526,7 @@ static void pass2(struct cw *w, uint32_t node, int device)
 	}
 	KJ__EACH_CHILD(w->t, node, c)
 		pass2(w, c, device);
+	w->cur = outer;
 }
 
 /* --- pass 3: calls and launches in live host code ------------------------ */
@@ -819,6 +839,7 @@ void kj__vcuda_analyze(struct kj__vctx *cx, struct kj__vcuda *m)
 
 	w.cx = cx;
 	w.m = m;
+	w.cur = -1;
 	for (s = 0; s < m->srcs.n; s++) {
 		uint32_t i;
 
@@ -855,6 +876,7 @@ static void visit(struct kj__vctx *cx, struct kj__vcuda *m, int start)
 
 	w.cx = cx;
 	w.m = m;
+	w.cur = -1;
 	if (m->fns.v[start].reached)
 		return;
 	m->fns.v[start].reached = 1;
@@ -963,6 +985,7 @@ void kj__vcuda_finish(struct kj__vctx *cx, struct kj__vcuda *m)
 
 		w.cx = cx;
 		w.m = m;
+		w.cur = -1;
 		m->launch_sites = 0;
 		for (s = 0; s < m->srcs.n; s++) {
 			w.si = (int)s;
