@@ -163,3 +163,16 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 				    strerror(errno));
 	return KJ_OK;
 }
+
+int kj__write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = kj__write_full(fd, text, strlen(text));
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}

@@ -29,6 +29,24 @@ double kj__now_s(void);
  */
 int kj__scratch_private(const char *dir, const char **how);
 
+/*
+ * The task source src (len bytes) with every top-level definition of the
+ * class cls blanked out, newlines kept (task_view.c).  *out is a new
+ * NUL-terminated string the caller frees; *removed counts the definitions.
+ * Returns 0, or -1 when out of memory.
+ */
+int kj__task_view(const char *src, size_t len, const char *cls, char **out,
+		  int *removed);
+
+struct kj_sandbox;
+
+/*
+ * In the child, after clone() and the parent's go (sandbox.c): build the
+ * sandbox and apply its limits.  Returns 0, or -1 with errno set and *step
+ * naming what failed; the caller then reports it and exits.
+ */
+int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
+
 /* Element `i` of `base` (dtype dt, byte-swapped if `swap`) as a double.
  * Exact for every dtype but 64-bit integers beyond 2^53. */
 double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap);
@@ -59,6 +77,10 @@ static inline uint64_t kj__mix64(uint64_t x)
 int kj__tmp_create(char *tmp, size_t size, const char *path);
 int kj__write_full(int fd, const void *buf, size_t n);
 int kj__tmp_commit(int fd, const char *tmp, const char *path, const char **stage);
+
+/* Write text into the existing file path (a /proc or cgroup control file):
+ * 0, or -1 with errno. */
+int kj__write_text(const char *path, const char *text);
 
 /* 1 when this machine stores multi-byte values little-endian. */
 static inline int kj__host_little_endian(void)

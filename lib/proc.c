@@ -2,6 +2,7 @@
  * proc.c - worker processes (see proc.h for the theory of operation).
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,7 +12,9 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,14 +120,34 @@ static void close_fd(int *fd)
 }
 
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
+/* What the child reports on the exec-error pipe when it cannot exec. */
+struct child_failure {
+	int err;
+	char step[60];  /* the sandbox step that failed, or "" */
+};
+
 static void child_exec(char *const argv[], char *const envp[], const char *cwd,
-		       int proto, int out, int err, int errpipe)
+		       int proto, int out, int err, int errpipe,
+		       const struct kj_sandbox *sb, int syncfd)
 {
-	int devnull, e, fd;
+	struct child_failure f;
+	int devnull, fd;
+	const char *step = NULL;
+	char go;
 
 	sigset_t none;
 
+	memset(&f, 0, sizeof(f));
 	setpgid(0, 0);
+	if (sb) {
+		/* Wait until the parent has written our uid and gid maps and
+		 * put us in a cgroup; EOF means it gave up on us. */
+		if (read(syncfd, &go, 1) != 1)
+			_exit(127);
+		close(syncfd);
+		if (kj__sandbox_child(sb, &step) < 0)
+			goto fail;
+	}
 	/* Default signal dispositions and an empty mask for the worker. */
 	for (fd = 1; fd < NSIG; fd++)
 		signal(fd, SIG_DFL);
@@ -143,18 +166,50 @@ static void child_exec(char *const argv[], char *const envp[], const char *cwd,
 		goto fail;
 	execve(argv[0], argv, envp);
 fail:
-	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0) {
+	f.err = errno;
+	if (step)
+		snprintf(f.step, sizeof(f.step), "%s", step);
+	if (write(errpipe, &f, sizeof(f)) < 0) {
 		/* nothing more can be said */
 	}
 	_exit(127);
 }
 
-int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
-		  const char *cwd, struct kj_error *err)
+static int write_proc_file(int pid, const char *name, const char *text)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	return kj__write_text(path, text);
+}
+
+/* Map root of the child's user namespace to our own user and group. */
+static int map_ids(int pid)
+{
+	char m[64];
+
+	snprintf(m, sizeof(m), "0 %u 1\n", (unsigned)geteuid());
+	if (write_proc_file(pid, "uid_map", m) < 0)
+		return -1;
+	if (write_proc_file(pid, "setgroups", "deny") < 0 && errno != ENOENT)
+		return -1;
+	snprintf(m, sizeof(m), "0 %u 1\n", (unsigned)getegid());
+	return write_proc_file(pid, "gid_map", m);
+}
+
+/*
+ * Start the child: fork() for a plain one; for a sandboxed one, clone() into
+ * new namespaces (it is PID 1 of its own), then map its ids and give it a
+ * cgroup before it may go on.  The judge starts workers from its only
+ * thread, so the child of a raw clone() (which runs no fork handlers) finds
+ * no lock held.
+ */
+static int spawn(struct kj_proc *p, char *const argv[], char *const envp[],
+		 const char *cwd, const struct kj_sandbox *sb, struct kj_error *err)
 {
 	int sp[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-	int ep[2] = { -1, -1 }, child_errno = 0;
+	int ep[2] = { -1, -1 }, sy[2] = { -1, -1 };
+	struct child_failure f;
 	ssize_t n;
 	pid_t pid;
 
@@ -162,19 +217,27 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
 	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0) {
+	    pipe2(ep, O_CLOEXEC) < 0 || (sb && pipe2(sy, O_CLOEXEC) < 0)) {
 		kj_error_set(err, KJ_ESPAWN, "cannot create pipes: %s",
 			     strerror(errno));
 		goto fail;
 	}
-	pid = fork();
+	if (sb)
+		pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+				     CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+				     NULL, NULL, NULL, NULL);
+	else
+		pid = fork();
 	if (pid < 0) {
-		kj_error_set(err, KJ_ESPAWN, "fork: %s", strerror(errno));
+		kj_error_set(err, sb ? KJ_ESANDBOX : KJ_ESPAWN, "%s: %s",
+			     sb ? "clone into new namespaces" : "fork", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0) {
 		close(ep[0]);
-		child_exec(argv, envp, cwd, sp[1], po[1], pe[1], ep[1]);
+		if (sb)
+			close(sy[1]);
+		child_exec(argv, envp, cwd, sp[1], po[1], pe[1], ep[1], sb, sy[0]);
 	}
 	/* Both sides call setpgid, so the group exists whoever runs first. */
 	setpgid(pid, pid);
@@ -184,14 +247,35 @@ int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	close_fd(&po[1]);
 	close_fd(&pe[1]);
 	close_fd(&ep[1]);
+	close_fd(&sy[0]);
+	if (sb) {
+		if (map_ids(pid) < 0) {
+			kj_error_set(err, KJ_ESANDBOX, "cannot map the sandbox's user: %s",
+				     strerror(errno));
+			kj_proc_kill(p);
+			goto fail;
+		}
+		kj_cgroup_attach(&p->cg, sb, pid);
+		if (write(sy[1], "g", 1) != 1) {
+			kj_error_set(err, KJ_ESANDBOX, "the sandboxed process is gone");
+			kj_proc_kill(p);
+			goto fail;
+		}
+		close_fd(&sy[1]);
+	}
+	memset(&f, 0, sizeof(f));
 	do
-		n = read(ep[0], &child_errno, sizeof(child_errno));
+		n = read(ep[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
 	close_fd(&ep[0]);
 	if (n > 0) {
 		kj_proc_kill(p);
-		kj_error_set(err, KJ_ESPAWN, "cannot run '%s': %s", argv[0],
-			     strerror(child_errno));
+		if (f.step[0])
+			kj_error_set(err, KJ_ESANDBOX, "sandbox: %s: %s", f.step,
+				     strerror(f.err));
+		else
+			kj_error_set(err, KJ_ESPAWN, "cannot run '%s': %s", argv[0],
+				     strerror(f.err));
 		goto fail;
 	}
 	/* Nonces start at a random point, so that code in the worker cannot
@@ -215,8 +299,23 @@ fail:
 	close_fd(&pe[1]);
 	close_fd(&ep[0]);
 	close_fd(&ep[1]);
+	close_fd(&sy[0]);
+	close_fd(&sy[1]);
 	p->pid = 0;
-	return KJ_ESPAWN;
+	return err->code;
+}
+
+int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
+		  const char *cwd, struct kj_error *err)
+{
+	return spawn(p, argv, envp, cwd, NULL, err);
+}
+
+int kj_proc_spawn_in(struct kj_proc *p, char *const argv[], char *const envp[],
+		     const char *cwd, const struct kj_sandbox *sb,
+		     struct kj_error *err)
+{
+	return spawn(p, argv, envp, cwd, sb, err);
 }
 
 /* Read what is there from a capture pipe; 0 at EOF, 1 if more may come. */
@@ -260,11 +359,16 @@ static void reap(struct kj_proc *p, int block)
 
 	if (!p->pid || p->reaped)
 		return;
+	struct rusage ru;
+
 	do
-		r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG);
+		r = wait4(p->pid, &p->status, block ? 0 : WNOHANG, &ru);
 	while (r < 0 && errno == EINTR);
-	if (r == p->pid)
+	if (r == p->pid) {
 		p->reaped = 1;
+		p->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	}
 }
 
 void kj_proc_kill(struct kj_proc *p)
@@ -276,6 +380,10 @@ void kj_proc_kill(struct kj_proc *p)
 	kill(-p->pid, SIGKILL);
 	reap(p, 1);
 	live_del(p->pid);
+	if (p->cg.version) {
+		p->oom_killed |= kj_cgroup_oom_killed(&p->cg);
+		kj_cgroup_release(&p->cg);
+	}
 	sweep_orphans();
 }
 
@@ -394,6 +502,9 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 	case KJ_ETIMEDOUT:
 		return kj_error_set(err, rc, "no reply within %g s", timeout_s);
 	case KJ_EWORKER:
+		if (p->output_over)
+			return kj_error_set(err, rc, "worker printed more than %u KiB "
+					    "and was stopped", KJ_PROC_CAPTURE_MAX >> 10);
 		return kj_error_set(err, rc, "worker %s",
 				    kj_proc_describe_exit(p, how, sizeof(how)));
 	case KJ_EPROTOCOL:
@@ -461,6 +572,10 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			drain(&p->out, &p->cap_out);
 		if (p->err >= 0)
 			drain(&p->err, &p->cap_err);
+		if (p->output_limit && (p->cap_out.dropped || p->cap_err.dropped)) {
+			p->output_over = 1;
+			return fail_request(p, KJ_EWORKER, timeout_s, err);
+		}
 		rc = read_proto(p);
 		if (rc != KJ_OK) {
 			if ((*reply = take_reply(p, nonce)) != NULL)

@@ -26,19 +26,6 @@
 
 #include "internal.h"
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = kj__write_full(fd, text, strlen(text));
-	if (close(fd) < 0)
-		rc = -1;
-	return rc;
-}
-
 /* Enter a new mount namespace: directly when allowed (root), else inside a
  * new user namespace where this process keeps its own uid and gid. */
 static int own_mount_namespace(void)
@@ -51,12 +38,12 @@ static int own_mount_namespace(void)
 	if (errno != EPERM || unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		return -1;
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-	if (write_text("/proc/self/uid_map", map) < 0)
+	if (kj__write_text("/proc/self/uid_map", map) < 0)
 		return -1;
 	/* A gid map needs setgroups() denied first (user_namespaces(7)). */
 	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-	if (write_text("/proc/self/setgroups", "deny") < 0 ||
-	    write_text("/proc/self/gid_map", map) < 0)
+	if (kj__write_text("/proc/self/setgroups", "deny") < 0 ||
+	    kj__write_text("/proc/self/gid_map", map) < 0)
 		return -1;
 	return 0;
 }

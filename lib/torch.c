@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,12 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kjudge/compare.h"
+#include "kjudge/fileio.h"
 #include "kjudge/proc.h"
 #include "kjudge/report.h"
 #include "kjudge/tensor.h"
@@ -254,10 +257,17 @@ struct side {
 	const char *role;        /* "reference" or "candidate" */
 	struct kj_proc proc;
 	char out_dir[PATH_MAX];
+	int sandboxed;           /* started with kj_proc_spawn_in */
+	double cpu_limit_s;      /* its RLIMIT_CPU, or 0 */
 	json_t *load_req;        /* what to send after a (re)start */
 	json_t *load_reply;      /* last successful load reply, or NULL */
 	char load_error_type[64];
 	char *load_error_msg;
+};
+
+struct env {
+	char *v[24];
+	int n;
 };
 
 struct run_env {
@@ -265,8 +275,15 @@ struct run_env {
 	char python[PATH_MAX];
 	char worker[PATH_MAX];
 	char scratch[PATH_MAX];
-	char *envp[24];
-	int n_env;
+	struct env env, cenv;  /* the reference's and the candidate's */
+	int sandboxed;         /* the candidate runs in the sandbox */
+	int infra_errors;      /* workers the machine could not restart */
+	struct kj_sandbox sb;
+	char sb_root[PATH_MAX];    /* the sandbox's root mount point */
+	char cand_src[PATH_MAX];   /* what the candidate sees of the task */
+	char cand_home[PATH_MAX];  /* its HOME, TMPDIR and caches */
+	char py_root[PATH_MAX], py_base[PATH_MAX], pycache[PATH_MAX];
+	char extra[8][PATH_MAX];   /* PYTHONPATH / LD_LIBRARY_PATH / CUDA_HOME dirs */
 	char device[16];
 	char device_id[256];   /* device, its name and torch's version: cache keys */
 	uint64_t key[4];       /* the secret seed key, read once per run */
@@ -302,38 +319,38 @@ static int find_in_path(const char *name, char *out, size_t size)
 	return -1;
 }
 
-static void env_add(struct run_env *r, const char *name, const char *value)
+static void env_add(struct env *e, const char *name, const char *value)
 {
 	size_t len;
 	char *s;
 
-	if (!value || r->n_env >= (int)(sizeof(r->envp) / sizeof(r->envp[0])) - 1)
+	if (!value || e->n >= (int)(sizeof(e->v) / sizeof(e->v[0])) - 1)
 		return;
 	len = strlen(name) + strlen(value) + 2;
 	s = malloc(len);
 	if (!s)
 		return;
 	snprintf(s, len, "%s=%s", name, value);
-	r->envp[r->n_env++] = s;
-	r->envp[r->n_env] = NULL;
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
 }
 
-static void env_free(struct run_env *r)
+static void env_free(struct env *e)
 {
 	int i;
 
-	for (i = 0; i < r->n_env; i++)
-		free(r->envp[i]);
-	r->n_env = 0;
-	r->envp[0] = NULL;
+	for (i = 0; i < e->n; i++)
+		free(e->v[i]);
+	e->n = 0;
+	e->v[0] = NULL;
 }
 
 /*
- * The worker's environment: only what Python, torch and Triton need, and
- * caches inside the attempt's scratch directory, so that one candidate's
- * compiled kernels cannot be found by the next.
+ * A worker's environment: only what Python, torch and Triton need, and its
+ * own HOME, TMPDIR and caches under `home`, so that one side's compiled
+ * kernels (Triton, torch extensions) are never found by another.
  */
-static void env_build(struct run_env *r)
+static void env_build(struct env *e, const char *home)
 {
 	static const char *const pass[] = {
 		"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
@@ -342,22 +359,22 @@ static void env_build(struct run_env *r)
 	char buf[PATH_MAX + 32];
 	size_t i;
 
-	r->n_env = 0;
-	r->envp[0] = NULL;
+	e->n = 0;
+	e->v[0] = NULL;
 	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
-		env_add(r, pass[i], getenv(pass[i]));
-	env_add(r, "PYTHONUNBUFFERED", "1");
-	env_add(r, "PYTHONDONTWRITEBYTECODE", "1");
-	env_add(r, "PYTHONNOUSERSITE", "1");
-	env_add(r, "HOME", r->scratch);
-	snprintf(buf, sizeof(buf), "%s/cache", r->scratch);
-	env_add(r, "XDG_CACHE_HOME", buf);
-	snprintf(buf, sizeof(buf), "%s/cache/triton", r->scratch);
-	env_add(r, "TRITON_CACHE_DIR", buf);
-	snprintf(buf, sizeof(buf), "%s/cache/torch_extensions", r->scratch);
-	env_add(r, "TORCH_EXTENSIONS_DIR", buf);
-	snprintf(buf, sizeof(buf), "%s/tmp", r->scratch);
-	env_add(r, "TMPDIR", buf);
+		env_add(e, pass[i], getenv(pass[i]));
+	env_add(e, "PYTHONUNBUFFERED", "1");
+	env_add(e, "PYTHONDONTWRITEBYTECODE", "1");
+	env_add(e, "PYTHONNOUSERSITE", "1");
+	env_add(e, "HOME", home);
+	snprintf(buf, sizeof(buf), "%s/cache", home);
+	env_add(e, "XDG_CACHE_HOME", buf);
+	snprintf(buf, sizeof(buf), "%s/cache/triton", home);
+	env_add(e, "TRITON_CACHE_DIR", buf);
+	snprintf(buf, sizeof(buf), "%s/cache/torch_extensions", home);
+	env_add(e, "TORCH_EXTENSIONS_DIR", buf);
+	snprintf(buf, sizeof(buf), "%s/tmp", home);
+	env_add(e, "TMPDIR", buf);
 }
 
 static char *capture_tail(const struct kj_capture *c, size_t max)
@@ -426,8 +443,11 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 		free(s->load_error_msg);
 		s->load_error_msg = NULL;
 		s->load_error_type[0] = '\0';
-		if (kj_proc_spawn(&s->proc, argv, r->envp, s->out_dir, err) != KJ_OK)
+		if ((s->sandboxed
+			     ? kj_proc_spawn_in(&s->proc, argv, r->cenv.v, s->out_dir, &r->sb, err)
+			     : kj_proc_spawn(&s->proc, argv, r->env.v, s->out_dir, err)) != KJ_OK)
 			return err->code;
+		s->proc.output_limit = s->sandboxed;
 	}
 	/* The bytecode tree in the cache: written by the reference only (see
 	 * the worker's _bytecode). */
@@ -849,6 +869,15 @@ static int load_output(const json_t *o, const char *dir, struct kj_tensor *t,
 	    strstr(path, "/../"))
 		return kj_error_set(err, KJ_EPROTOCOL, "output path outside the "
 				    "scratch directory");
+	/* A regular file, not a symlink to somewhere else or a FIFO that
+	 * would block the judge: the candidate's worker made it. */
+	{
+		struct stat st;
+
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			return kj_error_set(err, KJ_EPROTOCOL, "output '%s' is not a "
+					    "regular file", strrchr(path, '/') + 1);
+	}
 	rc = kj_npy_load(t, path, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -940,6 +969,18 @@ static json_t *proc_failure(const struct kj_torch_opts *o, int case_idx,
 			msg = NULL;
 	} else {
 		type = rc == KJ_EPROTOCOL ? "ProtocolError" : "WorkerCrashed";
+		/* The sandbox's limits, each a verdict of its own. */
+		if (s->proc.output_over)
+			type = "OutputLimitExceeded";
+		else if (s->proc.oom_killed)
+			type = "MemoryLimitExceeded";
+		else if (s->sandboxed && s->proc.reaped && WIFSIGNALED(s->proc.status) &&
+			 (WTERMSIG(s->proc.status) == SIGXCPU ||
+			  WTERMSIG(s->proc.status) == SIGKILL) &&
+			 s->cpu_limit_s > 0 && s->proc.cpu_s >= s->cpu_limit_s - 0.5)
+			/* As PID 1 of its namespace the worker ignores SIGXCPU;
+			 * the hard limit's SIGKILL and its CPU time tell. */
+			type = "CPUTimeLimitExceeded";
 		if (asprintf(&msg, "%s: %s\n%s", s->role, err->msg, tail ? tail : "") < 0)
 			msg = NULL;
 	}
@@ -982,8 +1023,19 @@ static json_t *run_request(int case_idx, uint64_t seed, const char *out_dir,
  * and load its module again (a failure to do so shows in load_error_*). */
 static void restart(struct run_env *r, struct side *s, struct kj_error *err)
 {
+	int rc;
+
 	side_stop(s);
-	side_start(r, s, err);
+	rc = side_start(r, s, err);
+	/* The machine failed, not the candidate: its later cases say so with
+	 * an error type of their own, and the run ends in a judge error. */
+	if (rc != KJ_OK) {
+		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
+			 rc == KJ_ESANDBOX ? "SandboxError" : "SpawnError");
+		free(s->load_error_msg);
+		s->load_error_msg = strdup(err->msg);
+		r->infra_errors++;
+	}
 }
 
 /* The reference died or hung: the next set or case starts it again. */
@@ -1011,11 +1063,35 @@ static const char *golden_dir(const json_t *rep, const char *side_dir,
 
 /* --- the whole run ------------------------------------------------------------------ */
 
+/* Remove the scratch directories of judges that died before they could
+ * (kjudge-PID-XXXXXX, PID no longer running). */
+static void sweep_scratch(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char p[PATH_MAX], *end;
+		long owner;
+
+		if (strncmp(e->d_name, "kjudge-", 7) != 0)
+			continue;
+		owner = strtol(e->d_name + 7, &end, 10);
+		if (owner <= 0 || *end != '-' || strlen(end) != 7 ||
+		    kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", parent, e->d_name) < (int)sizeof(p))
+			rm_rf(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int setup(struct run_env *r, const struct kj_torch_opts *o,
 		 struct kj_error *err)
 {
 	const char *py = o->python ? o->python : getenv("KJ_PYTHON");
-	const char *tmp = getenv("TMPDIR"), *sdir = getenv("KJ_SCRATCH_DIR");
+	const char *tmp = getenv("TMPDIR"), *sdir = getenv("KJ_SCRATCH_DIR"), *parent;
 	char self[PATH_MAX];
 	ssize_t n;
 
@@ -1044,9 +1120,10 @@ static int setup(struct run_env *r, const struct kj_torch_opts *o,
 				    r->worker);
 	/* $KJ_SCRATCH_DIR, else tmpfs when there is one: outputs are written
 	 * and read once. */
-	snprintf(r->scratch, sizeof(r->scratch), "%s/kjudge-XXXXXX",
-		 sdir && *sdir ? sdir
-		 : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp"));
+	parent = sdir && *sdir ? sdir
+		 : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
+	sweep_scratch(parent);
+	snprintf(r->scratch, sizeof(r->scratch), "%s/kjudge-%d-XXXXXX", parent, (int)getpid());
 	if (!mkdtemp(r->scratch))
 		return kj_error_set(err, KJ_EIO, "cannot create a scratch "
 				    "directory: %s", strerror(errno));
@@ -1056,15 +1133,167 @@ static int setup(struct run_env *r, const struct kj_torch_opts *o,
 	r->scratch_kind = "shared";
 	if (!(getenv("KJ_SCRATCH") && !strcmp(getenv("KJ_SCRATCH"), "shared")))
 		(void)kj__scratch_private(r->scratch, &r->scratch_kind);
-	env_build(r);
+	snprintf(r->cand_home, sizeof(r->cand_home), "%.*s/cand-home",
+		 (int)sizeof(r->cand_home) - 16, r->scratch);
+	env_build(&r->env, r->scratch);
+	env_build(&r->cenv, r->cand_home);
 	{
+		static const char *const sub[] = { "", "/tmp", "/cache" };
 		char p[PATH_MAX + 32];
+		size_t i;
 
-		snprintf(p, sizeof(p), "%s/tmp", r->scratch);
-		mkdir(p, 0700);
-		snprintf(p, sizeof(p), "%s/cache", r->scratch);
-		mkdir(p, 0700);
+		for (i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s%s", r->scratch, sub[i]);
+			mkdir(p, 0700);
+			snprintf(p, sizeof(p), "%s%s", r->cand_home, sub[i]);
+			mkdir(p, 0700);
+		}
 	}
+	return KJ_OK;
+}
+
+struct task_paths {
+	char dir[PATH_MAX];
+	char task_mod[256], cand_mod[384];
+	char task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
+	uint64_t task_hash;
+};
+
+/* A whole small file, NUL-terminated, or NULL. */
+static char *read_small(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (16L << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* A megabyte figure from the environment, or dflt. */
+static long long env_mb(const char *name, long long dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoll(v, NULL, 10) << 20 : dflt;
+}
+
+/* Add each directory of a colon-separated list to the read-only paths. */
+static void bind_list(struct run_env *r, const char *list, int *k)
+{
+	while (list && *list && *k < 8) {
+		const char *end = strchr(list, ':');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+
+		if (len && list[0] == '/' && len < PATH_MAX) {
+			snprintf(r->extra[*k], PATH_MAX, "%.*s", (int)len, list);
+			kj_sandbox_ro(&r->sb, r->extra[(*k)++]);
+		}
+		list = end ? end + 1 : NULL;
+	}
+}
+
+/*
+ * The candidate's sandbox (kjudge/sandbox.h): it sees the system and the
+ * Python installation read-only, the worker, a directory with its own file
+ * and the task's input generators (kj__task_view: the reference class
+ * blanked out), and writes only its output directory and its own HOME.
+ * Not the task directory, the golden cache, the seed key, the reference's
+ * outputs, other candidates or the judge's files.  KJ_SANDBOX=off runs it
+ * as a plain process (for machines that cannot; `kjudge doctor` says).
+ */
+static int sandbox_setup(struct run_env *r, const struct task_paths *tp,
+			 struct side *cand, struct kj_error *err)
+{
+	static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32",
+		"/bin", "/sbin", "/etc", "/opt", "/sys" };
+	char path[PATH_MAX + 512], *src, *view = NULL;
+	size_t len = 0, i;
+	int removed = 0, k = 0, rc;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	long long ram = pages > 0 && psize > 0 ? (long long)pages * psize : 0;
+	const char *e = getenv("KJ_SANDBOX");
+
+	if (e && !strcmp(e, "off"))
+		return KJ_OK;
+	snprintf(r->cand_src, sizeof(r->cand_src), "%.*s/cand-src",
+		 (int)sizeof(r->cand_src) - 16, r->scratch);
+	snprintf(r->sb_root, sizeof(r->sb_root), "%.*s/sb-root",
+		 (int)sizeof(r->sb_root) - 16, r->scratch);
+	if ((mkdir(r->cand_src, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(r->sb_root, 0700) < 0 && errno != EEXIST))
+		return kj_error_set(err, KJ_ESANDBOX, "cannot make the sandbox's "
+				    "directories: %s", strerror(errno));
+	src = read_small(tp->task, &len);
+	if (!src || kj__task_view(src, len, "Model", &view, &removed) < 0) {
+		free(src);
+		return kj_error_set(err, KJ_EIO, "'%s': cannot read the task", tp->task);
+	}
+	snprintf(path, sizeof(path), "%s/%s.py", r->cand_src, tp->task_mod);
+	rc = kj_write_file_atomic(path, view, strlen(view), err);
+	free(src);
+	free(view);
+	if (rc != KJ_OK)
+		return rc;
+	if ((src = read_small(tp->cand_file, &len)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s.py", r->cand_src, tp->cand_mod);
+		rc = kj_write_file_atomic(path, src, len, err);
+		free(src);
+		if (rc != KJ_OK)
+			return rc;
+	}
+	kj_sandbox_init(&r->sb);
+	r->sb.root_dir = r->sb_root;
+	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
+		kj_sandbox_ro(&r->sb, sys_ro[i]);
+	/* The interpreter's installation: a virtual environment's root and the
+	 * base installation its python links to (each two levels above
+	 * bin/python), wherever they are. */
+	snprintf(r->py_root, sizeof(r->py_root), "%s", r->python);
+	if (!realpath(r->python, r->py_base))
+		snprintf(r->py_base, sizeof(r->py_base), "%s", r->python);
+	for (i = 0; i < 4; i++) {
+		char *at = i % 2 ? r->py_base : r->py_root, *slash = strrchr(at, '/');
+
+		if (slash && slash != at)
+			*slash = '\0';
+	}
+	kj_sandbox_ro(&r->sb, r->py_root);
+	kj_sandbox_ro(&r->sb, r->py_base);
+	kj_sandbox_ro(&r->sb, r->worker);
+	kj_sandbox_ro(&r->sb, r->cand_src);
+	if (cache_dir(r->pycache, sizeof(r->pycache) - 16) == 0) {
+		memcpy(r->pycache + strlen(r->pycache), "/pycache", sizeof("/pycache"));
+		kj_sandbox_ro(&r->sb, r->pycache);
+	}
+	bind_list(r, getenv("PYTHONPATH"), &k);
+	bind_list(r, getenv("LD_LIBRARY_PATH"), &k);
+	bind_list(r, getenv("CUDA_HOME"), &k);
+	kj_sandbox_rw(&r->sb, cand->out_dir);
+	kj_sandbox_rw(&r->sb, r->cand_home);
+	r->sb.gpu = access("/dev/nvidiactl", F_OK) == 0;
+	e = getenv("KJ_LIMIT_CPU_S");
+	r->sb.cpu_s = e && *e ? strtod(e, NULL) : 4 * 3600.0;
+	r->sb.mem_bytes = env_mb("KJ_LIMIT_MEM_MB", ram / 2);
+	r->sb.fsize_bytes = env_mb("KJ_LIMIT_FILE_MB", ram / 4);
+	r->sb.nproc = (long)(env_mb("KJ_LIMIT_PROCS", 1024LL << 20) >> 20);
+	r->sb.nofile = 4096;
+	r->sb.tmp_bytes = 256LL << 20;
+	json_object_set_new(cand->load_req, "dir", json_string(r->cand_src));
+	cand->sandboxed = r->sandboxed = 1;
+	cand->cpu_limit_s = r->sb.cpu_s;
 	return KJ_OK;
 }
 
@@ -1092,12 +1321,6 @@ static void side_release(struct side *s)
 	free(s->load_error_msg);
 }
 
-struct task_paths {
-	char dir[PATH_MAX];
-	char task_mod[256], cand_mod[384];
-	char task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
-	uint64_t task_hash;
-};
 
 /* The verify directory's two files, from --op_name and --triton_impl_name. */
 static int resolve_task(const struct kj_torch_opts *o, struct task_paths *tp,
@@ -1136,7 +1359,8 @@ static void finish(struct run_env *r, struct side *ref, struct side *cand,
 	if (r->stage[0])
 		rm_rf(r->stage);
 	scratch_remove(r);
-	env_free(r);
+	env_free(&r->env);
+	env_free(&r->cenv);
 	json_decref(r->timings);
 	r->timings = NULL;
 }
@@ -1165,7 +1389,8 @@ static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
 	/* The seed key once, not once per seed. */
 	if (!o->seed_fixed && (rc = secret_key(r->key, err)) != KJ_OK) {
 		scratch_remove(r);
-		env_free(r);
+		env_free(&r->env);
+		env_free(&r->cenv);
 		return rc;
 	}
 	r->timings = json_object();
@@ -1181,6 +1406,10 @@ static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
 			r->stage[0] = '\0';
 	}
 	side_init(cand, r, "candidate", tp->dir, tp->task_mod, tp->cand_mod, "ModelNew");
+	if (is_file(tp->cand_file) && (rc = sandbox_setup(r, tp, cand, err)) != KJ_OK) {
+		finish(r, ref, cand, NULL);
+		return rc;
+	}
 	/* The reference is first: it says which device there is, and a task
 	 * that cannot be loaded is the judge's input error, not a verdict. */
 	rc = sides_start(r, both, is_file(tp->cand_file) ? 2 : 1, hello, err);
@@ -1356,6 +1585,10 @@ int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
 	json_object_set_new(json_object_get(*result, "kjudge"), "timings", timings_done(&r));
 	json_object_set_new(json_object_get(*result, "kjudge"), "scratch",
 			    json_string(r.scratch_kind));
+	json_object_set_new(json_object_get(*result, "kjudge"), "sandbox",
+			    json_boolean(r.sandboxed));
+	json_object_set_new(json_object_get(*result, "kjudge"), "infrastructure_errors",
+			    json_integer(r.infra_errors));
 	failures = warnings = NULL;
 	rc = *result ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
@@ -1685,6 +1918,8 @@ record:
 
 		json_object_set_new(kj, "timings", timings_done(&r));
 		json_object_set_new(kj, "scratch", json_string(r.scratch_kind));
+		json_object_set_new(kj, "sandbox", json_boolean(r.sandboxed));
+		json_object_set_new(kj, "infrastructure_errors", json_integer(r.infra_errors));
 		/* The environment every figure came from. */
 		for (i = 0; i < (int)(sizeof(env_keys) / sizeof(env_keys[0])); i++)
 			if (json_object_get(hello, env_keys[i]))

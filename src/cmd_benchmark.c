@@ -166,7 +166,14 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		json_dumpf(res, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 		putchar('\n');
 	}
+	/* A sandbox or worker the machine could not restart: the figures are
+	 * incomplete through no fault of the candidate's. */
+	rc = json_integer_value(json_object_get(json_object_get(res, "kjudge"),
+						"infrastructure_errors")) > 0;
 	json_decref(res);
+	if (rc)
+		return kj_cli_error(cmd, "the machine failed during the run (see the "
+				    "SandboxError or SpawnError cases)"), KJ_EXIT_FAIL;
 	if (fflush(stdout) != 0)
 		return kj_cli_error(cmd, "cannot write to standard output"), KJ_EXIT_FAIL;
 	return KJ_EXIT_OK;

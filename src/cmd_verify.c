@@ -104,6 +104,15 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	print_summary(res, out_path);
 	if (json_is_true(json_object_get(json_object_get(res, "kjudge"), "timed_out")))
 		fprintf(stderr, "验证超时（%g秒）\n", o.timeout_s);
+	/* Failures of the machine (a sandbox or worker that could not be
+	 * restarted) are not the candidate's: the run is a judge error. */
+	if (json_integer_value(json_object_get(json_object_get(res, "kjudge"),
+					       "infrastructure_errors")) > 0) {
+		json_decref(res);
+		return kj_cli_error(cmd, "the machine failed during the run (see the "
+				    "SandboxError or SpawnError failures in %s); "
+				    "the verdict is not the candidate's", out_path);
+	}
 	rc = json_integer_value(json_object_get(res, "passed_cases")) ==
 			     json_integer_value(json_object_get(res, "total_cases")) &&
 		     json_integer_value(json_object_get(res, "total_cases")) > 0

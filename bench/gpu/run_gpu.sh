@@ -110,11 +110,16 @@ for p in $probs; do
 		python3 -c "
 import json
 for f in ('$OUT/r/kb_verify_${p%.py}_$run.json', '$OUT/r/kb_perf_${p%.py}_$run.json'):
-    print('     timings', json.dumps(json.load(open(f))['kjudge'].get('timings')))
+    k = json.load(open(f))['kjudge']
+    print('     sandbox', k.get('sandbox'), 'scratch', k.get('scratch'), 'timings', json.dumps(k.get('timings')))
 "
 		echo "   kjudge $p ($run): verify $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s, benchmark $(awk "BEGIN{printf \"%.2f\", $t2 - $t1}") s, total $(awk "BEGIN{printf \"%.2f\", $t2 - $t0}") s"
 	done
 done
+if [ -n "${HOSTILE:-}" ]; then
+	echo "== hostile candidates on the GPU, in the sandbox"
+	python3 tests/helpers/check_verify.py --kjudge "$K" --device cuda -v $HOSTILE
+fi
 if [ -z "${SKIP_KB:-}" ]; then
 	(cd .anchors && OUT=$OUT/r timeout 900 python3 kb_anchor.py $probs)
 fi

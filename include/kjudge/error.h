@@ -43,7 +43,8 @@
 	X(WORKER, "worker process ended")                                 \
 	X(PROTOCOL, "malformed worker reply")                             \
 	X(RULES, "malformed rule file")                                   \
-	X(LIMIT, "input beyond a limit of the analysis")
+	X(LIMIT, "input beyond a limit of the analysis")                  \
+	X(SANDBOX, "cannot set up the sandbox")
 
 enum kj_errcode {
 	KJ_OK = 0,

@@ -42,6 +42,7 @@
 #include <jansson.h>
 
 #include "kjudge/error.h"
+#include "kjudge/sandbox.h"
 
 /* Output kept per stream; what comes after is counted, not kept. */
 #define KJ_PROC_CAPTURE_MAX (256u << 10)
@@ -64,6 +65,12 @@ struct kj_proc {
 	unsigned noise_lines; /* lines on proto that were not our reply */
 	int reaped;
 	int status;          /* wait status once reaped */
+	double cpu_s;        /* its CPU time (user + system) once reaped */
+	struct kj_cgroup cg; /* sandboxed processes: their cgroup, if any */
+	int oom_killed;      /* the cgroup saw an OOM kill (set when killed) */
+	int output_limit;    /* set by the caller: output past the capture cap
+			      * fails the request (else it is dropped) */
+	int output_over;     /* a request failed for that */
 };
 
 void kj_proc_init(struct kj_proc *p);
@@ -76,6 +83,15 @@ void kj_proc_init(struct kj_proc *p);
  */
 int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 		  const char *cwd, struct kj_error *err);
+
+/*
+ * The same, inside the sandbox sb (kjudge/sandbox.h; cwd is a path inside
+ * it).  Returns KJ_ESANDBOX, with the step that failed in err, when the
+ * sandbox could not be set up: the machine's failure, not the program's.
+ */
+int kj_proc_spawn_in(struct kj_proc *p, char *const argv[], char *const envp[],
+		     const char *cwd, const struct kj_sandbox *sb,
+		     struct kj_error *err);
 
 /*
  * Send `req` (a JSON object; a "nonce" member is added; the function takes

@@ -23,7 +23,7 @@ counts them; exits 1 if any failed.
 expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
 "failures": [{"case_idx": i (1-based), "error_type": "X" or ["X", "Y"],
 "msg_contains": "word" or ["w1", "w2"] (any, case-insensitive)}],
-"timeout": seconds (optional)}, or {"one_of": [such objects]} where more
+"timeout": seconds (optional), "env": {variables for the judge} (optional)}, or {"one_of": [such objects]} where more
 than one verdict is right.
 
 KJUDGE may be a command line (e.g. "python tests/helpers/pyverify.py").
@@ -78,6 +78,24 @@ def check_result(exp, rc, res):
         if words and not any(word.lower() in msg for word in words):
             bad.append(f"case {i}: error_msg mentions none of {words}: {msg[:300]!r}")
     return bad
+
+
+# In the judge's environment only: env_reader passes if it never sees it.
+CANARY = "kjudge-canary-4f1d"
+
+
+def escaped_files():
+    """Files that escape_writer leaves where it should not be able to write."""
+    return [p for p in ("/tmp/kjudge-escaped", "/dev/shm/kjudge-escaped", "/root/kjudge-escaped",
+                        "/var/tmp/kjudge-escaped") if os.path.exists(p)]
+
+
+def stray_cgroups(judge_pid):
+    """Cgroups the judge (pid judge_pid) made for its workers and left."""
+    import glob
+    name = f"kjudge-{judge_pid}-*"
+    return sorted(p for p in set(glob.glob(f"/sys/fs/cgroup/*/{name}") + glob.glob(f"/sys/fs/cgroup/{name}"))
+                  if os.path.isdir(p))
 
 
 def children():
@@ -151,7 +169,9 @@ def run_one(name, kjudge, device, work):
             open(os.path.join(work, name + ".stderr"), "w+b") as se:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
-                                env=dict(os.environ, TMPDIR=tmp), start_new_session=True)
+                                env=dict(os.environ, TMPDIR=tmp, KJ_CANARY=CANARY,
+                                         **expect.get("env", {})),
+                                start_new_session=True)
         try:
             rc = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -183,6 +203,8 @@ def run_one(name, kjudge, device, work):
     bad += [f"left running: {p}" for p in leftovers()]
     bad += [f"unexpected in the verify dir: {p}" for p in stray_files(vdir)]
     bad += [f"left in TMPDIR: {p}" for p in sorted(os.listdir(tmp))]
+    bad += [f"written outside the sandbox: {p}" for p in escaped_files()]
+    bad += [f"cgroup left behind: {p}" for p in stray_cgroups(proc.pid)]
     return bad, took
 
 

@@ -3,11 +3,13 @@
 Each forward writes about 3 MiB to each of stdout and stderr -- text, raw
 binary (NUL bytes, invalid UTF-8, no trailing newline) -- with lines that
 look like the judge's protocol replies and verdicts mixed in.  The judge
-must drain and cap what it captures, never parse it, and judge the real
-outputs.  (Writing to other descriptors, the protocol channel among them, is
-fd_forger's and forger_wrong's job.)
+must drain what it captures and never parse it; and output past the
+capture cap (256 KiB) is a verdict of its own, not a pass with the output
+cut: the flood cannot hide what the candidate printed.  (Writing to other
+descriptors, the protocol channel among them, is fd_forger's and
+forger_wrong's job.)
 
-Expected verdict: all three cases pass, exit 0.
+Expected verdict: every case fails with OutputLimitExceeded, exit 1.
 """
 import os
 import sys
