@@ -125,6 +125,12 @@ $(BUILD)/%.o: %.c
 # The validator includes tree-sitter's api.h, which must be fetched first.
 $(filter $(BUILD)/lib/validate%,$(LIB_OBJ)): $(TP)/.stamp
 
+# kjudge doctor reports the tree-sitter versions compiled in: the lock's.
+$(BUILD)/lib/doctor_runtimes.o: scripts/third-party.lock
+$(BUILD)/lib/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitter \
+  $(call tp_ver,tree-sitter), tree-sitter-python $(call tp_ver,tree-sitter-python), \
+  tree-sitter-cuda $(call tp_ver,tree-sitter-cuda)"'
+
 # compare.c's static inline helpers pass 32-byte vectors by value; they are
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/compare.o: CFLAGS += -Wno-psabi

@@ -119,5 +119,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_benchmark_options[];
 int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_validate_options[];
+int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_doctor_options[];
 
 #endif /* KJ_CLI_H */

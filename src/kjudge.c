@@ -110,6 +110,35 @@ static const struct kj_cli_command commands[] = {
 			      "  1  it could not run (no Python, a worker that does not start)\n"
 			      "  2  the L1 verify gate refused, or bad flags\n",
 	},
+	{
+		.name = "doctor",
+		.run = kj_cmd_doctor,
+		.summary = "Say whether this machine can sandbox, time well and run "
+			   "each runner, and how to fix what it cannot.",
+		.usage = "[options]",
+		.description =
+			"Runs probes in three groups, each in a child process with a\n"
+			"deadline, and prints one line per probe (ok, WARN or FAIL) with\n"
+			"the command or setting that fixes each problem:\n"
+			"  sandbox   user and other namespaces (tried with unshare), the\n"
+			"            user namespace sysctls, a seccomp filter (installed in a\n"
+			"            child), cgroups v1 or v2 with the memory and pids\n"
+			"            controllers (a group made and removed), a private tmpfs\n"
+			"            with huge pages in a new mount namespace\n"
+			"  timing    CPU frequency governors, SMT, turbo/boost, NVIDIA GPU\n"
+			"            clocks, slowdowns and persistence mode (nvidia-smi; no\n"
+			"            nvidia-smi means no GPU, which is not a problem)\n"
+			"  runtimes  the workers' Python ($KJ_PYTHON, then python3) with\n"
+			"            torch, numpy, Triton and CUDA in torch, the worker file\n"
+			"            beside kjudge, nvcc, cc, clang, OpenCL, the tree-sitter\n"
+			"            grammars compiled in\n"
+			"A warning means kjudge works, less well (noisier timings, a runner\n"
+			"that cannot run); a failure means something it needs is missing.\n",
+		.options = kj_doctor_options,
+		.exit_codes = "  0  no probe failed (warnings allowed)\n"
+			      "  1  some probe failed\n"
+			      "  2  bad flags\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,80 @@
+/*
+ * locate.c - finding programs in $PATH and files beside the kjudge binary
+ * (see locate.h for why these rules live in one place).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "locate.h"
+#include "internal.h"
+
+int kj__find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	const char *p;
+
+	if (!name || !*name)
+		return -1;
+	if (strchr(name, '/')) {
+		char cwd[PATH_MAX];
+
+		if (access(name, X_OK) != 0)
+			return -1;
+		if (name[0] == '/')
+			return snprintf(out, size, "%s", name) < (int)size ? 0 : -1;
+		/* Prefixed, not realpath()'d: a virtual environment's
+		 * bin/python is a link to the base interpreter, and Python
+		 * finds its environment from the path it was started by. */
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -1;
+		return snprintf(out, size, "%s/%s", cwd, name) < (int)size ? 0 : -1;
+	}
+	for (p = path ? path : "/usr/bin:/bin"; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		/* An empty entry would mean the current directory; like a
+		 * careful shell, kjudge does not run programs from there. */
+		if (len && snprintf(out, size, "%.*s/%s", (int)len, p, name) < (int)size &&
+		    access(out, X_OK) == 0)
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+const char *kj__python_name(const char *given, const char **source)
+{
+	const char *env = getenv("KJ_PYTHON");
+	const char *src = "the default", *name = "python3";
+
+	if (given && *given) {
+		src = "--python";
+		name = given;
+	} else if (env && *env) {
+		src = "$KJ_PYTHON";
+		name = env;
+	}
+	if (source)
+		*source = src;
+	return name;
+}
+
+int kj__beside_self(const char *file, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return snprintf(out, size, "%s/%s", self, file) < (int)size ? 0 : -1;
+}
