@@ -1283,7 +1283,8 @@ static int sandbox_setup(struct run_env *r, const struct task_paths *tp,
 	bind_list(r, getenv("CUDA_HOME"), &k);
 	kj_sandbox_rw(&r->sb, cand->out_dir);
 	kj_sandbox_rw(&r->sb, r->cand_home);
-	r->sb.gpu = access("/dev/nvidiactl", F_OK) == 0;
+	/* GPU nodes only for an attempt that may run on the GPU. */
+	r->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(r->device, "cpu") != 0;
 	e = getenv("KJ_LIMIT_CPU_S");
 	r->sb.cpu_s = e && *e ? strtod(e, NULL) : 4 * 3600.0;
 	r->sb.mem_bytes = env_mb("KJ_LIMIT_MEM_MB", ram / 2);
