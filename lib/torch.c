@@ -45,6 +45,7 @@
 #include "kjudge/tensor.h"
 #include "kjudge/torch.h"
 #include "internal.h"
+#include "locate.h"
 
 #define ERROR_MSG_LIMIT 2000
 
@@ -292,32 +293,6 @@ struct run_env {
 	double t0;             /* when the run began (monotonic seconds) */
 	json_t *timings;       /* where the run's time went, see tally() */
 };
-
-static int find_in_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *p;
-
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) != 0)
-			return -1;
-		if (name[0] == '/') {
-			snprintf(out, size, "%s", name);
-			return 0;
-		}
-		return realpath(name, out) ? 0 : -1;
-	}
-	for (p = path ? path : "/usr/bin:/bin"; p && *p;) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len && snprintf(out, size, "%.*s/%s", (int)len, p, name) < (int)size &&
-		    access(out, X_OK) == 0)
-			return 0;
-		p = end ? end + 1 : NULL;
-	}
-	return -1;
-}
 
 static void env_add(struct env *e, const char *name, const char *value)
 {
@@ -1090,30 +1065,20 @@ static void sweep_scratch(const char *parent)
 static int setup(struct run_env *r, const struct kj_torch_opts *o,
 		 struct kj_error *err)
 {
-	const char *py = o->python ? o->python : getenv("KJ_PYTHON");
+	/* The same rules as kjudge doctor's (locate.h). */
+	const char *py = kj__python_name(o->python, NULL);
 	const char *tmp = getenv("TMPDIR"), *sdir = getenv("KJ_SCRATCH_DIR"), *parent;
-	char self[PATH_MAX];
-	ssize_t n;
 
 	memset(r, 0, sizeof(*r));
 	r->o = o;
 	r->t0 = kj__now_s();
-	if (find_in_path(py && *py ? py : "python3", r->python, sizeof(r->python)) < 0)
+	if (kj__find_in_path(py, r->python, sizeof(r->python)) < 0)
 		return kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' "
-				    "(set --python or KJ_PYTHON)",
-				    py && *py ? py : "python3");
-	if (o->worker) {
+				    "(set --python or KJ_PYTHON)", py);
+	if (o->worker)
 		snprintf(r->worker, sizeof(r->worker), "%s", o->worker);
-	} else if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(r->worker, sizeof(r->worker), "%.*s/kjudge_worker.py",
-			 (int)(sizeof(r->worker) - 20), self);
-	}
+	else if (kj__beside_self("kjudge_worker.py", r->worker, sizeof(r->worker)) < 0)
+		r->worker[0] = '\0';
 	if (!is_file(r->worker))
 		return kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is "
 				    "missing (it is installed beside kjudge)",
