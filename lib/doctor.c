@@ -206,42 +206,6 @@ json_t *kj_doctor_report_json(const struct kj_doctor_report *r)
 	return doc;
 }
 
-/* --- files ------------------------------------------------------------------------------- */
-
-long kj__doctor_read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-
-	if (size == 0)
-		return -1;
-	buf[0] = '\0';
-	if (fd < 0)
-		return -1;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ' ||
-		       buf[len - 1] == '\t' || buf[len - 1] == '\r'))
-		len--;
-	buf[len] = '\0';
-	return (long)len;
-}
-
 /* --- children ---------------------------------------------------------------------------- */
 
 static void close_fd(int *fd)

@@ -43,10 +43,6 @@ void kj__doctor_set(struct kj_doctor_check *c, enum kj_doctor_status s,
 void kj__doctor_append(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Read at most size - 1 bytes of a (small, /proc or /sys) file into buf,
- * NUL-terminated, trailing white space removed.  Returns the length, or -1
- * with errno. */
-long kj__doctor_read_file(const char *path, char *buf, size_t size);
 
 /* What a command printed and how it ended (kj__doctor_run_cmd). */
 struct kj__cmd {

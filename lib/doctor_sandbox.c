@@ -93,7 +93,7 @@ static int userns_knobs(char *detail, size_t size, const char **fix)
 	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 		char v[64];
 
-		if (kj__doctor_read_file(knobs[i].path, v, sizeof(v)) < 0)
+		if (kj__read_text(knobs[i].path, v, sizeof(v)) < 0)
 			continue;
 		kj__doctor_append(detail, size, "%s%s=%s", n++ ? ", " : "",
 				  knobs[i].name, v);
@@ -227,7 +227,7 @@ static char *read_mounts(void)
 
 		if (!buf)
 			return NULL;
-		n = kj__doctor_read_file("/proc/mounts", buf, size);
+		n = kj__read_text("/proc/mounts", buf, size);
 		if (n < 0) {
 			free(buf);
 			return NULL;
@@ -332,7 +332,7 @@ static void v2_controller(struct kj_doctor_check *c, const struct cgroups *cg,
 	root = !strcmp(path, "/");
 	snprintf(dir, sizeof(dir), "%s%s", cg->v2, root ? "" : path);
 	snprintf(file, sizeof(file), "%s/cgroup.controllers", dir);
-	if (kj__doctor_read_file(file, list, sizeof(list)) < 0 ||
+	if (kj__read_text(file, list, sizeof(list)) < 0 ||
 	    !kj__doctor_has_word(list, ctl)) {
 		snprintf(fix, sizeof(fix), "enable it in the group above: echo +%s > "
 			 "PARENT/cgroup.subtree_control, PARENT the parent of %.300s",
@@ -343,7 +343,7 @@ static void v2_controller(struct kj_doctor_check *c, const struct cgroups *cg,
 		return;
 	}
 	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", dir);
-	if (kj__doctor_read_file(file, sub, sizeof(sub)) < 0)
+	if (kj__read_text(file, sub, sizeof(sub)) < 0)
 		sub[0] = '\0';
 	if (!root && !kj__doctor_has_word(sub, ctl)) {
 		kj__doctor_set(c, missing, "start kjudge in the root cgroup (echo $$ > "
@@ -408,8 +408,8 @@ static void probe_cgroups(struct kj__doctor *d)
 		return;
 	}
 	cg->mounts = read_mounts();
-	kj__doctor_read_file("/proc/self/cgroup", cg->self, sizeof(cg->self));
-	kj__doctor_read_file("/proc/cgroups", cg->table, sizeof(cg->table));
+	kj__read_text("/proc/self/cgroup", cg->self, sizeof(cg->self));
+	kj__read_text("/proc/cgroups", cg->table, sizeof(cg->table));
 	if (!cg->mounts || kj__doctor_cgroup_mount(cg->mounts, NULL, cg->v2,
 						   sizeof(cg->v2)) < 0)
 		cg->v2[0] = '\0';

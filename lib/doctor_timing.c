@@ -31,7 +31,7 @@ static int in_vm(void)
 
 	if (!buf)
 		return 0;
-	if (kj__doctor_read_file("/proc/cpuinfo", buf, 1 << 20) > 0)
+	if (kj__read_text("/proc/cpuinfo", buf, 1 << 20) > 0)
 		vm = strstr(buf, " hypervisor") != NULL;
 	free(buf);
 	return vm;
@@ -63,7 +63,7 @@ static void probe_governor(struct kj__doctor *d)
 			n = (int)cpu + 1;
 		snprintf(path, sizeof(path), SYS_CPU "/%s/cpufreq/scaling_governor",
 			 e->d_name);
-		if (kj__doctor_read_file(path, names[cpu], sizeof(names[cpu])) > 0) {
+		if (kj__read_text(path, names[cpu], sizeof(names[cpu])) > 0) {
 			gov[cpu] = names[cpu];
 			have++;
 		}
@@ -93,9 +93,9 @@ static void probe_smt(struct kj__doctor *d)
 	struct kj_doctor_check *c = kj__doctor_check(d, KJ_DOCTOR_TIMING, "smt");
 	char active[16], control[32];
 
-	if (kj__doctor_read_file(SYS_CPU "/smt/control", control, sizeof(control)) < 0)
+	if (kj__read_text(SYS_CPU "/smt/control", control, sizeof(control)) < 0)
 		control[0] = '\0';
-	if (kj__doctor_read_file(SYS_CPU "/smt/active", active, sizeof(active)) < 0) {
+	if (kj__read_text(SYS_CPU "/smt/active", active, sizeof(active)) < 0) {
 		kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "this kernel does not report SMT");
 		return;
 	}
@@ -127,7 +127,7 @@ static void probe_boost(struct kj__doctor *d)
 	char v[16];
 
 	for (i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
-		if (kj__doctor_read_file(switches[i].path, v, sizeof(v)) < 0)
+		if (kj__read_text(switches[i].path, v, sizeof(v)) < 0)
 			continue;
 		if (!strcmp(v, switches[i].off))
 			kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "%s is off", switches[i].what);

@@ -18,6 +18,11 @@ int kj__online_cpus(void);
 /* Seconds on the monotonic clock (sys.c). */
 double kj__now_s(void);
 
+/* Whether name is "kjudge-PID-..." (a scratch directory or a cgroup a run
+ * made) and PID no longer runs: what a judge killed before it could clean
+ * up left behind (sys.c). */
+int kj__left_by_dead_run(const char *name);
+
 /*
  * Mount a private tmpfs (with transparent huge pages where the kernel has
  * them) over the existing, empty directory dir, in a new mount namespace
@@ -81,6 +86,11 @@ int kj__tmp_commit(int fd, const char *tmp, const char *path, const char **stage
 /* Write text into the existing file path (a /proc or cgroup control file):
  * 0, or -1 with errno. */
 int kj__write_text(const char *path, const char *text);
+
+/* Read at most size - 1 bytes of a (small, /proc, /sys or cgroup) file into
+ * buf, NUL-terminated, trailing white space removed.  Returns the length,
+ * or -1 with errno. */
+long kj__read_text(const char *path, char *buf, size_t size);
 
 /* 1 when this machine stores multi-byte values little-endian. */
 static inline int kj__host_little_endian(void)

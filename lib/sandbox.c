@@ -289,16 +289,9 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 static long long read_ll(const char *path, const char *key)
 {
 	char buf[4096], *at;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (kj__read_text(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	if (!key)
 		return strtoll(buf, NULL, 10);
 	for (at = buf; (at = strstr(at, key)) != NULL; at++)
@@ -335,12 +328,8 @@ static void sweep_stale(const char *dir)
 
 	while (d && (e = readdir(d)) != NULL) {
 		char p[600];
-		long owner;
 
-		if (strncmp(e->d_name, "kjudge-", 7) != 0)
-			continue;
-		owner = strtol(e->d_name + 7, NULL, 10);
-		if (owner <= 0 || (kill((pid_t)owner, 0) < 0 && errno == ESRCH)) {
+		if (kj__left_by_dead_run(e->d_name)) {
 			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 			(void)rmdir(p);
 		}
@@ -450,18 +439,10 @@ int kj_cgroup_oom_killed(const struct kj_cgroup *cg)
 static void kill_procs(const char *group)
 {
 	char p[600], buf[8192], *s, *end;
-	int fd;
-	ssize_t n;
 
 	snprintf(p, sizeof(p), "%s/cgroup.procs", group);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (kj__read_text(p, buf, sizeof(buf)) <= 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
 	for (s = buf; *s; s = end) {
 		long pid = strtol(s, &end, 10);
 

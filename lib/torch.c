@@ -283,7 +283,8 @@ struct run_env {
 	char sb_root[PATH_MAX];    /* the sandbox's root mount point */
 	char cand_src[PATH_MAX];   /* what the candidate sees of the task */
 	char cand_home[PATH_MAX];  /* its HOME, TMPDIR and caches */
-	char py_root[PATH_MAX], py_base[PATH_MAX], pycache[PATH_MAX];
+	char py_root[PATH_MAX], py_base[PATH_MAX];
+	char pycache[PATH_MAX];     /* the bytecode tree in the cache, or "" */
 	char extra[8][PATH_MAX];   /* PYTHONPATH / LD_LIBRARY_PATH / CUDA_HOME dirs */
 	char device[16];
 	char device_id[256];   /* device, its name and torch's version: cache keys */
@@ -405,7 +406,6 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 	uint64_t nonce[2];
 	int i, rc[2];
 	struct kj_error e[2];
-	char pycache[PATH_MAX];
 	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
 	 * machine): a short --timeout is meant for the cases, not for this. */
 	double startup_s = r->o->timeout_s > 300 ? r->o->timeout_s : 300;
@@ -424,16 +424,12 @@ static int sides_start(struct run_env *r, struct side **sv, int n,
 			return err->code;
 		s->proc.output_limit = s->sandboxed;
 	}
-	/* The bytecode tree in the cache: written by the reference only (see
-	 * the worker's _bytecode). */
-	if (cache_dir(pycache, sizeof(pycache) - 16) == 0)
-		memcpy(pycache + strlen(pycache), "/pycache", sizeof("/pycache"));
-	else
-		pycache[0] = '\0';
+	/* The bytecode tree is written by the reference only (see the
+	 * worker's _bytecode). */
 	for (i = 0; i < n; i++)
 		rc[i] = kj_proc_send(&sv[i]->proc,
 				     json_pack("{s:s, s:s?, s:b}", "op", "hello",
-					       "pycache", pycache[0] ? pycache : NULL,
+					       "pycache", r->pycache[0] ? r->pycache : NULL,
 					       "write_bytecode", !strcmp(sv[i]->role, "reference")),
 				     startup_s, &nonce[i], &e[i]);
 	for (i = 0; i < n; i++) {
@@ -1046,16 +1042,13 @@ static void sweep_scratch(const char *parent)
 	struct dirent *e;
 
 	while (d && (e = readdir(d)) != NULL) {
-		char p[PATH_MAX], *end;
-		long owner;
+		char p[PATH_MAX];
 
-		if (strncmp(e->d_name, "kjudge-", 7) != 0)
-			continue;
-		owner = strtol(e->d_name + 7, &end, 10);
-		if (owner <= 0 || *end != '-' || strlen(end) != 7 ||
-		    kill((pid_t)owner, 0) == 0 || errno != ESRCH)
-			continue;
-		if (snprintf(p, sizeof(p), "%s/%s", parent, e->d_name) < (int)sizeof(p))
+		/* kjudge-PID-XXXXXX: a dead run's scratch directory (not the
+		 * cache, kjudge-cache-UID). */
+		if (kj__left_by_dead_run(e->d_name) &&
+		    strlen(strchr(e->d_name + 7, '-')) == 7 &&
+		    snprintf(p, sizeof(p), "%s/%s", parent, e->d_name) < (int)sizeof(p))
 			rm_rf(p);
 	}
 	if (d)
@@ -1098,6 +1091,11 @@ static int setup(struct run_env *r, const struct kj_torch_opts *o,
 	r->scratch_kind = "shared";
 	if (!(getenv("KJ_SCRATCH") && !strcmp(getenv("KJ_SCRATCH"), "shared")))
 		(void)kj__scratch_private(r->scratch, &r->scratch_kind);
+	/* The bytecode tree in the cache, when there is a cache. */
+	if (cache_dir(r->pycache, sizeof(r->pycache) - 16) == 0)
+		memcpy(r->pycache + strlen(r->pycache), "/pycache", sizeof("/pycache"));
+	else
+		r->pycache[0] = '\0';
 	snprintf(r->cand_home, sizeof(r->cand_home), "%.*s/cand-home",
 		 (int)sizeof(r->cand_home) - 16, r->scratch);
 	env_build(&r->env, r->scratch);
@@ -1239,10 +1237,8 @@ static int sandbox_setup(struct run_env *r, const struct task_paths *tp,
 	kj_sandbox_ro(&r->sb, r->py_base);
 	kj_sandbox_ro(&r->sb, r->worker);
 	kj_sandbox_ro(&r->sb, r->cand_src);
-	if (cache_dir(r->pycache, sizeof(r->pycache) - 16) == 0) {
-		memcpy(r->pycache + strlen(r->pycache), "/pycache", sizeof("/pycache"));
+	if (r->pycache[0])
 		kj_sandbox_ro(&r->sb, r->pycache);
-	}
 	bind_list(r, getenv("PYTHONPATH"), &k);
 	bind_list(r, getenv("LD_LIBRARY_PATH"), &k);
 	bind_list(r, getenv("CUDA_HOME"), &k);

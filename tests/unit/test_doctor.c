@@ -203,9 +203,9 @@ KJ_TEST(doctor_read_file)
 	KJ_CHECK(f != NULL);
 	fputs("performance\n", f);
 	fclose(f);
-	KJ_CHECK_INT(kj__doctor_read_file(kj_test_path("gov"), b, sizeof(b)), 7);
+	KJ_CHECK_INT(kj__read_text(kj_test_path("gov"), b, sizeof(b)), 7);
 	KJ_CHECK_STR(b, "perform");
-	KJ_CHECK_INT(kj__doctor_read_file(kj_test_path("missing"), b, sizeof(b)), -1);
+	KJ_CHECK_INT(kj__read_text(kj_test_path("missing"), b, sizeof(b)), -1);
 	KJ_CHECK_INT(errno, ENOENT);
 }
 
