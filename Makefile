@@ -101,7 +101,7 @@ $(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
 $(BUILD)/gen/validate_rules_default.o: $(BUILD)/gen/validate_rules_default.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*/*.c)
 CLI_SRC := $(wildcard src/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -123,17 +123,17 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The validator includes tree-sitter's api.h, which must be fetched first.
-$(filter $(BUILD)/lib/validate%,$(LIB_OBJ)): $(TP)/.stamp
+$(filter $(BUILD)/lib/validate/%,$(LIB_OBJ)) $(BUILD)/lib/runner/task_view.o: $(TP)/.stamp
 
 # kjudge doctor reports the tree-sitter versions compiled in: the lock's.
-$(BUILD)/lib/doctor_runtimes.o: scripts/third-party.lock
-$(BUILD)/lib/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitter \
+$(BUILD)/lib/doctor/doctor_runtimes.o: scripts/third-party.lock
+$(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitter \
   $(call tp_ver,tree-sitter), tree-sitter-python $(call tp_ver,tree-sitter-python), \
   tree-sitter-cuda $(call tp_ver,tree-sitter-cuda)"'
 
 # compare.c's static inline helpers pass 32-byte vectors by value; they are
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
-$(BUILD)/lib/compare.o: CFLAGS += -Wno-psabi
+$(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
 
 $(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
 	@rm -f $@
@@ -173,12 +173,12 @@ demo: all
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_DIR := build/fuzz
-FUZZ_LIB_SRC := lib/npy.c lib/fileio.c lib/tensor.c lib/dtype.c lib/error.c
+FUZZ_LIB_SRC := lib/tensor/npy.c lib/base/fileio.c lib/tensor/tensor.c lib/tensor/dtype.c lib/base/error.c
 
 # UBSan must abort, not just print, for libFuzzer to count undefined
 # behaviour as a crash.  The headers are prerequisites so that a change to
 # them rebuilds the target; only the .c files are compiled.
-FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/internal.h lib/banned.h
+FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/base/internal.h lib/base/banned.h
 
 $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
@@ -189,7 +189,7 @@ $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ
 # The validator's fuzzer: kjudge's own files and the tree-sitter runtime
 # instrumented, the grammars' generated parse tables optimised and not
 # (instrumenting them costs minutes of compile time and says little).
-FUZZ_V_SRC := $(wildcard lib/validate*.c) lib/error.c
+FUZZ_V_SRC := $(wildcard lib/validate/*.c) lib/base/error.c
 FUZZ_TS_OBJ := $(addprefix $(FUZZ_DIR)/ts/,ts_runtime.o ts_python_parser.o \
                  ts_python_scanner.o ts_cuda_parser.o ts_cuda_scanner.o)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -207,7 +207,7 @@ $(FUZZ_DIR)/ts/ts_cuda_%.o: $(TP)/.stamp $(TS_HDRS)
 	$(FUZZ_CC) -std=c11 -O2 -w -I$(TS_INC) -c -o $@ $(TS_CU)/$*.c
 
 $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) \
-		lib/validate_internal.h $(BUILD)/gen/validate_rules_default.c $(FUZZ_TS_OBJ)
+		lib/validate/validate_internal.h $(BUILD)/gen/validate_rules_default.c $(FUZZ_TS_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -isystem $(TS_RT)/include -D_GNU_SOURCE \
 	  $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 #define MAX_OPTS 64
 

@@ -14,7 +14,7 @@
 
 #include "kjudge/torch.h"
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 enum {
 	OPT_WARMUP = KJ_OPT_TORCH_END_,

@@ -13,7 +13,7 @@
 #include "kjudge/report.h"
 #include "kjudge/tensor.h"
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 enum {
 	OPT_DTYPE = 256,

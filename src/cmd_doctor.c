@@ -12,7 +12,7 @@
 
 #include "kjudge/doctor.h"
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 enum {
 	OPT_JSON = 256,

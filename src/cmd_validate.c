@@ -17,7 +17,7 @@
 
 #include "kjudge/validate.h"
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 enum {
 	OPT_JSON = 256,

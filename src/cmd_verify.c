@@ -12,7 +12,7 @@
 
 #include "kjudge/torch.h"
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 enum {
 	OPT_OUTPUT = KJ_OPT_TORCH_END_,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 static const struct kj_cli_command commands[] = {
 	{

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "banned.h"
+#include "base/banned.h"
 
 int kj_cli_torch_option(const struct kj_cli_command *cmd, int key,
 			const char *arg, struct kj_torch_opts *o)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "kjudge/doctor.h"
-#include "doctor_internal.h"
-#include "locate.h"
+#include "doctor/doctor_internal.h"
+#include "base/locate.h"
 #include "unit.h"
 
 /* This machine's kind: cgroup v1 hierarchies with a cgroup2 beside them. */

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "kjudge/validate.h"
-#include "validate_internal.h"
+#include "validate/validate_internal.h"
 #include "unit.h"
 
 /* A validator over the default rules, or over `rules_json` merged in. */

@@ -149,6 +149,6 @@ void kj__doctor_sandbox(struct kj__doctor *d);
 void kj__doctor_timing(struct kj__doctor *d);
 void kj__doctor_runtimes(struct kj__doctor *d);
 
-#include "internal.h"
+#include "base/internal.h"
 
 #endif /* KJ_DOCTOR_INTERNAL_H */

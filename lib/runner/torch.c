@@ -44,8 +44,8 @@
 #include "kjudge/report.h"
 #include "kjudge/tensor.h"
 #include "kjudge/torch.h"
-#include "internal.h"
-#include "locate.h"
+#include "base/internal.h"
+#include "base/locate.h"
 
 #define ERROR_MSG_LIMIT 2000
 

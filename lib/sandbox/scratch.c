@@ -24,7 +24,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/internal.h"
 
 /* Enter a new mount namespace: directly when allowed (root), else inside a
  * new user namespace where this process keeps its own uid and gid. */

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "validate_internal.h"
+#include "validate/validate_internal.h"
 
 const TSLanguage *tree_sitter_python(void);
 const TSLanguage *tree_sitter_cuda(void);

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "kjudge/compare.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #define CHUNK_ELEMS ((size_t)1 << 20)
 #define BLOCK_ELEMS 512

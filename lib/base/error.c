@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kjudge/error.h"
-#include "internal.h"
+#include "base/internal.h"
 
 struct err_entry {
 	int code;

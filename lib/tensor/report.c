@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "kjudge/report.h"
-#include "internal.h"
+#include "base/internal.h"
 
 json_t *kj_json_number(double v)
 {

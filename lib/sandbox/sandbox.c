@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "kjudge/sandbox.h"
-#include "internal.h"
+#include "base/internal.h"
 
 void kj_sandbox_init(struct kj_sandbox *sb)
 {

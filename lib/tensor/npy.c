@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "kjudge/tensor.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validate_internal.h"
+#include "validate/validate_internal.h"
 
 #define RULES_FORMAT "kjudge-validate-rules/1"
 

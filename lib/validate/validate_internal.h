@@ -427,6 +427,6 @@ void kj__vcuda_finish(struct kj__vctx *cx, struct kj__vcuda *m);
 extern const char kj__vrules_default[];
 extern const size_t kj__vrules_default_len;
 
-#include "banned.h"
+#include "base/banned.h"
 
 #endif /* KJ_VALIDATE_INTERNAL_H */

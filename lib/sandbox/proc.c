@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "kjudge/proc.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #define PROTO_FD 3
 

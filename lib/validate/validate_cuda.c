@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validate_internal.h"
+#include "validate/validate_internal.h"
 
 struct cfn {
 	const char *name;

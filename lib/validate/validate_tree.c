@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validate_internal.h"
+#include "validate/validate_internal.h"
 
 /* --- arenas ------------------------------------------------------------- */
 

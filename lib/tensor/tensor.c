@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 
 #include "kjudge/tensor.h"
-#include "internal.h"
+#include "base/internal.h"
 
 void kj_tensor_init(struct kj_tensor *t)
 {

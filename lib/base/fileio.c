@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "kjudge/fileio.h"
-#include "internal.h"
+#include "base/internal.h"
 
 /*
  * Create "<path>.tmp.XXXXXX" exclusively, as mkstemp() would, but with mode

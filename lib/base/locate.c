@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "locate.h"
-#include "internal.h"
+#include "base/locate.h"
+#include "base/internal.h"
 
 int kj__find_in_path(const char *name, char *out, size_t size)
 {

@@ -17,7 +17,7 @@
 
 #include <tree_sitter/api.h>
 
-#include "internal.h"
+#include "base/internal.h"
 
 const TSLanguage *tree_sitter_python(void);
 

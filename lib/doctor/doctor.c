@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "doctor_internal.h"
+#include "doctor/doctor_internal.h"
 
 extern char **environ;
 

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "doctor_internal.h"
-#include "locate.h"
+#include "doctor/doctor_internal.h"
+#include "base/locate.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 #define MAX_CPUS 1024

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/internal.h"
 
 int kj__online_cpus(void)
 {

@@ -18,8 +18,8 @@
 #include <jansson.h>
 
 #include "kjudge/validate.h"
-#include "doctor_internal.h"
-#include "locate.h"
+#include "doctor/doctor_internal.h"
+#include "base/locate.h"
 
 /* The versions of scripts/third-party.lock, passed by the Makefile. */
 #ifndef KJ_TS_VERSIONS

@@ -99,6 +99,6 @@ static inline int kj__host_little_endian(void)
 	return *(const unsigned char *)&one == 1;
 }
 
-#include "banned.h"
+#include "base/banned.h"
 
 #endif /* KJ_INTERNAL_H */

@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "kjudge/dtype.h"
-#include "internal.h"
+#include "base/internal.h"
 
 struct dt_info {
 	const char *name;
