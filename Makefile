@@ -24,6 +24,12 @@ PYTHON  ?= $(CURDIR)/.venv/bin/python
 
 VERSION := $(shell cat VERSION)
 
+ifeq ($(FAULT),1)
+# The fault-injection build (tests/fault/): its own directory, and the
+# kjudge binary linked with the allocation interposer.
+BUILD   ?= build/fault
+CPPFLAGS += -DKJ_FAULT
+endif
 ifeq ($(SANITIZE),)
 BUILD   ?= build
 OPT     ?= -O2
@@ -34,7 +40,7 @@ SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 endif
 comma := ,
 
-PKGS    := jansson
+PKGS    := jansson libcrypto
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -139,7 +145,13 @@ $(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/kjudge: $(CLI_OBJ) $(BUILD)/libkjudge.a
+ifeq ($(FAULT),1)
+FAULT_OBJ := $(BUILD)/tests/fault/fault.o
+$(BUILD)/kjudge: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup \
+	-Wl,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf
+endif
+
+$(BUILD)/kjudge: $(CLI_OBJ) $(FAULT_OBJ) $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libkjudge.a

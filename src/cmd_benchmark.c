@@ -1,17 +1,24 @@
 /*
  * cmd_benchmark.c - `kjudge benchmark`: benchmark.py of triton-op-verifier.
  *
- * The L1 verify gate first (exit 2 when verify has not fully passed, with the
- * verify JSON's path, passed/total and the first five failures on stderr),
- * then the timing of every case into the perf JSON.  Exit 0 when the
- * benchmark ran (per-case pass/fail is in the JSON), 1 when it could not run,
- * 2 when the gate refused or the flags are wrong.
+ * The L1 verify gate first (exit 2 when it refuses, with why, the record's
+ * path, passed/total and its first five failures on stderr), then the timing
+ * of every case into the perf JSON.  Exit 0 when the benchmark ran (per-case
+ * pass/fail is in the JSON), 1 when it could not run or the judge failed
+ * during it (the seed's "the script itself crashed"), 2 when the gate
+ * refused or the input is bad.
+ *
+ * The gate is the candidate's (kj_gate_check): the record must be one this
+ * judge signed, of this candidate file and this task file, with secret
+ * seeds, on the device the benchmark runs on, and without task or machine
+ * errors.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
 #include "cli.h"
 #include "base/banned.h"
@@ -23,22 +30,36 @@ enum {
 	OPT_SKIP_FRAMEWORK,
 	OPT_FRAMEWORK_MS,
 	OPT_NOT_REQUIRED,
+	OPT_ALLOW_FIXED,
+	OPT_COUNT_
 };
 
 const struct kj_cli_option kj_benchmark_options[] = {
-	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take (default 900)",
+	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take",
 			     "fixed seed for the timed inputs instead of a secret one"),
-	{ "warmup", OPT_WARMUP, "N", "untimed calls before timing (default 5)" },
-	{ "repeats", OPT_REPEATS, "N", "timed calls per case (default 50)" },
-	{ "output", OPT_OUTPUT, "FILE", "perf JSON path (default: printed on stdout)" },
-	{ "skip_framework", OPT_SKIP_FRAMEWORK, NULL, "do not time the reference; use --framework_latency_ms" },
-	{ "framework_latency_ms", OPT_FRAMEWORK_MS, "MS", "reference latency with --skip_framework (default 0.0)" },
-	{ "verify_not_required", OPT_NOT_REQUIRED, NULL, "skip the L1 verify gate" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N",
+			 .min = 0, .max = 1000000, .def = "5",
+			 .help = "untimed calls before timing" },
+	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N",
+			  .min = 1, .max = 1000000, .def = "50",
+			  .help = "timed calls per case" },
+	[OPT_OUTPUT] = { .name = "output", .type = KJ_CLI_STRING, .metavar = "FILE",
+			 .def = "printed on stdout", .help = "perf JSON path" },
+	[OPT_SKIP_FRAMEWORK] = { .name = "skip_framework", .type = KJ_CLI_FLAG,
+				 .help = "do not time the reference; use --framework_latency_ms" },
+	[OPT_FRAMEWORK_MS] = { .name = "framework_latency_ms", .type = KJ_CLI_NUMBER,
+			       .metavar = "MS", .unit = "milliseconds", .min = 0,
+			       .max = 1e12, .def = "0.0",
+			       .help = "reference latency with --skip_framework" },
+	[OPT_NOT_REQUIRED] = { .name = "verify_not_required", .type = KJ_CLI_FLAG,
+			       .help = "skip the L1 verify gate" },
+	[OPT_ALLOW_FIXED] = { .name = "allow_fixed_seeds", .type = KJ_CLI_FLAG,
+			      .help = "let the gate accept a verify run made with --seed" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 /* verify_result.json for the default, verify_result_<x>.json for triton_<x>
- * or any other name (the gate's naming table). */
+ * or any other name (the seed's naming table). */
 static void gate_name(const char *impl, char *buf, size_t size)
 {
 	if (!strcmp(impl, "triton_ascend_impl"))
@@ -49,132 +70,119 @@ static void gate_name(const char *impl, char *buf, size_t size)
 		snprintf(buf, size, "verify_result_%s.json", impl);
 }
 
-static int gate(const struct kj_cli_command *cmd, const char *dir, const char *impl)
+/* The gate before any worker starts: 0 to go on, else the exit code. */
+static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int allow_fixed,
+		char *path, size_t psize, char *rec_device, size_t dsize)
 {
-	char name[512], path[4700];
-	json_error_t jerr;
-	json_t *v, *f;
-	long long total, passed;
-	size_t i;
+	struct kj_gate_opts g = { allow_fixed, run->spec.device };
+	char name[512], why[3000];
+	struct kj_error err;
+	int rc;
 
-	gate_name(impl, name, sizeof(name));
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	v = json_load_file(path, 0, &jerr);
-	if (!v) {
-		if (errno == ENOENT || strstr(jerr.text, "unable to open"))
-			kj_cli_error(cmd, "L1 verify gate: '%s' does not exist: "
-				     "run kjudge verify first", path);
-		else
-			kj_cli_error(cmd, "L1 verify gate: '%s' cannot be read: %s",
-				     path, jerr.text);
+	gate_name(run->spec.impl_name, name, sizeof(name));
+	snprintf(path, psize, "%s/%s", run->spec.verify_dir, name);
+	rc = kj_gate_check(path, &run->task, run->attempt.key, &g, why, sizeof(why), rec_device,
+			   dsize, &err);
+	if (rc < 0)
+		return kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+	if (rc > 0) {
+		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", why);
 		return KJ_EXIT_USAGE;
 	}
-	total = json_integer_value(json_object_get(v, "total_cases"));
-	passed = json_integer_value(json_object_get(v, "passed_cases"));
-	if (total > 0 && passed == total) {
-		json_decref(v);
-		return 0;
-	}
-	fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n"
-			"  passed/total: %lld/%lld\n", path, passed, total);
-	if (total == 0)
-		fprintf(stderr, "  verify did not run any case\n");
-	f = json_object_get(v, "failures");
-	for (i = 0; i < json_array_size(f) && i < 5; i++) {
-		const json_t *x = json_array_get(f, i);
-		const char *msg = json_string_value(json_object_get(x, "error_msg"));
-		int len = 0;
-
-		while (msg && msg[len] && msg[len] != '\n' && len < 300)
-			len++;
-		fprintf(stderr, "  case %lld: %s: %.*s\n",
-			json_integer_value(json_object_get(x, "case_idx")),
-			json_string_value(json_object_get(x, "error_type")) ?
-				json_string_value(json_object_get(x, "error_type")) : "?",
-			len, msg ? msg : "");
-	}
-	json_decref(v);
-	return KJ_EXIT_USAGE;
+	return 0;
 }
 
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 {
-	struct kj_torch_opts o;
+	struct kj_cli_args args;
+	struct kj_cli_torch run;
 	struct kj_bench_opts b;
-	struct kj_cli_parser p;
-	struct kj_error err;
 	const char *output = NULL;
-	int c, rc, not_required = 0;
-	json_t *res = NULL;
-	char *end;
+	char gate_path[4700], rec_device[32];
+	int rc, not_required = 0, allow_fixed = 0, exit_code = KJ_EXIT_OK;
+	json_t *rec;
 
-	kj_torch_opts_init(&o);
 	kj_bench_opts_init(&b);
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_WARMUP:
-			if ((b.warmup = kj_cli_parse_uint(cmd, "warmup", p.arg, 1000000)) < 0)
-				return KJ_EXIT_USAGE;
-			break;
-		case OPT_REPEATS:
-			if ((b.repeats = kj_cli_parse_uint(cmd, "repeats", p.arg, 1000000)) < 1)
-				return b.repeats < 0 ? KJ_EXIT_USAGE
-						     : kj_cli_error(cmd, "--repeats must be at least 1");
-			break;
-		case OPT_OUTPUT:
-			output = p.arg;
-			break;
-		case OPT_SKIP_FRAMEWORK:
-			b.skip_framework = 1;
-			break;
-		case OPT_FRAMEWORK_MS:
-			b.framework_latency_ms = strtod(p.arg, &end);
-			if (end == p.arg || *end)
-				return kj_cli_error(cmd, "option '--framework_latency_ms' "
-						    "wants a number, not '%s'", p.arg);
-			break;
-		case OPT_NOT_REQUIRED:
-			not_required = 1;
-			break;
-		default:
-			rc = kj_cli_torch_option(cmd, c, p.arg, &o);
-			if (rc <= 0)
-				return KJ_EXIT_USAGE;
-		}
-	}
-	if (kj_cli_torch_check(cmd, argc, argv, &o))
-		return KJ_EXIT_USAGE;
-	if (!not_required && (rc = gate(cmd, o.verify_dir, o.impl_name)) != 0)
+	kj_cli_args_init(&args);
+	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
 		return rc;
+	rc = kj_cli_torch_setup(cmd, &args, &run);
+	if (rc == 0) {
+		const struct kj_cli_value *v = args.opt;
 
-	rc = kj_torch_benchmark(&o, &b, &res, &err);
+		if (v[OPT_WARMUP].count)
+			b.warmup = (int)v[OPT_WARMUP].integer;
+		if (v[OPT_REPEATS].count)
+			b.repeats = (int)v[OPT_REPEATS].integer;
+		if (v[OPT_OUTPUT].count)
+			output = v[OPT_OUTPUT].text;
+		b.skip_framework = v[OPT_SKIP_FRAMEWORK].count > 0;
+		if (v[OPT_FRAMEWORK_MS].count)
+			b.framework_latency_ms = v[OPT_FRAMEWORK_MS].number;
+		not_required = v[OPT_NOT_REQUIRED].count > 0;
+		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;
+	}
+	kj_cli_args_release(&args);
+	if (rc)
+		return rc;
+	if (output && kj_cli_check_output(cmd, output))
+		return KJ_EXIT_USAGE;
+	rc = kj_cli_torch_prepare(cmd, &run);
+	if (rc)
+		return rc;
+	if (!run.task.have_candidate) {
+		kj_cli_error(cmd, "'%s': no candidate file", run.task.cand_file);
+		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+	}
+	rec_device[0] = '\0';
+	if (!not_required && (rc = gate(cmd, &run, allow_fixed, gate_path, sizeof(gate_path),
+					rec_device, sizeof(rec_device))) != 0)
+		return kj_cli_torch_close(&run, rc);
+	rc = kj_cli_torch_start(cmd, &run);
+	if (rc)
+		return kj_cli_torch_close(&run, rc == KJ_EXIT_USAGE ? KJ_EXIT_FAIL : rc);
+	/* Without --device the gate could not compare devices before the
+	 * workers said which one there is. */
+	if (!not_required && rec_device[0] && strcmp(rec_device, run.task.device) != 0) {
+		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: '%s' verified the "
+			"candidate on %s, not on %s: verify on the device you benchmark on\n",
+			gate_path, rec_device, run.task.device);
+		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+	}
+	rc = kj_benchmark(&run.task, &run.attempt, &run.judge, &b, NULL, &run.result, &run.err);
+	if (rc == KJ_EINTR)
+		return kj_cli_torch_close(&run, kj_cli_interrupted_exit());
 	if (rc != KJ_OK) {
-		kj_cli_error(cmd, "%s", err.msg);
-		return KJ_EXIT_FAIL;
+		kj_cli_error(cmd, "%s", run.err.msg);
+		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);
+	}
+	rec = kj_perf_json(&run.task, &run.attempt, &run.result, &run.err);
+	if (!rec) {
+		kj_cli_error(cmd, "%s", run.err.msg);
+		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);
 	}
 	if (output) {
-		if (kj_cli_write_json(cmd, output, res)) {
-			json_decref(res);
-			return KJ_EXIT_FAIL;
-		}
-		printf("perf report written to %s\n", output);
+		if (kj_cli_write_json(cmd, output, rec))
+			exit_code = KJ_EXIT_FAIL;
+		else
+			printf("perf report written to %s\n", output);
 	} else {
-		json_dumpf(res, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+		json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 		putchar('\n');
 	}
-	/* A sandbox or worker the machine could not restart: the figures are
-	 * incomplete through no fault of the candidate's. */
-	rc = json_integer_value(json_object_get(json_object_get(res, "kjudge"),
-						"infrastructure_errors")) > 0;
-	json_decref(res);
-	if (rc)
-		return kj_cli_error(cmd, "the machine failed during the run (see the "
-				    "SandboxError or SpawnError cases)"), KJ_EXIT_FAIL;
-	if (fflush(stdout) != 0)
-		return kj_cli_error(cmd, "cannot write to standard output"), KJ_EXIT_FAIL;
-	return KJ_EXIT_OK;
+	json_decref(rec);
+	/* A machine that failed during the run: the figures are incomplete
+	 * through no fault of the candidate's. */
+	if (exit_code == KJ_EXIT_OK && kj_verify_exit(&run.result, NULL, 0) == KJ_EXIT_USAGE) {
+		char why[600];
+
+		kj_verify_exit(&run.result, why, sizeof(why));
+		kj_cli_error(cmd, "%s", why);
+		exit_code = KJ_EXIT_FAIL;
+	}
+	if (fflush(stdout) != 0) {
+		kj_cli_error(cmd, "cannot write to standard output");
+		exit_code = KJ_EXIT_FAIL;
+	}
+	return kj_cli_torch_close(&run, exit_code);
 }

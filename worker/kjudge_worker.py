@@ -14,21 +14,37 @@ replies {"ok": false, "error_type": <exception class>, "error_msg": <text>}
 and the worker stays usable, unless the failure was a CUDA error (those are
 sticky: the worker then exits and the core starts a fresh one).
 
-  hello  pycache write_bytecode -> versions, device
-  load   dir module cls device -> cases (number of input groups)
-  run    case seed init_seed out_dir tag
-                               -> outputs [{path, dtype, shape}], input_desc,
-                                  inputs_changed, aliases, phases
-  time   case seed init_seed warmup repeats flush_bytes out_dir tag check
-                               -> samples_ms, escaped_ms, peak_memory_mb, timer, phases,
-                                  and with check: distinct_outputs (each distinct
-                                  set of timed outputs, as .npy), repeat_output,
-                                  inputs_changed
+  hello      pycache write_bytecode -> versions, device
+  load_task  dir task_module device -> cases (number of input groups)
+  load       module cls             -> (the module under test is imported)
+  run        case seed init_seed out_dir tag
+                                    -> outputs, input_desc, inputs_changed,
+                                       aliases, phases
+  time       case seed init_seed warmup repeats flush_bytes out_dir tag check
+                                    -> samples_ms, escaped_ms, peak_memory_mb,
+                                       timer, phases, and with check:
+                                       distinct_outputs (each distinct set of
+                                       timed outputs), repeat_output,
+                                       inputs_changed
   exit
 
-Tensors travel as .npy files in the attempt's scratch directory.  numpy has no
-bfloat16 or float8: such tensors are written as the unsigned integer of the
-same width, and the reply names the logical dtype.
+The task module is imported by a request of its own (load_task) before the
+module under test (load), so that the judge knows which of the two failed
+without taking the worker's word for it.
+
+outputs is a value in the judge's wire form (kjudge/value.h): a list of the
+outputs, each a tensor ({"kind": "tensor", "file", "dtype", "shape"}, written
+as .npy in out_dir; numpy has no bfloat16 or float8: such tensors are written
+as the unsigned integer of the same width, and "dtype" names the logical
+one), a Python number, bool, str or None by value, a list, tuple or dict of
+values, or {"kind": "other", "type"} for anything else (numpy arrays, complex
+numbers and tensors...).
+
+A failed request replies {"ok": false, "phase", "exception", "error_type",
+"error_msg", "sticky"}: the phase it failed in (import, init, inputs,
+forward, outputs), the exception's qualified class and its name, the
+message (its first line the exception itself, then the traceback without
+this worker's frames), and whether the error is a sticky CUDA one.
 """
 import argparse
 import importlib
@@ -71,7 +87,10 @@ class Channel:
         return json.loads(line)
 
     def send(self, obj):
-        data = (json.dumps(obj, allow_nan=False, default=str) + "\n").encode()
+        # Strings the code under test made may hold lone surrogates, which
+        # neither UTF-8 nor the judge's JSON parser accept: replaced.
+        data = (json.dumps(obj, allow_nan=False, default=str, ensure_ascii=False)
+                + "\n").encode("utf-8", "replace")
         view = memoryview(data)
         while view:
             n = os.write(self.fd, view)
@@ -82,9 +101,12 @@ class Worker:
     def __init__(self):
         self.torch = None
         self.module = None
+        self.module_task = None
         self.cls = None
         self.device = None
         self.numpy = None
+        # What the worker is doing, for the reply of a request that fails.
+        self.phase = ""
 
     # --- helpers -------------------------------------------------------------
 
@@ -162,10 +184,12 @@ class Worker:
 
     def _model(self, init_seed):
         torch = self.torch
+        self.phase = "inputs"
         init = self.module_task.get_init_inputs() if hasattr(self.module_task, "get_init_inputs") else []
         torch.manual_seed(init_seed)
         if torch.cuda.is_available():
             torch.cuda.manual_seed_all(init_seed)
+        self.phase = "init"
         model = self.cls(*init)
         if hasattr(model, "to"):
             model = model.to(self.device)
@@ -216,19 +240,62 @@ class Worker:
                 return True
         return False
 
-    def _outputs(self, out):
-        torch = self.torch
-        if isinstance(out, (list, tuple)):
-            outs = list(out)
-        else:
-            outs = [out]
-        for k, o in enumerate(outs):
-            if o is None:
-                raise TypeError(f"output {k + 1} is None")
-        return outs
+    @staticmethod
+    def _outputs(out):
+        """forward's result as the list of its outputs (verify.py's rule: a
+        tuple or list is several outputs, anything else one)."""
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    MAX_DEPTH = 32
+    MAX_NODES = 100000
 
     def _save(self, outs, out_dir, tag):
-        """Write each output as .npy; return their descriptions.
+        """The outputs in the judge's wire form: tensors written as .npy
+        files into out_dir (named from tag), everything else by value."""
+        state = {"files": 0, "nodes": 0}
+        return {"kind": "list",
+                "items": [self._value(o, out_dir, tag, state, 1) for o in outs]}
+
+    @staticmethod
+    def _type_name(o):
+        t = type(o)
+        return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+    def _value(self, o, out_dir, tag, state, depth):
+        torch = self.torch
+        state["nodes"] += 1
+        if depth > self.MAX_DEPTH or state["nodes"] > self.MAX_NODES:
+            raise ValueError(f"outputs nested deeper than {self.MAX_DEPTH} or with more than "
+                             f"{self.MAX_NODES} values")
+        if isinstance(o, torch.Tensor):
+            if o.is_complex():
+                return {"kind": "other",
+                        "type": str(o.dtype).replace("torch.", "") + " tensor"}
+            name = f"{tag}_o{state['files']}.npy"
+            state["files"] += 1
+            return self._save_tensor(o, os.path.join(out_dir, name), name)
+        if isinstance(o, bool):
+            return {"kind": "bool", "value": o}
+        if isinstance(o, int):
+            return {"kind": "int", "value": str(int(o))}
+        if isinstance(o, float):
+            return {"kind": "float", "value": float(o).hex()}
+        if isinstance(o, str):
+            return {"kind": "str", "value": o}
+        if o is None:
+            return {"kind": "none"}
+        if isinstance(o, (list, tuple)):
+            return {"kind": "tuple" if isinstance(o, tuple) else "list",
+                    "items": [self._value(x, out_dir, tag, state, depth + 1) for x in o]}
+        if isinstance(o, dict):
+            return {"kind": "dict",
+                    "items": [[self._value(k, out_dir, tag, state, depth + 1),
+                               self._value(v, out_dir, tag, state, depth + 1)]
+                              for k, v in o.items()]}
+        return {"kind": "other", "type": self._type_name(o)}
+
+    def _save_tensor(self, o, path, name):
+        """Write one tensor as .npy; its description.
 
         numpy has no bfloat16 or float8: those go out as the unsigned integer
         of the same width.  The bytes go straight from the tensor into the
@@ -237,27 +304,18 @@ class Worker:
         torch, np = self.torch, self.numpy
         storage = {torch.bfloat16: (np.uint16, torch.int16),
                    torch.bool: (np.bool_, torch.bool)}
-        for name in ("float8_e4m3fn", "float8_e5m2"):
-            if hasattr(torch, name):
-                storage[getattr(torch, name)] = (np.uint8, torch.uint8)
-        res = []
-        for k, o in enumerate(outs):
-            if not isinstance(o, torch.Tensor):
-                res.append({"type": type(o).__name__,
-                            "value": o if isinstance(o, (int, float, bool)) else None})
-                continue
-            src = o.detach()
-            logical = str(src.dtype).replace("torch.", "")
-            path = os.path.join(out_dir, f"{tag}_out{k}.npy")
-            if src.dtype in storage:
-                file_dt, view_t = storage[src.dtype]
-                src = src.view(view_t)
-            else:
-                file_dt = torch.empty(0, dtype=src.dtype, device="cpu").numpy().dtype
-            self._write_npy(path, src, np.dtype(file_dt))
-            res.append({"type": "tensor", "path": path, "dtype": logical,
-                        "shape": list(src.shape)})
-        return res
+        for dname in ("float8_e4m3fn", "float8_e5m2"):
+            if hasattr(torch, dname):
+                storage[getattr(torch, dname)] = (np.uint8, torch.uint8)
+        src = o.detach()
+        logical = str(src.dtype).replace("torch.", "")
+        if src.dtype in storage:
+            file_dt, view_t = storage[src.dtype]
+            src = src.view(view_t)
+        else:
+            file_dt = torch.empty(0, dtype=src.dtype, device="cpu").numpy().dtype
+        self._write_npy(path, src, np.dtype(file_dt))
+        return {"kind": "tensor", "file": name, "dtype": logical, "shape": list(src.shape)}
 
     STAGE_BYTES = 64 << 20
 
@@ -398,7 +456,9 @@ class Worker:
         except Exception:
             return {}
 
-    def op_load(self, req):
+    def op_load_task(self, req):
+        """Import the task module (for a candidate: the judge's view of it,
+        without the reference class) and count its cases."""
         torch = self._torch()
         self.device = torch.device(req.get("device", "cpu"))
         # Without a GPU, Triton kernels can only run in Triton's interpreter;
@@ -414,16 +474,26 @@ class Worker:
         d = req["dir"]
         if d not in sys.path:
             sys.path.insert(0, d)
+        self.phase = "import"
         task = importlib.import_module(req["task_module"])
         self.module_task = task
         self.module = task
-        mod = importlib.import_module(req["module"]) if req["module"] != req["task_module"] else task
+        self.phase = "inputs"
+        self._seed(req.get("seed", 0))
+        return {"cases": self._count_cases()}
+
+    def op_load(self, req):
+        """Import the module under test and find its class."""
+        self.phase = "import"
+        if req["module"] == self.module_task.__name__:
+            mod = self.module_task
+        else:
+            mod = importlib.import_module(req["module"])
         cls = getattr(mod, req["cls"], None)
         if cls is None:
             raise AttributeError(f"module '{req['module']}' has no class '{req['cls']}'")
         self.cls = cls
-        self._seed(req.get("seed", 0))
-        return {"cases": self._count_cases()}
+        return {}
 
     def _phases(self):
         """A stopwatch for the phases of one request: lap(name) adds the
@@ -441,14 +511,17 @@ class Worker:
     def op_run(self, req):
         torch = self.torch
         laps, lap = self._phases()
+        self.phase = "inputs"
         inputs = self._inputs(req["case"], req["seed"])
         desc = self.describe(inputs)
         before = self._snapshot(inputs)
         model = self._model(req.get("init_seed", 0))
         lap("inputs_s")
+        self.phase = "forward"
         with torch.no_grad():
             out = model(*inputs)
         lap("forward_s")
+        self.phase = "outputs"
         outs = self._outputs(out)
         aliases = self._aliases(outs, inputs)
         changed = self._changed(inputs, before)
@@ -478,6 +551,7 @@ class Worker:
         """
         torch = self.torch
         laps, lap = self._phases()
+        self.phase = "inputs"
         inputs = self._inputs(req["case"], req["seed"])
         model = self._model(req.get("init_seed", 0))
         warmup, repeats = int(req["warmup"]), int(req["repeats"])
@@ -491,6 +565,7 @@ class Worker:
         samples, escaped = [], []
         uniques, which = [], []
         lap("inputs_s")
+        self.phase = "forward"
         with torch.no_grad():
             for _ in range(warmup):
                 model(*inputs)
@@ -536,6 +611,7 @@ class Worker:
                 del out
             lap("timed_loop_s")
         peak = torch.cuda.max_memory_allocated(self.device) / (1024 * 1024) if cuda else 0.0
+        self.phase = "outputs"
         saved = [self._save(u, req["out_dir"], f"{req['tag']}_u{k}") for k, u in enumerate(uniques)]
         lap("write_s")
         res = {"samples_ms": samples, "escaped_ms": escaped, "peak_memory_mb": peak,
@@ -544,6 +620,36 @@ class Worker:
         if check:
             res["inputs_changed"] = self._changed(inputs, before)
         return res
+
+
+OWN_FILE = os.path.abspath(__file__)
+
+
+def _frames(tb):
+    """The frames of a traceback that are not this worker's or the import
+    machinery's: the task's and the candidate's own."""
+    return [f for f in traceback.extract_tb(tb)
+            if os.path.abspath(f.filename) != OWN_FILE and not f.filename.startswith("<frozen")]
+
+
+def describe_error(e):
+    """The message of a failed request: first the exception line (with where
+    it was raised in the code under test), then the traceback without this
+    worker's frames, as the task's or candidate's author would want it."""
+    head = "".join(traceback.format_exception_only(type(e), e)).rstrip("\n").split("\n")
+    line = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+    if isinstance(e, SyntaxError):
+        line = f"{type(e).__name__}: {e.msg} ({e.filename}, line {e.lineno})"
+    frames = _frames(e.__traceback__)
+    if frames and not isinstance(e, SyntaxError):
+        f = frames[-1]
+        line += f" (at {os.path.basename(f.filename)}:{f.lineno} in {f.name})"
+    parts = [line, "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+             + "\n".join(head)]
+    cause = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    if cause is not None:
+        parts.append("caused by: " + "".join(traceback.format_exception_only(type(cause), cause)).rstrip())
+    return "\n".join(parts)
 
 
 def main():
@@ -559,6 +665,7 @@ def main():
             return 0
         rid = req.get("id")
         fn = getattr(w, "op_" + str(req.get("op")), None)
+        w.phase = ""
         try:
             if fn is None:
                 raise ValueError(f"unknown op {req.get('op')!r}")
@@ -566,11 +673,16 @@ def main():
             res.update({"id": rid, "nonce": req.get("nonce"), "ok": True})
             chan.send(res)
         except BaseException as e:  # the code under test may raise anything
-            msg = truncate(traceback.format_exc())
+            msg = truncate(describe_error(e))
             sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
-            chan.send({"id": rid, "nonce": req.get("nonce"), "ok": False,
-                       "error_type": type(e).__name__, "error_msg": msg, "sticky": sticky})
-            if sticky or isinstance(e, (KeyboardInterrupt, SystemExit)):
+            exits = sticky or isinstance(e, (KeyboardInterrupt, SystemExit))
+            t = type(e)
+            chan.send({"id": rid, "nonce": req.get("nonce"), "ok": False, "phase": w.phase,
+                       "exception": t.__qualname__ if t.__module__ == "builtins"
+                       else f"{t.__module__}.{t.__qualname__}",
+                       "error_type": t.__name__, "error_msg": msg, "sticky": sticky,
+                       "exits": exits})
+            if exits:
                 return 1
 
 

@@ -78,3 +78,25 @@ int kj__beside_self(const char *file, char *out, size_t size)
 	*slash = '\0';
 	return snprintf(out, size, "%s/%s", self, file) < (int)size ? 0 : -1;
 }
+
+int kj__find_worker(const char *file, char *out, size_t size)
+{
+	char self[PATH_MAX], *slash;
+
+	if (kj__beside_self(file, out, size) == 0 && access(out, R_OK) == 0)
+		return 0;
+	if (!realpath("/proc/self/exe", self) || !(slash = strrchr(self, '/')))
+		return -1;
+	*slash = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	{
+		char p[PATH_MAX + 64];
+
+		if (snprintf(p, sizeof(p), "%s/libexec/kjudge/%s", self, file) >= (int)sizeof(p) ||
+		    access(p, R_OK) != 0)
+			return kj__beside_self(file, out, size), -1;
+		return snprintf(out, size, "%s", p) < (int)size ? 0 : -1;
+	}
+}

@@ -41,4 +41,13 @@ const char *kj__python_name(const char *given, const char **source);
  */
 int kj__beside_self(const char *file, char *out, size_t size);
 
+/*
+ * A file the kjudge binary ships with (kjudge_worker.py): beside the
+ * running executable (the build tree, `make` puts it there), else in
+ * ../libexec/kjudge/ relative to the executable's real path (where `make
+ * install` puts it).  Returns 0 with the path in out, or -1 when it is in
+ * neither place (out then holds the first place looked at).
+ */
+int kj__find_worker(const char *file, char *out, size_t size);
+
 #endif /* KJ_LOCATE_H */

@@ -1,1896 +1,1162 @@
 /*
- * torch.c - the torch runner's verify flow (see torch.h).
+ * torch.c - the torch runner: the two sides of a task in the
+ * triton-op-verifier layout, each a Python worker (see kjudge/torch.h).
  *
  * Theory of operation.
  *
- *   kj_torch_verify
- *     scratch dir (tmpfs when there is one): ref/ and cand/, one per side
- *     reference worker  <-fd 3->  judge  <-fd 3->  candidate worker
- *       hello, load(Model)                    hello, load(ModelNew)
- *       for each case, for each input set (secret seed):
- *         run -> outputs as .npy         run -> outputs as .npy
- *                      \                 /
- *                       kj_compare each output
+ *   judge                                    reference worker (plain process)
+ *     hello -> versions, device      <-fd 3->  imports torch
+ *     load_task -> cases                       imports {op}_torch, counts cases
+ *     load                                     finds Model
+ *     run / time -> outputs as .npy            in the stage directory
  *
- * Both workers get the "run" request before the judge waits for either, so
- * they compute at the same time.  A candidate worker that timed out, died,
- * or reported a sticky (CUDA) error is killed and a fresh one is started and
- * loaded for the next case.  The reference worker is the task's own code:
- * if it fails on a case the case is recorded as failed with error type
- * "ReferenceError" (the candidate is not charged with a wrong verdict, and
- * the run does not pass).
+ *   judge                                    candidate worker (sandbox)
+ *     hello, load_task                <-fd 3->  the task view (no Model)
+ *     load                                     imports {op}_{impl}: the first
+ *                                              candidate code that runs
+ *     run / time -> outputs as .npy            in its own directory
+ *
+ * The candidate's module is loaded by a request of its own, after the task
+ * file was imported by another: whatever fails before it is not the
+ * candidate's doing, whatever fails from it on is, whatever its worker
+ * says.  Replies are parsed defensively (kjudge/value.h for outputs) and
+ * every text in them is cleaned (base/text.h) before it is kept.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "kjudge/compare.h"
 #include "kjudge/fileio.h"
+#include "kjudge/pipeline.h"
 #include "kjudge/proc.h"
-#include "kjudge/report.h"
-#include "kjudge/tensor.h"
+#include "kjudge/runner.h"
+#include "kjudge/sandbox.h"
 #include "kjudge/torch.h"
-#include "base/internal.h"
+#include "kjudge/value.h"
+#include "base/fs.h"
+#include "base/hash.h"
 #include "base/locate.h"
+#include "base/text.h"
+#include "base/json.h"
+#include "base/internal.h"
 
-#define ERROR_MSG_LIMIT 2000
+/* Bytes of a worker's stderr (or stdout) shown with a failure. */
+#define TAIL_BYTES 1500
+/* Helper modules beside a candidate that its sandbox gets, at most. */
+#define HELPERS_MAX_BYTES (256LL << 20)
 
-void kj_torch_opts_init(struct kj_torch_opts *o)
+void kj_torch_spec_init(struct kj_torch_spec *s)
 {
-	memset(o, 0, sizeof(*o));
-	o->verify_dir = ".";
-	o->impl_name = "triton_ascend_impl";
-	o->timeout_s = 900;
-	o->input_sets = 2;
+	memset(s, 0, sizeof(*s));
+	s->verify_dir = ".";
+	s->impl_name = "triton_ascend_impl";
+	s->timeout_s = 900;
 }
 
-/* --- files ------------------------------------------------------------------- */
-
-int kj_file_hash(const char *path, uint64_t *hash, struct kj_error *err)
+void kj_reply_init(struct kj_reply *r)
 {
-	unsigned char buf[65536];
-	uint64_t h = 0xcbf29ce484222325ull;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s",
-				    path, strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		ssize_t i;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			return kj_error_set(err, KJ_EIO, "'%s': %s", path,
-					    strerror(errno));
-		}
-		for (i = 0; i < n; i++) {
-			h ^= buf[i];
-			h *= 0x100000001b3ull;
-		}
-	}
-	close(fd);
-	*hash = h;
-	return KJ_OK;
+	memset(r, 0, sizeof(*r));
+	r->type = KJ_VT_NOT_JUDGED;
 }
 
-static int is_dir(const char *p)
+void kj_reply_release(struct kj_reply *r)
 {
-	struct stat st;
+	size_t i;
 
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(r->message);
+	free(r->exception);
+	kj_value_free(r->outputs);
+	json_decref(r->input_desc);
+	json_decref(r->aliases);
+	json_decref(r->phases);
+	free(r->samples_ms);
+	free(r->escaped_ms);
+	for (i = 0; i < r->n_distinct; i++)
+		kj_value_free(r->distinct[i]);
+	free(r->distinct);
+	kj_reply_init(r);
 }
 
-static int is_file(const char *p)
+const char *kj_side_name(enum kj_side_role r)
 {
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	return r == KJ_SIDE_REFERENCE ? "reference" : "candidate";
 }
 
-static void rm_rf(const char *dir)
+/* --- a growable list of strings --------------------------------------------------- */
+
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+static int strv_add(struct strv *s, char *owned)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		char p[PATH_MAX];
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
-			continue;
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_rf(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-/* --- secret seeds ------------------------------------------------------------------ */
-
-static uint64_t splitmix(uint64_t x)
-{
-	return kj__mix64(x + 0x9e3779b97f4a7c15ull);
-}
-
-static int state_dir(char *buf, size_t size, struct kj_error *err)
-{
-	const char *s = getenv("KJ_STATE_DIR"), *x = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	if (s && *s)
-		n = snprintf(buf, size, "%s", s);
-	else if (x && *x)
-		n = snprintf(buf, size, "%s/kjudge", x);
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.local/state/kjudge", home);
-	else
-		return kj_error_set(err, KJ_EINVAL, "no state directory: set "
-				    "KJ_STATE_DIR or HOME");
-	if (n >= (int)size)
-		return kj_error_set(err, KJ_EINVAL, "state directory path too long");
-	return KJ_OK;
-}
-
-/* mkdir -p with mode 0700 for the directories it creates. */
-static int mkdirs(const char *path)
-{
-	char tmp[PATH_MAX];
-	char *p;
-
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+	if (!owned)
 		return -1;
-	for (p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
+	if (s->n + 2 > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		char **v = realloc(s->v, cap * sizeof(*v));
 
-static int secret_key(uint64_t key[4], struct kj_error *err)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 16];
-	int fd, rc;
-	ssize_t n;
-
-	rc = state_dir(dir, sizeof(dir), err);
-	if (rc != KJ_OK)
-		return rc;
-	if (mkdirs(dir) < 0)
-		return kj_error_set(err, KJ_EIO, "'%s': cannot create: %s", dir,
-				    strerror(errno));
-	snprintf(path, sizeof(path), "%s/seed-key", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		/* First use: draw the key and publish it atomically, so two
-		 * judges starting together agree on one key. */
-		char tmp[PATH_MAX + 32];
-		uint64_t fresh[4];
-		int wfd;
-
-		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
-			return kj_error_set(err, KJ_EIO, "getrandom: %s",
-					    strerror(errno));
-		snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-		wfd = mkstemp(tmp);
-		if (wfd < 0)
-			return kj_error_set(err, KJ_EIO, "'%s': %s", tmp,
-					    strerror(errno));
-		if (write(wfd, fresh, sizeof(fresh)) != (ssize_t)sizeof(fresh) ||
-		    fsync(wfd) < 0) {
-			close(wfd);
-			unlink(tmp);
-			return kj_error_set(err, KJ_EIO, "'%s': %s", tmp,
-					    strerror(errno));
+		if (!v) {
+			free(owned);
+			return -1;
 		}
-		close(wfd);
-		if (link(tmp, path) < 0 && errno != EEXIST) {
-			unlink(tmp);
-			return kj_error_set(err, KJ_EIO, "'%s': %s", path,
-					    strerror(errno));
-		}
-		unlink(tmp);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		s->v = v;
+		s->cap = cap;
 	}
-	if (fd < 0)
-		return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(errno));
-	n = read(fd, key, 4 * sizeof(uint64_t));
-	close(fd);
-	if (n != (ssize_t)(4 * sizeof(uint64_t)))
-		return kj_error_set(err, KJ_EIO, "'%s': not a kjudge seed key", path);
-	return KJ_OK;
+	s->v[s->n++] = owned;
+	s->v[s->n] = NULL;
+	return 0;
 }
 
-static uint64_t derive_seed(const uint64_t key[4], uint64_t task_hash,
-			    int case_idx, int set)
+static int strv_addf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int strv_addf(struct strv *s, const char *fmt, ...)
 {
-	uint64_t h;
-
-	h = splitmix(key[0] ^ task_hash);
-	h = splitmix(h ^ key[1] ^ ((uint64_t)(uint32_t)case_idx << 20));
-	h = splitmix(h ^ key[2] ^ (uint64_t)(uint32_t)set);
-	h = splitmix(h ^ key[3]);
-	/* Positive and within 2^53: every Python and JSON reader keeps it exact. */
-	return (h & ((1ull << 53) - 1)) | 1;
-}
-
-int kj_torch_seed(uint64_t task_hash, int case_idx, int set, uint64_t *seed,
-		  struct kj_error *err)
-{
-	uint64_t key[4];
-	int rc = secret_key(key, err);
-
-	if (rc != KJ_OK)
-		return rc;
-	*seed = derive_seed(key, task_hash, case_idx, set);
-	return KJ_OK;
-}
-
-/* --- workers ------------------------------------------------------------------------- */
-
-struct side {
-	const char *role;        /* "reference" or "candidate" */
-	struct kj_proc proc;
-	char out_dir[PATH_MAX];
-	int sandboxed;           /* started with kj_proc_spawn_in */
-	double cpu_limit_s;      /* its RLIMIT_CPU, or 0 */
-	json_t *load_req;        /* what to send after a (re)start */
-	json_t *load_reply;      /* last successful load reply, or NULL */
-	char load_error_type[64];
-	char *load_error_msg;
-};
-
-struct env {
-	char *v[24];
+	char *p = NULL;
+	va_list ap;
 	int n;
-};
 
-struct run_env {
-	const struct kj_torch_opts *o;
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	return n < 0 ? -1 : strv_add(s, p);
+}
+
+static void strv_free(struct strv *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- the task's state --------------------------------------------------------------- */
+
+struct tside;
+
+struct ttask {
+	const struct kj_config *cfg;
+	struct kj_attempt *a;
+	struct kj_task *t;
 	char python[PATH_MAX];
 	char worker[PATH_MAX];
-	char scratch[PATH_MAX];
-	struct env env, cenv;  /* the reference's and the candidate's */
-	int sandboxed;         /* the candidate runs in the sandbox */
-	int infra_errors;      /* workers the machine could not restart */
+	char dir[PATH_MAX];             /* the verify directory (real path) */
+	char task_mod[256], cand_mod[384];
+	char device_req[16];
+	double timeout_s;
+	struct strv env, cenv;          /* the two workers' environments */
+	/* the sandbox */
 	struct kj_sandbox sb;
-	char sb_root[PATH_MAX];    /* the sandbox's root mount point */
-	char cand_src[PATH_MAX];   /* what the candidate sees of the task */
-	char cand_home[PATH_MAX];  /* its HOME, TMPDIR and caches */
-	char py_root[PATH_MAX], py_base[PATH_MAX];
-	char pycache[PATH_MAX];     /* the bytecode tree in the cache, or "" */
-	char extra[8][PATH_MAX];   /* PYTHONPATH / LD_LIBRARY_PATH / CUDA_HOME dirs */
-	char device[16];
-	char device_id[256];   /* device, its name and torch's version: cache keys */
-	uint64_t key[4];       /* the secret seed key, read once per run */
-	const char *scratch_kind; /* see kj__scratch_private() */
-	char stage[PATH_MAX];  /* the reference's outputs, in the cache, or "" */
-	double t0;             /* when the run began (monotonic seconds) */
-	json_t *timings;       /* where the run's time went, see tally() */
+	struct strv sb_paths;           /* strings the sandbox's lists point to */
+	char sb_root[PATH_MAX];
+	char cand_src[PATH_MAX];        /* what the candidate sees of the task */
+	char cand_home[PATH_MAX];
+	char ref_home[PATH_MAX];
+	char pycache[PATH_MAX];
+	int device_known;               /* t->device is decided */         /* the bytecode tree in the cache, or "" */
+	int cand_prepared;
+	struct tside *sides[2];
 };
 
-static void env_add(struct env *e, const char *name, const char *value)
-{
-	size_t len;
-	char *s;
+struct tside {
+	struct ttask *tt;
+	struct kj_side *s;
+	struct kj_proc proc;
+	uint64_t nonce;
+	int pending;                    /* a call was sent and not received */
+	enum kj_call_op pending_op;
+	char pending_dir[PATH_MAX];     /* where that call writes */
+	json_t *hello;                  /* the hello reply of the last start */
+	int cases;                      /* what load_task said */
+};
 
-	if (!value || e->n >= (int)(sizeof(e->v) / sizeof(e->v[0])) - 1)
-		return;
-	len = strlen(name) + strlen(value) + 2;
-	s = malloc(len);
-	if (!s)
-		return;
-	snprintf(s, len, "%s=%s", name, value);
-	e->v[e->n++] = s;
-	e->v[e->n] = NULL;
-}
-
-static void env_free(struct env *e)
-{
-	int i;
-
-	for (i = 0; i < e->n; i++)
-		free(e->v[i]);
-	e->n = 0;
-	e->v[0] = NULL;
-}
+/* --- environments ------------------------------------------------------------------ */
 
 /*
- * A worker's environment: only what Python, torch and Triton need, and its
- * own HOME, TMPDIR and caches under `home`, so that one side's compiled
- * kernels (Triton, torch extensions) are never found by another.
+ * A worker's environment: what Python, torch and Triton need, and its own
+ * HOME, TMPDIR and caches under `home`, so that one side's compiled kernels
+ * (Triton, torch extensions) are never found by the other.
  */
-static void env_build(struct env *e, const char *home)
+static int env_build(struct ttask *tt, struct strv *e, const char *home)
 {
 	static const char *const pass[] = {
 		"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
 		"CUDA_HOME", "TRITON_INTERPRET", "LANG", "OMP_NUM_THREADS",
 	};
-	char buf[PATH_MAX + 32];
 	size_t i;
+	int bad = 0;
 
-	e->n = 0;
-	e->v[0] = NULL;
-	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
-		env_add(e, pass[i], getenv(pass[i]));
-	env_add(e, "PYTHONUNBUFFERED", "1");
-	env_add(e, "PYTHONDONTWRITEBYTECODE", "1");
-	env_add(e, "PYTHONNOUSERSITE", "1");
-	env_add(e, "HOME", home);
-	snprintf(buf, sizeof(buf), "%s/cache", home);
-	env_add(e, "XDG_CACHE_HOME", buf);
-	snprintf(buf, sizeof(buf), "%s/cache/triton", home);
-	env_add(e, "TRITON_CACHE_DIR", buf);
-	snprintf(buf, sizeof(buf), "%s/cache/torch_extensions", home);
-	env_add(e, "TORCH_EXTENSIONS_DIR", buf);
-	snprintf(buf, sizeof(buf), "%s/tmp", home);
-	env_add(e, "TMPDIR", buf);
-}
+	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++) {
+		const char *v = kj_config_env(tt->cfg, pass[i]);
 
-static char *capture_tail(const struct kj_capture *c, size_t max)
-{
-	const char *s = c->data ? c->data : "";
-	size_t len = c->len;
-	char *out;
-
-	if (len > max) {
-		s += len - max;
-		len = max;
+		if (v)
+			bad |= strv_addf(e, "%s=%s", pass[i], v);
 	}
-	out = malloc(len + 1);
-	if (out) {
-		memcpy(out, s, len);
-		out[len] = '\0';
+	bad |= strv_addf(e, "PYTHONUNBUFFERED=1");
+	bad |= strv_addf(e, "PYTHONDONTWRITEBYTECODE=1");
+	bad |= strv_addf(e, "PYTHONNOUSERSITE=1");
+	bad |= strv_addf(e, "HOME=%s", home);
+	bad |= strv_addf(e, "XDG_CACHE_HOME=%s/cache", home);
+	bad |= strv_addf(e, "TRITON_CACHE_DIR=%s/cache/triton", home);
+	bad |= strv_addf(e, "TORCH_EXTENSIONS_DIR=%s/cache/torch_extensions", home);
+	bad |= strv_addf(e, "TMPDIR=%s/tmp", home);
+	return bad ? -1 : 0;
+}
+
+/* --- replies --------------------------------------------------------------------------- */
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* The tail of a worker's stderr (else stdout), cleaned. */
+static char *output_tail(const struct kj_proc *p)
+{
+	const struct kj_capture *c = p->cap_err.len ? &p->cap_err : &p->cap_out;
+	size_t len = c->len, off = len > TAIL_BYTES ? len - TAIL_BYTES : 0;
+
+	/* Start after a character boundary: cleaning turns a cut character
+	 * into one replacement, which is fine. */
+	return kj__text_clean(c->data ? c->data + off : "", len - off, TAIL_BYTES + 16);
+}
+
+/* reply->message = "prefix: text" (+ "\n" + the worker's output tail). */
+static int set_message(struct kj_reply *r, const char *prefix, const char *text,
+		       const struct kj_proc *p)
+{
+	struct kj__buf b;
+	char *tail = p ? output_tail(p) : NULL;
+	int bad = p && !tail;
+
+	kj__buf_init(&b, KJ_CASE_MSG_MAX);
+	if (prefix)
+		bad |= kj__buf_addf(&b, "%s: ", prefix);
+	bad |= kj__buf_addf(&b, "%s", text ? text : "");
+	if (tail && *tail)
+		bad |= kj__buf_addf(&b, "\n%s", tail);
+	free(tail);
+	free(r->message);
+	r->message = NULL;
+	if (bad) {
+		kj__buf_release(&b);
+		return KJ_ENOMEM;
 	}
-	return out;
+	r->message = kj__text_cleans(b.data ? b.data : "", KJ_CASE_MSG_MAX);
+	kj__buf_release(&b);
+	return r->message ? KJ_OK : KJ_ENOMEM;
 }
 
-/* The tail of a worker's stderr (then stdout) for an error message. */
-static char *worker_output(struct side *s)
+/* Whether the file system of dir is full (the judge looks for itself). */
+static int fs_full(const char *dir)
 {
-	struct kj_capture *c = s->proc.cap_err.len ? &s->proc.cap_err : &s->proc.cap_out;
-
-	return capture_tail(c, ERROR_MSG_LIMIT / 2);
-}
-
-static const char *jstr(const json_t *o, const char *key, const char *dflt)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	return v ? v : dflt;
-}
-
-static int cache_dir(char *buf, size_t size);
-
-/*
- * Start the workers of `n` sides together and load their modules: all are
- * spawned, then all get "hello" (which imports torch, the slow part), then
- * all get "load"; each wait comes after every send, so the workers start up
- * side by side.  *hello (when not NULL) gets the first side's hello reply,
- * and the device is taken from it when none was given.  A side whose worker
- * cannot load its module is not an error here: its load_error_type/msg say
- * why, and each case reports it.  Returns a code only when a worker could
- * not be started at all.
- */
-static int sides_start(struct run_env *r, struct side **sv, int n,
-		       json_t **hello, struct kj_error *err)
-{
-	char fd_flag[] = "--fd", fd_num[] = "3";
-	char *argv[] = { r->python, r->worker, fd_flag, fd_num, NULL };
-	uint64_t nonce[2];
-	int i, rc[2];
-	struct kj_error e[2];
-	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
-	 * machine): a short --timeout is meant for the cases, not for this. */
-	double startup_s = r->o->timeout_s > 300 ? r->o->timeout_s : 300;
-
-	for (i = 0; i < n; i++) {
-		struct side *s = sv[i];
-
-		json_decref(s->load_reply);
-		s->load_reply = NULL;
-		free(s->load_error_msg);
-		s->load_error_msg = NULL;
-		s->load_error_type[0] = '\0';
-		if ((s->sandboxed
-			     ? kj_proc_spawn_in(&s->proc, argv, r->cenv.v, s->out_dir, &r->sb, err)
-			     : kj_proc_spawn(&s->proc, argv, r->env.v, s->out_dir, err)) != KJ_OK)
-			return err->code;
-		s->proc.output_limit = s->sandboxed;
-	}
-	/* The bytecode tree is written by the reference only (see the
-	 * worker's _bytecode). */
-	for (i = 0; i < n; i++)
-		rc[i] = kj_proc_send(&sv[i]->proc,
-				     json_pack("{s:s, s:s?, s:b}", "op", "hello",
-					       "pycache", r->pycache[0] ? r->pycache : NULL,
-					       "write_bytecode", !strcmp(sv[i]->role, "reference")),
-				     startup_s, &nonce[i], &e[i]);
-	for (i = 0; i < n; i++) {
-		json_t *rep = NULL;
-
-		if (rc[i] == KJ_OK)
-			rc[i] = kj_proc_wait(&sv[i]->proc, nonce[i], startup_s,
-					     &rep, &e[i]);
-		if (rc[i] != KJ_OK || !json_is_true(json_object_get(rep, "ok"))) {
-			char *tail = worker_output(sv[i]);
-			int code = kj_error_set(err, KJ_ESPAWN, "the torch worker did "
-						"not start (%s): %s",
-						rc[i] != KJ_OK ? e[i].msg : jstr(rep, "error_msg", "error"),
-						tail ? tail : "");
-
-			free(tail);
-			json_decref(rep);
-			return code;
-		}
-		if (i == 0 && !r->device[0])
-			snprintf(r->device, sizeof(r->device), "%s",
-				 json_is_true(json_object_get(rep, "cuda_available"))
-					 ? "cuda" : "cpu");
-		if (i == 0)
-			snprintf(r->device_id, sizeof(r->device_id), "%s|%s|%s",
-				 r->device, jstr(rep, "device_name", ""),
-				 jstr(rep, "torch", ""));
-		if (i == 0 && hello)
-			*hello = rep;
-		else
-			json_decref(rep);
-	}
-	for (i = 0; i < n; i++) {
-		json_object_set_new(sv[i]->load_req, "device", json_string(r->device));
-		rc[i] = kj_proc_send(&sv[i]->proc, json_deep_copy(sv[i]->load_req),
-				     startup_s, &nonce[i], &e[i]);
-	}
-	for (i = 0; i < n; i++) {
-		struct side *s = sv[i];
-		json_t *rep = NULL;
-
-		if (rc[i] == KJ_OK)
-			rc[i] = kj_proc_wait(&s->proc, nonce[i], startup_s, &rep, &e[i]);
-		if (rc[i] != KJ_OK) {
-			char *tail = worker_output(s);
-
-			snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
-				 rc[i] == KJ_ETIMEDOUT ? "Timeout" : "WorkerCrashed");
-			if (asprintf(&s->load_error_msg, "%s while loading: %s\n%s",
-				     s->role, e[i].msg, tail ? tail : "") < 0)
-				s->load_error_msg = NULL;
-			free(tail);
-		} else if (!json_is_true(json_object_get(rep, "ok"))) {
-			snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
-				 jstr(rep, "error_type", "Error"));
-			s->load_error_msg = strdup(jstr(rep, "error_msg", ""));
-			json_decref(rep);
-		} else {
-			s->load_reply = rep;
-		}
-	}
-	return KJ_OK;
-}
-
-static int side_start(struct run_env *r, struct side *s, struct kj_error *err)
-{
-	struct side *sv[1] = { s };
-
-	return sides_start(r, sv, 1, NULL, err);
-}
-
-static void side_stop(struct side *s)
-{
-	if (s->proc.pid)
-		kj_proc_release(&s->proc, 2.0);
-}
-
-/* --- where the time goes ------------------------------------------------------------ */
-
-/*
- * Every result carries kjudge.timings: the judge's own phases in seconds
- * (start_s: both workers up and their modules loaded; compare_s: the
- * comparator; total_s) and, per side, the sum of the phases its worker
- * reported (inputs, forward, checks, timed loop, writing outputs).  The two
- * sides run at the same time, so the parts add up to more than total_s.
- */
-static void tally_s(struct run_env *r, const char *key, double s)
-{
-	json_t *v = json_object_get(r->timings, key);
-
-	json_object_set_new(r->timings, key, json_real(json_number_value(v) + s));
-}
-
-static void tally(struct run_env *r, const char *who, const json_t *rep)
-{
-	json_t *dst = json_object_get(r->timings, who), *v;
-	const char *k;
-
-	if (!dst) {
-		dst = json_object();
-		json_object_set_new(r->timings, who, dst);
-	}
-	json_object_foreach(json_object_get(rep, "phases"), k, v)
-		if (json_is_number(v))
-			json_object_set_new(dst, k, json_real(json_number_value(
-				json_object_get(dst, k)) + json_number_value(v)));
-}
-
-/* The timings record, with total_s, for the result (a new reference). */
-static json_t *timings_done(struct run_env *r)
-{
-	tally_s(r, "total_s", kj__now_s() - r->t0);
-	return json_incref(r->timings);
-}
-
-/* --- the golden cache ------------------------------------------------------------------ */
-
-/*
- * Golden outputs and reference latencies are kept by (task file, case, seed,
- * device, torch version) so that judging another candidate of the same task
- * runs only the candidate.  Entries live in $KJ_CACHE_DIR (default: a
- * directory in /dev/shm, where the scratch directory is, so that storing an
- * entry is a rename; else ~/.cache/kjudge).  An entry is a directory
- * published by rename, so readers see all of it or nothing; the oldest
- * entries go when the cache grows past $KJ_CACHE_MAX_MB (default: a quarter
- * of the file system it is on).
- */
-
-static int cache_dir(char *buf, size_t size)
-{
-	const char *c = getenv("KJ_CACHE_DIR"), *home = getenv("HOME");
-	int n;
-
-	if (c && !strcmp(c, "off"))
-		return -1;
-	if (c && *c)
-		n = snprintf(buf, size, "%s", c);
-	else if (access("/dev/shm", W_OK) == 0)
-		n = snprintf(buf, size, "/dev/shm/kjudge-cache-%u", (unsigned)getuid());
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.cache/kjudge", home);
-	else
-		return -1;
-	if (n >= (int)size || mkdirs(buf) < 0)
-		return -1;
-	return 0;
-}
-
-/* The entry path of one golden run or one reference timing. */
-static int cache_entry(const struct run_env *r, uint64_t task_hash, int case_idx,
-		       uint64_t seed, const char *kind, uint64_t extra,
-		       char *buf, size_t size)
-{
-	char dir[PATH_MAX];
-	uint64_t h = splitmix(task_hash ^ 0x6b6a75646765ull);
-	const char *d = r->device_id;
-
-	if (cache_dir(dir, sizeof(dir)) < 0)
-		return -1;
-	for (; *d; d++)
-		h = splitmix(h ^ (unsigned char)*d);
-	h = splitmix(h ^ (uint64_t)(uint32_t)case_idx);
-	h = splitmix(h ^ seed);
-	h = splitmix(h ^ extra);
-	return snprintf(buf, size, "%s/%s-%016llx", dir, kind,
-			(unsigned long long)h) >= (int)size ? -1 : 0;
-}
-
-/* Copy src to dst (a new file); the source is removed on success, as a
- * rename would.  Returns 0 or -1. */
-static int copy_file(const char *src, const char *dst)
-{
-	char buf[1 << 16];
-	int in = open(src, O_RDONLY | O_CLOEXEC), out;
-	ssize_t n = 0;
-
-	if (in < 0)
-		return -1;
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (n > 0) {
-			ssize_t w = write(out, p, (size_t)n);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				break;
-			p += w;
-			n -= w;
-		}
-		if (n > 0)
-			break;
-	}
-	close(in);
-	if (n != 0 || close(out) != 0) {
-		unlink(dst);
-		return -1;
-	}
-	unlink(src);
-	return 0;
-}
-
-/* A cached golden run as a "run" reply, or NULL. */
-static json_t *cache_golden_get(const char *entry)
-{
-	char meta[PATH_MAX + 16];
-	json_t *rep;
-
-	snprintf(meta, sizeof(meta), "%s/meta.json", entry);
-	rep = json_load_file(meta, 0, NULL);
-	if (rep)
-		utimes(entry, NULL); /* recently used */
-	return rep;
-}
-
-static long long dir_bytes(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	long long sum = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		char p[PATH_MAX];
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) &&
-		    lstat(p, &st) == 0)
-			sum += S_ISDIR(st.st_mode) ? dir_bytes(p) : (long long)st.st_size;
-	}
-	closedir(d);
-	return sum;
-}
-
-/* Drop the least recently used entries until the cache fits its cap. */
-static void cache_trim(const char *entry)
-{
-	const char *cap_s = getenv("KJ_CACHE_MAX_MB");
-	long long cap;
-	char dir[PATH_MAX];
-	const char *slash = strrchr(entry, '/');
 	struct statvfs fs;
 
-	if (!slash || (size_t)(slash - entry) >= sizeof(dir))
-		return;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - entry), entry);
-	/* Default cap: a quarter of the file system the cache is on (the
-	 * goldens of one 1.6 G-element task take 19 GB). */
-	if (cap_s && *cap_s)
-		cap = strtoll(cap_s, NULL, 10) << 20;
-	else if (statvfs(dir, &fs) == 0)
-		cap = (long long)fs.f_blocks * (long long)fs.f_frsize / 4;
-	else
-		cap = 16384LL << 20;
-	for (;;) {
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		char oldest[PATH_MAX] = "";
-		time_t t_old = 0;
-
-		if (!d || dir_bytes(dir) <= cap) {
-			if (d)
-				closedir(d);
-			return;
-		}
-		while ((e = readdir(d)) != NULL) {
-			char p[PATH_MAX];
-			struct stat st;
-
-			if (e->d_name[0] == '.' ||
-			    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
-			    lstat(p, &st) != 0 || !strcmp(p, entry))
-				continue;
-			/* Not entries: the bytecode tree, and the outputs of
-			 * runs going on now (a day old: left by a dead run). */
-			if (!strcmp(e->d_name, "pycache") ||
-			    (!strncmp(e->d_name, "stage-", 6) &&
-			     st.st_mtime > time(NULL) - 86400))
-				continue;
-			if (!oldest[0] || st.st_mtime < t_old) {
-				snprintf(oldest, sizeof(oldest), "%s", p);
-				t_old = st.st_mtime;
-			}
-		}
-		closedir(d);
-		if (!oldest[0])
-			return;
-		rm_rf(oldest);
-		unlink(oldest);
-	}
+	return statvfs(dir, &fs) == 0 &&
+	       ((unsigned long long)fs.f_bavail * fs.f_frsize < (1ull << 20) ||
+		(fs.f_files && fs.f_favail == 0));
 }
 
 /*
- * Keep a reference "run" reply and its output files: the files move into a
- * new entry (a rename when the cache shares the scratch's file system, as by
- * default, else a copy) and the reply, with its paths pointing into the entry,
- * becomes the entry's meta.json.  The entry appears by one rename of its
- * directory.  Returns the reply to use from now on, which is `rep` itself
- * (files untouched) when it could not be stored.
+ * A request that failed at the process level (kj_proc_send/wait): the
+ * worker timed out, died, broke the protocol, or the judge was interrupted.
+ * Fills r (the worker is gone); returns a code only for the judge's own.
  */
-static json_t *cache_golden_put(const char *entry, json_t *rep)
-{
-	char tmp[PATH_MAX + 16], meta[PATH_MAX + 32];
-	json_t *copy = json_deep_copy(rep), *outs;
-	size_t i, moved = 0;
-
-	if (!copy || snprintf(tmp, sizeof(tmp), "%s.XXXXXX", entry) >= (int)sizeof(tmp) ||
-	    !mkdtemp(tmp)) {
-		json_decref(copy);
-		return rep;
-	}
-	outs = json_object_get(copy, "outputs");
-	for (i = 0; i < json_array_size(outs); i++, moved++) {
-		json_t *o = json_array_get(outs, i);
-		const char *src = json_string_value(json_object_get(o, "path"));
-		char dst[PATH_MAX + 64], final_path[PATH_MAX + 64];
-
-		if (!src)
-			continue;
-		snprintf(dst, sizeof(dst), "%s%s", tmp, strrchr(src, '/'));
-		snprintf(final_path, sizeof(final_path), "%s%s", entry, strrchr(src, '/'));
-		if (rename(src, dst) < 0 && (errno != EXDEV || copy_file(src, dst) < 0))
-			goto fail;
-		json_object_set_new(o, "path", json_string(final_path));
-	}
-	snprintf(meta, sizeof(meta), "%s/meta.json", tmp);
-	if (json_dump_file(copy, meta, JSON_COMPACT) != 0 || rename(tmp, entry) < 0)
-		goto fail;
-	cache_trim(entry);
-	json_decref(rep);
-	return copy;
-fail:
-	/* Put the files back where the reply says they are. */
-	for (i = 0; i < moved; i++) {
-		const char *was = json_string_value(json_object_get(
-			json_array_get(json_object_get(rep, "outputs"), i), "path"));
-		char at[PATH_MAX + 64];
-
-		if (!was)
-			continue;
-		snprintf(at, sizeof(at), "%s%s", tmp, strrchr(was, '/'));
-		rename(at, was);
-	}
-	rm_rf(tmp);
-	json_decref(copy);
-	return rep;
-}
-
-/* A cached reference timing ("time" reply), or NULL. */
-static json_t *cache_time_get(const char *entry)
-{
-	return json_load_file(entry, 0, NULL);
-}
-
-static void cache_time_put(const char *entry, const json_t *rep)
-{
-	char *text = json_dumps(rep, JSON_COMPACT);
-
-	if (text)
-		kj_write_file_atomic(entry, text, strlen(text), NULL);
-	free(text);
-}
-
-/* --- one case ---------------------------------------------------------------------- */
-
-static json_t *failure(int case_idx, json_t *input_desc, const char *type,
-		       const char *msg)
-{
-	char *m = NULL;
-	size_t len = msg ? strlen(msg) : 0;
-	json_t *f;
-
-	/* verify.py's truncation: first and last half of the limit. */
-	if (len > ERROR_MSG_LIMIT) {
-		if (asprintf(&m, "%.*s\n... [truncated %zu chars] ...\n%s",
-			     ERROR_MSG_LIMIT / 2, msg, len - ERROR_MSG_LIMIT,
-			     msg + len - ERROR_MSG_LIMIT / 2) < 0)
-			m = NULL;
-	}
-	f = json_pack("{s:i, s:o, s:s, s:s}", "case_idx", case_idx,
-		      "input_desc", input_desc ? json_incref(input_desc) : json_array(),
-		      "error_type", type, "error_msg", m ? m : (msg ? msg : ""));
-	free(m);
-	return f;
-}
-
-/* Load one output the worker reported, with its logical dtype. */
-static int load_output(const json_t *o, const char *dir, struct kj_tensor *t,
+static int proc_failed(struct tside *ts, int rc, const struct kj_error *e, struct kj_reply *r,
 		       struct kj_error *err)
 {
-	const char *path = json_string_value(json_object_get(o, "path"));
-	const char *dt = json_string_value(json_object_get(o, "dtype"));
-	size_t dlen = strlen(dir);
-	enum kj_dtype logical;
-	int rc;
+	struct kj_proc *p = &ts->proc;
+	const char *role = kj_side_name(ts->s->role);
+	char msg[700];
 
-	/* Only files inside the side's own directory are read. */
-	if (!path || strncmp(path, dir, dlen) != 0 || path[dlen] != '/' ||
-	    strstr(path, "/../"))
-		return kj_error_set(err, KJ_EPROTOCOL, "output path outside the "
-				    "scratch directory");
-	/* A regular file, not a symlink to somewhere else or a FIFO that
-	 * would block the judge: the candidate's worker made it. */
-	{
-		struct stat st;
-
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-			return kj_error_set(err, KJ_EPROTOCOL, "output '%s' is not a "
-					    "regular file", strrchr(path, '/') + 1);
-	}
-	rc = kj_npy_load(t, path, err);
-	if (rc != KJ_OK)
-		return rc;
-	logical = kj_dtype_from_name(dt);
-	if (logical == KJ_DTYPE_INVALID)
-		return kj_error_set(err, KJ_EDTYPE, "unsupported output dtype '%s'",
-				    dt ? dt : "?");
-	return kj_tensor_reinterpret(t, logical, err);
-}
-
-/*
- * Compare the two replies of one run.  Returns NULL when they agree, else
- * the failure record.
- */
-static json_t *judge_outputs(const struct kj_torch_opts *o, int case_idx,
-			     json_t *desc, json_t *ref, json_t *cand,
-			     const char *ref_dir, const char *cand_dir)
-{
-	json_t *ro = json_object_get(ref, "outputs"), *co = json_object_get(cand, "outputs");
-	size_t i;
-
-	if (json_is_true(json_object_get(cand, "inputs_changed")))
-		return failure(case_idx, desc, "InputModified",
-			       "the candidate changed its input tensors");
-	if (json_array_size(ro) != json_array_size(co)) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "output count mismatch: reference %zu, "
-			 "candidate %zu", json_array_size(ro), json_array_size(co));
-		return failure(case_idx, desc, "AssertionError", msg);
-	}
-	for (i = 0; i < json_array_size(ro); i++) {
-		json_t *r = json_array_get(ro, i), *c = json_array_get(co, i);
-		struct kj_cmp_options copt = { NULL, o->threads };
-		struct kj_tensor g, a;
-		struct kj_cmp_result res;
-		struct kj_error err;
-		json_t *f = NULL;
-
-		/* Outputs that are not tensors are not compared (verify.py). */
-		if (strcmp(jstr(r, "type", ""), "tensor") ||
-		    strcmp(jstr(c, "type", ""), "tensor"))
-			continue;
-		kj_tensor_init(&g);
-		kj_tensor_init(&a);
-		if (load_output(r, ref_dir, &g, &err) != KJ_OK) {
-			f = failure(case_idx, desc, "ReferenceError", err.msg);
-		} else if (load_output(c, cand_dir, &a, &err) != KJ_OK) {
-			f = failure(case_idx, desc, err.code == KJ_EPROTOCOL
-						    ? "ProtocolError" : "OutputError",
-				    err.msg);
-		} else if (kj_compare(&g, &a, &copt, &res, &err) != KJ_OK) {
-			f = failure(case_idx, desc, "OutputError", err.msg);
-		} else if (!res.pass) {
-			char msg[700];
-
-			snprintf(msg, sizeof(msg), "output %zu: %s", i + 1, res.message);
-			f = failure(case_idx, desc, "AccuracyError", msg);
-			json_object_set_new(f, "output", json_integer((json_int_t)i + 1));
-			json_object_set_new(f, "metrics", kj_cmp_result_json(&res));
-		}
-		kj_tensor_release(&g);
-		kj_tensor_release(&a);
-		if (f)
-			return f;
-	}
-	return NULL;
-}
-
-static json_t *reply_failure(int case_idx, json_t *desc, json_t *rep)
-{
-	return failure(case_idx, desc, jstr(rep, "error_type", "Error"),
-		       jstr(rep, "error_msg", ""));
-}
-
-/* A failed request: timeout, crash or protocol breach, with the output tail. */
-static json_t *proc_failure(const struct kj_torch_opts *o, int case_idx,
-			    json_t *desc, struct side *s, int rc,
-			    const struct kj_error *err)
-{
-	char *tail = worker_output(s), *msg = NULL;
-	const char *type;
-	json_t *f;
-
+	if (rc == KJ_EINTR || rc == KJ_ENOMEM)
+		return kj_error_set(err, rc, "%s", e->msg);
+	r->ok = 0;
+	r->lost = 1;
+	ts->s->loaded = 0;
+	ts->pending = 0;
 	if (rc == KJ_ETIMEDOUT) {
-		type = "Timeout";
-		if (asprintf(&msg, "验证超时（%g秒）: the %s did not finish the case\n%s",
-			     o->timeout_s, s->role, tail ? tail : "") < 0)
-			msg = NULL;
+		r->type = KJ_VT_TIMEOUT;
+		snprintf(msg, sizeof(msg), "验证超时（%g秒）: the %s did not finish the case",
+			 ts->tt->timeout_s, role);
 	} else {
-		type = rc == KJ_EPROTOCOL ? "ProtocolError" : "WorkerCrashed";
+		r->type = rc == KJ_EPROTOCOL ? KJ_VT_PROTOCOL : KJ_VT_CRASH;
 		/* The sandbox's limits, each a verdict of its own. */
-		if (s->proc.output_over)
-			type = "OutputLimitExceeded";
-		else if (s->proc.oom_killed)
-			type = "MemoryLimitExceeded";
-		else if (s->sandboxed && s->proc.reaped && WIFSIGNALED(s->proc.status) &&
-			 (WTERMSIG(s->proc.status) == SIGXCPU ||
-			  WTERMSIG(s->proc.status) == SIGKILL) &&
-			 s->cpu_limit_s > 0 && s->proc.cpu_s >= s->cpu_limit_s - 0.5)
+		if (p->output_over)
+			r->type = KJ_VT_OUTPUT_LIMIT;
+		else if (p->oom_killed)
+			r->type = KJ_VT_MEMORY_LIMIT;
+		else if (ts->s->sandboxed && p->reaped && WIFSIGNALED(p->status) &&
+			 (WTERMSIG(p->status) == SIGXCPU || WTERMSIG(p->status) == SIGKILL) &&
+			 ts->tt->cfg->limits.cpu_s > 0 && p->cpu_s >= ts->tt->cfg->limits.cpu_s - 0.5)
 			/* As PID 1 of its namespace the worker ignores SIGXCPU;
 			 * the hard limit's SIGKILL and its CPU time tell. */
-			type = "CPUTimeLimitExceeded";
-		if (asprintf(&msg, "%s: %s\n%s", s->role, err->msg, tail ? tail : "") < 0)
-			msg = NULL;
+			r->type = KJ_VT_CPU_LIMIT;
+		snprintf(msg, sizeof(msg), "the %s's worker: %s", role, e->msg);
 	}
-	f = failure(case_idx, desc, type, msg ? msg : err->msg);
-	free(msg);
-	free(tail);
-	return f;
+	if (set_message(r, NULL, msg, p) != KJ_OK)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
 }
 
-static void clear_dir(const char *dir)
+/* A worker's {"ok": false} reply: classified by the judge from the phase
+ * and the request it answers, the texts kept as claims. */
+static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
+			struct kj_error *err)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	const char *phase = jstr(rep, "phase"), *exc = jstr(rep, "exception");
+	const char *cls = jstr(rep, "error_type");
+	int sticky = json_is_true(json_object_get(rep, "sticky"));
 
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		char p[PATH_MAX];
-
-		if (e->d_name[0] == '.')
-			continue;
-		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) &&
-		    strstr(e->d_name, ".npy"))
-			unlink(p);
+	r->ok = 0;
+	snprintf(r->phase, sizeof(r->phase), "%s", phase && strlen(phase) < 16 ? phase : "");
+	if (!strcmp(r->phase, "inputs"))
+		r->type = KJ_VT_TASK_INPUTS;
+	else if (!strcmp(r->phase, "import") || !strcmp(r->phase, "init"))
+		r->type = KJ_VT_LOAD;
+	else if (sticky)
+		r->type = KJ_VT_CUDA;
+	else if (cls && strstr(cls, "CompilationError"))
+		r->type = KJ_VT_COMPILE;
+	else
+		r->type = KJ_VT_FORWARD;
+	if (sticky || json_is_true(json_object_get(rep, "exits"))) {
+		/* A CUDA error is sticky: the worker exits (as after SystemExit);
+		 * never reuse it. */
+		r->lost = 1;
+		ts->s->loaded = 0;
 	}
-	closedir(d);
+	if (exc || cls) {
+		r->exception = kj__text_cleans(exc ? exc : cls, 200);
+		if (!r->exception)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	/* A write that failed for want of space is the machine's, when the
+	 * judge sees the file system full itself. */
+	if (ts->s->role == KJ_SIDE_REFERENCE || !strcmp(r->phase, "outputs"))
+		r->disk_full = fs_full(ts->pending_dir[0] ? ts->pending_dir : ts->s->out_dir);
+	/* A candidate that filled the file system itself is not the machine's
+	 * failure: what it wrote is its own. */
+	if (r->disk_full && ts->s->role == KJ_SIDE_CANDIDATE &&
+	    kj__tree_bytes(ts->s->out_dir) + kj__tree_bytes(ts->tt->cand_home) >
+		    ts->tt->cfg->limits.file_bytes) {
+		r->disk_full = 0;
+		r->type = KJ_VT_OUTPUT_LIMIT;
+	}
+	if (set_message(r, NULL, jstr(rep, "error_msg"), NULL) != KJ_OK)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
 }
 
-/* The "run" request of one input set of one case. */
-static json_t *run_request(int case_idx, uint64_t seed, const char *out_dir,
-			   const char *tag)
+/* A reply that is not what the protocol says: the candidate's doing, or
+ * (for the reference) the task's. */
+static int reply_malformed(struct tside *ts, struct kj_reply *r, const char *what,
+			   struct kj_error *err)
 {
-	return json_pack("{s:s, s:i, s:I, s:I, s:s, s:s}", "op", "run",
-			 "case", case_idx, "seed", (json_int_t)seed,
-			 "init_seed", (json_int_t)seed, "out_dir", out_dir,
-			 "tag", tag);
+	r->ok = 0;
+	r->type = KJ_VT_PROTOCOL;
+	r->lost = 1;
+	ts->s->loaded = 0;
+	ts->s->ops->stop(ts->s);
+	if (set_message(r, "malformed reply", what, NULL) != KJ_OK)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
 }
 
-/* A worker in an unknown state is never reused: stop it, start a fresh one
- * and load its module again (a failure to do so shows in load_error_*). */
-static void restart(struct run_env *r, struct side *s, struct kj_error *err)
+static int parse_outputs(const json_t *j, struct kj_value **out, struct kj_error *e)
 {
+	int rc = kj_value_parse(j, out, e);
+
+	if (rc == KJ_OK && (*out)->kind != KJ_VAL_LIST) {
+		kj_value_free(*out);
+		*out = NULL;
+		return kj_error_set(e, KJ_EPROTOCOL, "outputs are not a list");
+	}
+	return rc;
+}
+
+static int parse_samples(const json_t *a, double **out, size_t *n)
+{
+	size_t i, len = json_array_size(a);
+
+	*out = NULL;
+	*n = 0;
+	if (!json_is_array(a))
+		return KJ_EPROTOCOL;
+	if (!len)
+		return KJ_OK;
+	*out = malloc(len * sizeof(double));
+	if (!*out)
+		return KJ_ENOMEM;
+	for (i = 0; i < len; i++) {
+		const json_t *v = json_array_get(a, i);
+
+		if (!json_is_number(v)) {
+			free(*out);
+			*out = NULL;
+			return KJ_EPROTOCOL;
+		}
+		(*out)[i] = json_number_value(v);
+	}
+	*n = len;
+	return KJ_OK;
+}
+
+/* An {"ok": true} reply to a run or time call. */
+static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj_reply *r,
+		    struct kj_error *err)
+{
+	struct kj_error e;
+	const json_t *d;
+	size_t i, n;
 	int rc;
 
-	side_stop(s);
-	rc = side_start(r, s, err);
-	/* The machine failed, not the candidate: its later cases say so with
-	 * an error type of their own, and the run ends in a judge error. */
-	if (rc != KJ_OK) {
-		snprintf(s->load_error_type, sizeof(s->load_error_type), "%s",
-			 rc == KJ_ESANDBOX ? "SandboxError" : "SpawnError");
-		free(s->load_error_msg);
-		s->load_error_msg = strdup(err->msg);
-		r->infra_errors++;
+	r->ok = 1;
+	r->phases = json_incref(json_object_get(rep, "phases"));
+	r->inputs_changed = json_is_true(json_object_get(rep, "inputs_changed"));
+	if ((d = json_object_get(rep, "input_desc")) && json_is_array(d))
+		r->input_desc = kj__jref(d);
+	if ((d = json_object_get(rep, "aliases")) && json_array_size(d))
+		r->aliases = kj__jref(d);
+	if (op == KJ_CALL_RUN) {
+		rc = parse_outputs(json_object_get(rep, "outputs"), &r->outputs, &e);
+		if (rc == KJ_ENOMEM)
+			return kj_error_set(err, rc, "out of memory");
+		if (rc != KJ_OK)
+			return reply_malformed(ts, r, e.msg, err);
+		return KJ_OK;
 	}
-}
-
-/* The reference died or hung: the next set or case starts it again. */
-static void ref_lost(struct side *s)
-{
-	side_stop(s);
-	json_decref(s->load_reply);
-	s->load_reply = NULL;
-}
-
-/* The directory a golden reply's files are in: the side's own, or a cache
- * entry (judge_outputs reads nothing outside the directory it is given). */
-static const char *golden_dir(const json_t *rep, const char *side_dir,
-			      char *dir, size_t size)
-{
-	const char *p = json_string_value(json_object_get(
-		json_array_get(json_object_get(rep, "outputs"), 0), "path"));
-	const char *slash = p ? strrchr(p, '/') : NULL;
-
-	if (!slash || (size_t)(slash - p) >= size)
-		return side_dir;
-	snprintf(dir, size, "%.*s", (int)(slash - p), p);
-	return dir;
-}
-
-/* --- the whole run ------------------------------------------------------------------ */
-
-/* Remove the scratch directories of judges that died before they could
- * (kjudge-PID-XXXXXX, PID no longer running). */
-static void sweep_scratch(const char *parent)
-{
-	DIR *d = opendir(parent);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)) != NULL) {
-		char p[PATH_MAX];
-
-		/* kjudge-PID-XXXXXX: a dead run's scratch directory (not the
-		 * cache, kjudge-cache-UID). */
-		if (kj__left_by_dead_run(e->d_name) &&
-		    strlen(strchr(e->d_name + 7, '-')) == 7 &&
-		    snprintf(p, sizeof(p), "%s/%s", parent, e->d_name) < (int)sizeof(p))
-			rm_rf(p);
+	rc = parse_samples(json_object_get(rep, "samples_ms"), &r->samples_ms, &r->n_samples);
+	if (rc == KJ_OK)
+		rc = parse_samples(json_object_get(rep, "escaped_ms"), &r->escaped_ms, &n);
+	if (rc == KJ_ENOMEM)
+		return kj_error_set(err, rc, "out of memory");
+	if (rc != KJ_OK || n != r->n_samples)
+		return reply_malformed(ts, r, "timing samples", err);
+	r->peak_memory_mb = json_number_value(json_object_get(rep, "peak_memory_mb"));
+	snprintf(r->timer, sizeof(r->timer), "%s", jstr(rep, "timer") && strlen(jstr(rep, "timer")) < 24
+		 ? jstr(rep, "timer") : "?");
+	d = json_object_get(rep, "distinct_outputs");
+	n = json_array_size(d);
+	if (n) {
+		r->distinct = calloc(n, sizeof(*r->distinct));
+		if (!r->distinct)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
-	if (d)
-		closedir(d);
-}
-
-static int setup(struct run_env *r, const struct kj_torch_opts *o,
-		 struct kj_error *err)
-{
-	/* The same rules as kjudge doctor's (locate.h). */
-	const char *py = kj__python_name(o->python, NULL);
-	const char *tmp = getenv("TMPDIR"), *sdir = getenv("KJ_SCRATCH_DIR"), *parent;
-
-	memset(r, 0, sizeof(*r));
-	r->o = o;
-	r->t0 = kj__now_s();
-	if (kj__find_in_path(py, r->python, sizeof(r->python)) < 0)
-		return kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' "
-				    "(set --python or KJ_PYTHON)", py);
-	if (o->worker)
-		snprintf(r->worker, sizeof(r->worker), "%s", o->worker);
-	else if (kj__beside_self("kjudge_worker.py", r->worker, sizeof(r->worker)) < 0)
-		r->worker[0] = '\0';
-	if (!is_file(r->worker))
-		return kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is "
-				    "missing (it is installed beside kjudge)",
-				    r->worker);
-	/* $KJ_SCRATCH_DIR, else tmpfs when there is one: outputs are written
-	 * and read once. */
-	parent = sdir && *sdir ? sdir
-		 : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
-	sweep_scratch(parent);
-	snprintf(r->scratch, sizeof(r->scratch), "%s/kjudge-%d-XXXXXX", parent, (int)getpid());
-	if (!mkdtemp(r->scratch))
-		return kj_error_set(err, KJ_EIO, "cannot create a scratch "
-				    "directory: %s", strerror(errno));
-	/* A tmpfs of the run's own with huge pages, where the machine allows
-	 * one (KJ_SCRATCH=shared keeps the plain directory); else the plain
-	 * directory, which works as well, only slower for large outputs. */
-	r->scratch_kind = "shared";
-	if (!(getenv("KJ_SCRATCH") && !strcmp(getenv("KJ_SCRATCH"), "shared")))
-		(void)kj__scratch_private(r->scratch, &r->scratch_kind);
-	/* The bytecode tree in the cache, when there is a cache. */
-	if (cache_dir(r->pycache, sizeof(r->pycache) - 16) == 0)
-		memcpy(r->pycache + strlen(r->pycache), "/pycache", sizeof("/pycache"));
-	else
-		r->pycache[0] = '\0';
-	snprintf(r->cand_home, sizeof(r->cand_home), "%.*s/cand-home",
-		 (int)sizeof(r->cand_home) - 16, r->scratch);
-	env_build(&r->env, r->scratch);
-	env_build(&r->cenv, r->cand_home);
-	{
-		static const char *const sub[] = { "", "/tmp", "/cache" };
-		char p[PATH_MAX + 32];
-		size_t i;
-
-		for (i = 0; i < 3; i++) {
-			snprintf(p, sizeof(p), "%s%s", r->scratch, sub[i]);
-			mkdir(p, 0700);
-			snprintf(p, sizeof(p), "%s%s", r->cand_home, sub[i]);
-			mkdir(p, 0700);
-		}
+	for (i = 0; i < n; i++) {
+		rc = parse_outputs(json_array_get(d, i), &r->distinct[i], &e);
+		if (rc == KJ_ENOMEM)
+			return kj_error_set(err, rc, "out of memory");
+		if (rc != KJ_OK)
+			return reply_malformed(ts, r, e.msg, err);
+		r->n_distinct++;
 	}
 	return KJ_OK;
 }
 
-struct task_paths {
-	char dir[PATH_MAX];
-	char task_mod[256], cand_mod[384];
-	char task[PATH_MAX + 64], cand_file[PATH_MAX + 128];
-	uint64_t task_hash;
+/* --- starting workers ---------------------------------------------------------------- */
+
+static int request_all(struct tside **sv, int n, json_t *const *reqs, json_t **reps,
+		       double timeout_s, int *rcs, struct kj_error *errs)
+{
+	uint64_t nonce[2];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		reps[i] = NULL;
+		rcs[i] = reqs[i] ? kj_proc_send(&sv[i]->proc, reqs[i], timeout_s, &nonce[i], &errs[i])
+				 : KJ_ENOMEM;
+		if (!reqs[i])
+			kj_error_set(&errs[i], KJ_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		if (rcs[i] == KJ_OK)
+			rcs[i] = kj_proc_wait(&sv[i]->proc, nonce[i], timeout_s, &reps[i], &errs[i]);
+	return KJ_OK;
+}
+
+static void side_kill(struct tside *ts)
+{
+	if (ts->proc.pid)
+		kj_proc_release(&ts->proc, 2.0);
+	kj_proc_init(&ts->proc);
+	ts->pending = 0;
+	ts->s->loaded = 0;
+}
+
+/* The fix for a Python that cannot run the worker (as kjudge doctor gives it). */
+static const char *python_fix(const char *msg)
+{
+	if (msg && strstr(msg, "No module named 'torch'"))
+		return "; fix: install torch into that Python (python -m pip install torch), or "
+		       "point --python or KJ_PYTHON at an interpreter that has it (kjudge doctor "
+		       "checks)";
+	if (msg && strstr(msg, "No module named 'numpy'"))
+		return "; fix: python -m pip install numpy into that Python (kjudge doctor checks)";
+	return "";
+}
+
+/* What the hello of a failed start said, for the error. */
+static int start_error(struct tside *ts, int rc, const struct kj_error *e, const json_t *rep,
+		       struct kj_error *err)
+{
+	const char *msg = rc != KJ_OK ? e->msg : jstr(rep, "error_msg");
+	char *tail = output_tail(&ts->proc), *clean = kj__text_cleans(msg, 600);
+	int code = rc == KJ_EINTR || rc == KJ_ENOMEM ? rc
+		   : ts->s->sandboxed ? KJ_ESANDBOX : KJ_ESPAWN;
+
+	kj_error_set(err, code, "the %s's worker did not start with '%s' (%s): %s%s%s%.300s",
+		     kj_side_name(ts->s->role), ts->tt->python, ts->tt->cfg->python_source,
+		     clean ? clean : "", python_fix(msg), tail && *tail ? "\n" : "",
+		     tail ? tail : "");
+	free(tail);
+	free(clean);
+	return code;
+}
+
+static int prepare_candidate(struct ttask *tt, struct kj_error *err);
+
+/*
+ * Start the workers of n sides together and load their modules: all are
+ * spawned, then all get "hello" (which imports torch, the slow part), then
+ * "load_task", then "load"; each wait comes after every send, so the
+ * workers start up side by side.  Returns KJ_OK when every side's state is
+ * known (loaded, or load_failure filled); a code when a worker could not be
+ * started at all (the machine's failure or the judge's).
+ */
+static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_error *err)
+{
+	char fd_flag[] = "--fd", fd_num[] = "3";
+	char *argv[] = { tt->python, tt->worker, fd_flag, fd_num, NULL };
+	json_t *reqs[2], *reps[2];
+	int i, rc, rcs[2], skip[2];
+	struct kj_error es[2];
+	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
+	 * machine): a short --timeout is meant for the cases, not for this. */
+	double startup_s = tt->timeout_s > 300 ? tt->timeout_s : 300;
+
+	for (i = 0; i < n; i++) {
+		struct tside *ts = sv[i];
+		struct kj_side *s = ts->s;
+
+		side_kill(ts);
+		kj_reply_release(&s->load_failure);
+		json_decref(ts->hello);
+		ts->hello = NULL;
+		s->started = 1;
+		if (s->role == KJ_SIDE_CANDIDATE && tt->cfg->sandbox) {
+			rc = prepare_candidate(tt, err);
+			if (rc != KJ_OK)
+				return rc;
+			rc = kj_proc_spawn_in(&ts->proc, argv, tt->cenv.v, s->out_dir, &tt->sb, err);
+		} else {
+			rc = kj_proc_spawn(&ts->proc, argv,
+					   s->role == KJ_SIDE_CANDIDATE ? tt->cenv.v : tt->env.v,
+					   s->out_dir, err);
+		}
+		if (rc != KJ_OK)
+			return rc;
+		ts->proc.output_limit = s->sandboxed;
+	}
+	/* hello: the bytecode tree is written by the reference only. */
+	for (i = 0; i < n; i++)
+		reqs[i] = json_pack("{s:s, s:s?, s:b}", "op", "hello", "pycache",
+				    tt->pycache[0] ? tt->pycache : NULL, "write_bytecode",
+				    sv[i]->s->role == KJ_SIDE_REFERENCE);
+	request_all(sv, n, reqs, reps, startup_s, rcs, es);
+	rc = KJ_OK;
+	for (i = 0; i < n; i++) {
+		if (rc == KJ_OK && (rcs[i] != KJ_OK || !json_is_true(json_object_get(reps[i], "ok"))))
+			rc = start_error(sv[i], rcs[i], &es[i], reps[i], err);
+		if (rc == KJ_OK)
+			sv[i]->hello = reps[i];
+		else
+			json_decref(reps[i]);
+	}
+	if (rc != KJ_OK)
+		return rc;
+	/* Without --device, the reference's hello decides: cuda when torch
+	 * sees one.  The workers need it before they import the modules
+	 * (Triton's interpreter is chosen at import). */
+	if (!tt->device_known) {
+		const json_t *hello = sv[0]->hello;
+
+		if (!tt->device_req[0])
+			snprintf(tt->t->device, sizeof(tt->t->device), "%s",
+				 json_is_true(json_object_get(hello, "cuda_available")) ? "cuda" : "cpu");
+		tt->device_known = 1;
+	}
+	/* load_task: the task file only (for the candidate: its view). */
+	for (i = 0; i < n; i++) {
+		struct kj_side *s = sv[i]->s;
+
+		reqs[i] = json_pack("{s:s, s:s, s:s, s:s}", "op", "load_task", "dir",
+				    s->role == KJ_SIDE_CANDIDATE && tt->cfg->sandbox ? tt->cand_src
+										  : tt->dir,
+				    "task_module", tt->task_mod, "device", tt->t->device);
+	}
+	request_all(sv, n, reqs, reps, startup_s, rcs, es);
+	for (i = 0; i < n; i++) {
+		struct tside *ts = sv[i];
+		struct kj_reply *f = &ts->s->load_failure;
+
+		if (rcs[i] == KJ_EINTR || rcs[i] == KJ_ENOMEM) {
+			rc = kj_error_set(err, rcs[i], "%s", es[i].msg);
+		} else if (rcs[i] != KJ_OK) {
+			if (proc_failed(ts, rcs[i], &es[i], f, err) != KJ_OK)
+				rc = err->code;
+			f->type = KJ_VT_TASK;
+		} else if (!json_is_true(json_object_get(reps[i], "ok"))) {
+			if (reply_failed(ts, reps[i], f, err) != KJ_OK)
+				rc = err->code;
+			/* Nothing of the candidate has run yet: the task's. */
+			f->type = KJ_VT_TASK;
+			snprintf(f->phase, sizeof(f->phase), "task");
+		} else {
+			ts->cases = (int)json_integer_value(json_object_get(reps[i], "cases"));
+		}
+		json_decref(reps[i]);
+	}
+	if (rc != KJ_OK)
+		return rc;
+	/* load: the module under test (not where load_task failed). */
+	for (i = 0; i < n; i++) {
+		struct kj_side *s = sv[i]->s;
+		int cand = s->role == KJ_SIDE_CANDIDATE;
+		uint64_t nonce = 0;
+		json_t *req;
+
+		skip[i] = s->load_failure.type != KJ_VT_NOT_JUDGED;
+		if (skip[i])
+			continue;
+		req = json_pack("{s:s, s:s, s:s}", "op", "load", "module",
+				cand ? tt->cand_mod : tt->task_mod, "cls", cand ? "ModelNew" : "Model");
+		if (!req)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		rcs[i] = kj_proc_send(&sv[i]->proc, req, startup_s, &nonce, &es[i]);
+		sv[i]->nonce = nonce;
+	}
+	for (i = 0; i < n; i++) {
+		struct tside *ts = sv[i];
+		struct kj_reply *f = &ts->s->load_failure;
+		json_t *rep = NULL;
+
+		if (skip[i])
+			continue; /* load_task failed */
+		if (rcs[i] == KJ_OK)
+			rcs[i] = kj_proc_wait(&ts->proc, ts->nonce, startup_s, &rep, &es[i]);
+		if (rcs[i] == KJ_EINTR || rcs[i] == KJ_ENOMEM) {
+			rc = kj_error_set(err, rcs[i], "%s", es[i].msg);
+		} else if (rcs[i] != KJ_OK) {
+			if (proc_failed(ts, rcs[i], &es[i], f, err) != KJ_OK)
+				rc = err->code;
+			if (f->type == KJ_VT_CRASH)
+				f->type = KJ_VT_LOAD;
+		} else if (!json_is_true(json_object_get(rep, "ok"))) {
+			if (reply_failed(ts, rep, f, err) != KJ_OK)
+				rc = err->code;
+			f->type = KJ_VT_LOAD;
+		} else {
+			ts->s->loaded = 1;
+		}
+		json_decref(rep);
+	}
+	return rc;
+}
+
+/* --- the side operations ---------------------------------------------------------------- */
+
+static int op_start(struct kj_side *s, struct kj_error *err)
+{
+	struct tside *ts = s->impl;
+
+	/* No candidate file: nothing to start; load_failure says so. */
+	if (s->role == KJ_SIDE_CANDIDATE && !ts->tt->t->have_candidate)
+		return KJ_OK;
+	return start_sides(ts->tt, &ts, 1, err);
+}
+
+static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_error *err)
+{
+	struct tside *ts = s->impl;
+	struct ttask *tt = ts->tt;
+	struct kj_error e;
+	json_t *req;
+	int rc;
+
+	if (call->op == KJ_CALL_RUN)
+		req = json_pack("{s:s, s:i, s:I, s:I, s:s, s:s}", "op", "run", "case", call->case_idx,
+				"seed", (json_int_t)call->seed, "init_seed", (json_int_t)call->init_seed,
+				"out_dir", call->out_dir, "tag", call->tag);
+	else
+		req = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:s, s:b}", "op", "time",
+				"case", call->case_idx, "seed", (json_int_t)call->seed, "init_seed",
+				(json_int_t)call->init_seed, "warmup", call->warmup, "repeats",
+				call->repeats, "flush_bytes", (json_int_t)call->flush_bytes,
+				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
+	if (!req)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	ts->pending_op = call->op;
+	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir);
+	rc = kj_proc_send(&ts->proc, req, tt->timeout_s, &ts->nonce, &e);
+	ts->pending = 1;
+	if (rc != KJ_OK) {
+		/* Kept for recv, which reports it as the call's outcome. */
+		ts->pending = 2;
+		ts->s->loaded = 0;
+		if (rc == KJ_EINTR || rc == KJ_ENOMEM)
+			return kj_error_set(err, rc, "%s", e.msg);
+	}
+	return KJ_OK;
+}
+
+static int op_recv(struct kj_side *s, struct kj_reply *r, struct kj_error *err)
+{
+	struct tside *ts = s->impl;
+	struct kj_error e;
+	json_t *rep = NULL;
+	int rc;
+
+	kj_reply_init(r);
+	if (!ts->pending)
+		return kj_error_set(err, KJ_EINVAL, "internal: no call to receive");
+	if (ts->pending == 2) {
+		kj_error_set(&e, KJ_EWORKER, "the worker was gone before the call");
+		return proc_failed(ts, KJ_EWORKER, &e, r, err);
+	}
+	ts->pending = 0;
+	rc = kj_proc_wait(&ts->proc, ts->nonce, ts->tt->timeout_s, &rep, &e);
+	if (rc != KJ_OK)
+		return proc_failed(ts, rc, &e, r, err);
+	if (!json_is_true(json_object_get(rep, "ok")))
+		rc = reply_failed(ts, rep, r, err);
+	else
+		rc = reply_ok(ts, ts->pending_op, rep, r, err);
+	json_decref(rep);
+	if (rc == KJ_OK && r->lost)
+		side_kill(ts);
+	return rc;
+}
+
+static void op_stop(struct kj_side *s)
+{
+	struct tside *ts = s->impl;
+
+	side_kill(ts);
+	s->started = 0;
+}
+
+static void op_release(struct kj_side *s)
+{
+	struct tside *ts = s->impl;
+
+	if (!ts)
+		return;
+	side_kill(ts);
+	json_decref(ts->hello);
+	kj_reply_release(&s->load_failure);
+	free(ts);
+	s->impl = NULL;
+}
+
+static const struct kj_side_ops torch_ops = {
+	op_start, op_send, op_recv, op_stop, op_release,
 };
 
-/* A whole small file, NUL-terminated, or NULL. */
-static char *read_small(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
+/* --- the candidate's sandbox ------------------------------------------------------------ */
 
-	if (!f)
+static const char *keep_path(struct ttask *tt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A string that lives as long as the task (the sandbox points at it). */
+static const char *keep_path(struct ttask *tt, const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0 || strv_add(&tt->sb_paths, p) < 0)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (16L << 20) &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-			*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return buf;
+	return p;
 }
 
-/* A megabyte figure from the environment, or dflt. */
-static long long env_mb(const char *name, long long dflt)
+static int sb_ro(struct ttask *tt, const char *path, struct kj_error *err)
 {
-	const char *v = getenv(name);
-
-	return v && *v ? strtoll(v, NULL, 10) << 20 : dflt;
+	if (!path)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (kj_sandbox_ro(&tt->sb, path) < 0)
+		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path ('%s')",
+				    path);
+	return KJ_OK;
 }
 
-/* Add each directory of a colon-separated list to the read-only paths. */
-static void bind_list(struct run_env *r, const char *list, int *k)
+/* Each absolute directory of a colon-separated list, read-only. */
+static int bind_list(struct ttask *tt, const char *list, struct kj_error *err)
 {
-	while (list && *list && *k < 8) {
+	int rc;
+
+	while (list && *list) {
 		const char *end = strchr(list, ':');
 		size_t len = end ? (size_t)(end - list) : strlen(list);
 
-		if (len && list[0] == '/' && len < PATH_MAX) {
-			snprintf(r->extra[*k], PATH_MAX, "%.*s", (int)len, list);
-			kj_sandbox_ro(&r->sb, r->extra[(*k)++]);
-		}
+		if (len && list[0] == '/' && len < PATH_MAX &&
+		    (rc = sb_ro(tt, keep_path(tt, "%.*s", (int)len, list), err)) != KJ_OK)
+			return rc;
 		list = end ? end + 1 : NULL;
 	}
+	return KJ_OK;
+}
+
+struct helpers {
+	struct ttask *tt;
+	long long bytes;
+	int rc;
+	struct kj_error *err;
+};
+
+/* Copy one entry of the verify directory into the candidate's view when it
+ * is a helper module of the candidate's: neither the task file, nor another
+ * candidate of the task ({op}_*.py), nor a result or a bytecode cache. */
+static int copy_helper(void *ctx, const char *name, const struct stat *st)
+{
+	struct helpers *h = ctx;
+	struct ttask *tt = h->tt;
+	char src[PATH_MAX], dst[PATH_MAX];
+	size_t op_len = strlen(tt->t->name);
+	size_t nl = strlen(name);
+
+	if (name[0] == '.' || !strcmp(name, "__pycache__") ||
+	    !strncmp(name, "verify_result", 13) ||
+	    (!strncmp(name, tt->t->name, op_len) && name[op_len] == '_' && nl > 3 &&
+	     !strcmp(name + nl - 3, ".py")))
+		return 0;
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+		return 0;
+	if (snprintf(src, sizeof(src), "%s/%s", tt->dir, name) >= (int)sizeof(src) ||
+	    snprintf(dst, sizeof(dst), "%s/%s", tt->cand_src, name) >= (int)sizeof(dst))
+		return 0;
+	if (kj__copy_tree(src, dst, HELPERS_MAX_BYTES - h->bytes, &h->bytes, h->err) != KJ_OK) {
+		h->rc = h->err->code;
+		return 1;
+	}
+	return 0;
 }
 
 /*
- * The candidate's sandbox (kjudge/sandbox.h): it sees the system and the
- * Python installation read-only, the worker, a directory with its own file
- * and the task's input generators (kj__task_view: the reference class
- * blanked out), and writes only its output directory and its own HOME.
- * Not the task directory, the golden cache, the seed key, the reference's
- * outputs, other candidates or the judge's files.  KJ_SANDBOX=off runs it
- * as a plain process (for machines that cannot; `kjudge doctor` says).
+ * The candidate's view and sandbox, made once: a directory with its own
+ * file, the task file without the reference class (kj__task_view) and its
+ * helper modules; read-only views of the system and the Python
+ * installation; its output directory and HOME writable; the limits of the
+ * configuration.
  */
-static int sandbox_setup(struct run_env *r, const struct task_paths *tp,
-			 struct side *cand, struct kj_error *err)
+static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 {
 	static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32",
 		"/bin", "/sbin", "/etc", "/opt", "/sys" };
-	char path[PATH_MAX + 512], *src, *view = NULL;
+	struct kj_task *t = tt->t;
+	struct helpers h = { tt, 0, KJ_OK, err };
+	char path[PATH_MAX + 512], py_root[PATH_MAX], py_base[PATH_MAX];
+	char *src, *view = NULL;
 	size_t len = 0, i;
-	int removed = 0, k = 0, rc;
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	long long ram = pages > 0 && psize > 0 ? (long long)pages * psize : 0;
-	const char *e = getenv("KJ_SANDBOX");
+	int removed = 0, rc;
+	struct kj_error e;
 
-	if (e && !strcmp(e, "off"))
+	if (tt->cand_prepared)
 		return KJ_OK;
-	snprintf(r->cand_src, sizeof(r->cand_src), "%.*s/cand-src",
-		 (int)sizeof(r->cand_src) - 16, r->scratch);
-	snprintf(r->sb_root, sizeof(r->sb_root), "%.*s/sb-root",
-		 (int)sizeof(r->sb_root) - 16, r->scratch);
-	if ((mkdir(r->cand_src, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(r->sb_root, 0700) < 0 && errno != EEXIST))
-		return kj_error_set(err, KJ_ESANDBOX, "cannot make the sandbox's "
-				    "directories: %s", strerror(errno));
-	src = read_small(tp->task, &len);
-	if (!src || kj__task_view(src, len, "Model", &view, &removed) < 0) {
+	if (snprintf(tt->cand_src, sizeof(tt->cand_src), "%s/cand-src", tt->a->scratch) >=
+		    (int)sizeof(tt->cand_src) ||
+	    snprintf(tt->sb_root, sizeof(tt->sb_root), "%s/sb-root", tt->a->scratch) >=
+		    (int)sizeof(tt->sb_root))
+		return kj_error_set(err, KJ_EINVAL, "scratch path too long");
+	if ((mkdir(tt->cand_src, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(tt->sb_root, 0700) < 0 && errno != EEXIST))
+		return kj_error_set(err, KJ_ESANDBOX, "cannot make the sandbox's directories: %s",
+				    strerror(errno));
+	/* Helper modules first: the task view and the candidate's own file
+	 * are written over any of the same name. */
+	if (kj__each_entry(tt->dir, copy_helper, &h) != 0 && h.rc != KJ_OK)
+		return h.rc;
+	src = kj__read_file(t->task_file, 64u << 20, &len, &e);
+	if (!src)
+		return kj_error_set(err, e.code, "%s", e.msg);
+	if (kj__task_view(src, len, "Model", &view, &removed) < 0) {
 		free(src);
-		return kj_error_set(err, KJ_EIO, "'%s': cannot read the task", tp->task);
+		return kj_error_set(err, KJ_ENOMEM, "'%s': cannot make the candidate's view of "
+				    "the task", t->task_file);
 	}
-	snprintf(path, sizeof(path), "%s/%s.py", r->cand_src, tp->task_mod);
-	rc = kj_write_file_atomic(path, view, strlen(view), err);
 	free(src);
+	snprintf(path, sizeof(path), "%s/%s.py", tt->cand_src, tt->task_mod);
+	rc = kj_write_file_atomic(path, view, strlen(view), err);
 	free(view);
 	if (rc != KJ_OK)
 		return rc;
-	if ((src = read_small(tp->cand_file, &len)) != NULL) {
-		snprintf(path, sizeof(path), "%s/%s.py", r->cand_src, tp->cand_mod);
-		rc = kj_write_file_atomic(path, src, len, err);
-		free(src);
-		if (rc != KJ_OK)
-			return rc;
-	}
-	kj_sandbox_init(&r->sb);
-	r->sb.root_dir = r->sb_root;
+	src = kj__read_file(t->cand_file, 64u << 20, &len, &e);
+	if (!src)
+		return kj_error_set(err, e.code, "%s", e.msg);
+	snprintf(path, sizeof(path), "%s/%s.py", tt->cand_src, tt->cand_mod);
+	rc = kj_write_file_atomic(path, src, len, err);
+	free(src);
+	if (rc != KJ_OK)
+		return rc;
+
+	kj_sandbox_init(&tt->sb);
+	tt->sb.root_dir = tt->sb_root;
 	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
-		kj_sandbox_ro(&r->sb, sys_ro[i]);
+		if ((rc = sb_ro(tt, sys_ro[i], err)) != KJ_OK)
+			return rc;
 	/* The interpreter's installation: a virtual environment's root and the
 	 * base installation its python links to (each two levels above
 	 * bin/python), wherever they are. */
-	snprintf(r->py_root, sizeof(r->py_root), "%s", r->python);
-	if (!realpath(r->python, r->py_base))
-		snprintf(r->py_base, sizeof(r->py_base), "%s", r->python);
+	snprintf(py_root, sizeof(py_root), "%s", tt->python);
+	if (!realpath(tt->python, py_base))
+		snprintf(py_base, sizeof(py_base), "%s", tt->python);
 	for (i = 0; i < 4; i++) {
-		char *at = i % 2 ? r->py_base : r->py_root, *slash = strrchr(at, '/');
+		char *at = i % 2 ? py_base : py_root, *slash = strrchr(at, '/');
 
 		if (slash && slash != at)
 			*slash = '\0';
 	}
-	kj_sandbox_ro(&r->sb, r->py_root);
-	kj_sandbox_ro(&r->sb, r->py_base);
-	kj_sandbox_ro(&r->sb, r->worker);
-	kj_sandbox_ro(&r->sb, r->cand_src);
-	if (r->pycache[0])
-		kj_sandbox_ro(&r->sb, r->pycache);
-	bind_list(r, getenv("PYTHONPATH"), &k);
-	bind_list(r, getenv("LD_LIBRARY_PATH"), &k);
-	bind_list(r, getenv("CUDA_HOME"), &k);
-	kj_sandbox_rw(&r->sb, cand->out_dir);
-	kj_sandbox_rw(&r->sb, r->cand_home);
+	if ((rc = sb_ro(tt, keep_path(tt, "%s", py_root), err)) != KJ_OK ||
+	    (rc = sb_ro(tt, keep_path(tt, "%s", py_base), err)) != KJ_OK ||
+	    (rc = sb_ro(tt, tt->worker, err)) != KJ_OK ||
+	    (rc = sb_ro(tt, tt->cand_src, err)) != KJ_OK)
+		return rc;
+	if (tt->pycache[0] && (rc = sb_ro(tt, tt->pycache, err)) != KJ_OK)
+		return rc;
+	if ((rc = bind_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), err)) != KJ_OK ||
+	    (rc = bind_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), err)) != KJ_OK ||
+	    (rc = bind_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), err)) != KJ_OK)
+		return rc;
+	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0)
+		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
 	/* GPU nodes only for an attempt that may run on the GPU. */
-	r->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(r->device, "cpu") != 0;
-	e = getenv("KJ_LIMIT_CPU_S");
-	r->sb.cpu_s = e && *e ? strtod(e, NULL) : 4 * 3600.0;
-	r->sb.mem_bytes = env_mb("KJ_LIMIT_MEM_MB", ram / 2);
-	r->sb.fsize_bytes = env_mb("KJ_LIMIT_FILE_MB", ram / 4);
-	r->sb.nproc = (long)(env_mb("KJ_LIMIT_PROCS", 1024LL << 20) >> 20);
-	r->sb.nofile = 4096;
-	r->sb.tmp_bytes = 256LL << 20;
-	json_object_set_new(cand->load_req, "dir", json_string(r->cand_src));
-	cand->sandboxed = r->sandboxed = 1;
-	cand->cpu_limit_s = r->sb.cpu_s;
+	tt->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(t->device, "cpu") != 0;
+	tt->sb.cpu_s = tt->cfg->limits.cpu_s;
+	tt->sb.mem_bytes = tt->cfg->limits.mem_bytes;
+	tt->sb.fsize_bytes = tt->cfg->limits.file_bytes;
+	tt->sb.nproc = tt->cfg->limits.procs;
+	tt->sb.nofile = tt->cfg->limits.nofile;
+	tt->sb.tmp_bytes = tt->cfg->limits.tmp_bytes;
+	t->cand.sandboxed = 1;
+	tt->cand_prepared = 1;
 	return KJ_OK;
 }
 
-static void side_init(struct side *s, struct run_env *r, const char *role,
-		      const char *dir, const char *task_module,
-		      const char *module, const char *cls)
-{
-	memset(s, 0, sizeof(*s));
-	kj_proc_init(&s->proc);
-	s->role = role;
-	snprintf(s->out_dir, sizeof(s->out_dir), "%.*s/%s",
-		 (int)(sizeof(s->out_dir) - 16), r->scratch, role);
-	mkdir(s->out_dir, 0700);
-	s->load_req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "op", "load",
-				"dir", dir, "task_module", task_module,
-				"module", module, "cls", cls, "device",
-				r->device[0] ? r->device : "cpu");
-}
+/* --- the task ---------------------------------------------------------------------------- */
 
-static void side_release(struct side *s)
-{
-	side_stop(s);
-	json_decref(s->load_req);
-	json_decref(s->load_reply);
-	free(s->load_error_msg);
-}
-
-
-/* The verify directory's two files, from --op_name and --triton_impl_name. */
-static int resolve_task(const struct kj_torch_opts *o, struct task_paths *tp,
-			struct kj_error *err)
-{
-	if (!o->op_name || !*o->op_name || strchr(o->op_name, '/'))
-		return kj_error_set(err, KJ_EINVAL, "bad --op_name '%s'",
-				    o->op_name ? o->op_name : "");
-	if (!realpath(o->verify_dir, tp->dir) || !is_dir(tp->dir))
-		return kj_error_set(err, KJ_ENOENT, "'%s': not a directory",
-				    o->verify_dir);
-	if (snprintf(tp->task_mod, sizeof(tp->task_mod), "%s_torch", o->op_name) >= (int)sizeof(tp->task_mod) ||
-	    snprintf(tp->cand_mod, sizeof(tp->cand_mod), "%s_%s", o->op_name, o->impl_name) >= (int)sizeof(tp->cand_mod) ||
-	    snprintf(tp->task, sizeof(tp->task), "%s/%s.py", tp->dir, tp->task_mod) >= (int)sizeof(tp->task) ||
-	    snprintf(tp->cand_file, sizeof(tp->cand_file), "%s/%s.py", tp->dir, tp->cand_mod) >= (int)sizeof(tp->cand_file))
-		return kj_error_set(err, KJ_EINVAL, "names too long");
-	if (!is_file(tp->task))
-		return kj_error_set(err, KJ_ENOENT, "'%s': no task file", tp->task);
-	return kj_file_hash(tp->task, &tp->task_hash, err);
-}
-
-/* The end of every run: workers stopped, scratch directory removed. */
-static void scratch_remove(struct run_env *r)
-{
-	if (strcmp(r->scratch_kind, "shared") != 0)
-		umount2(r->scratch, MNT_DETACH); /* its files go with it */
-	rm_rf(r->scratch);
-}
-
-static void finish(struct run_env *r, struct side *ref, struct side *cand,
-		   json_t *hello)
-{
-	json_decref(hello);
-	side_release(ref);
-	side_release(cand);
-	if (r->stage[0])
-		rm_rf(r->stage);
-	scratch_remove(r);
-	env_free(&r->env);
-	env_free(&r->cenv);
-	json_decref(r->timings);
-	r->timings = NULL;
-}
-
-/*
- * The start of every run: resolve the task, make the scratch directory, and
- * start both workers side by side (the candidate's only when its file
- * exists).  On success the caller owns r, ref, cand and *hello, releases
- * them with finish(), and *n_cases is the task's number of cases.  On error
- * nothing is left to release.
- */
-static int begin(const struct kj_torch_opts *o, struct task_paths *tp,
-		 struct run_env *r, struct side *ref, struct side *cand,
-		 json_t **hello, int *n_cases, struct kj_error *err)
-{
-	struct side *both[2] = { ref, cand };
-	int rc;
-
-	*hello = NULL;
-	rc = resolve_task(o, tp, err);
-	if (rc != KJ_OK)
-		return rc;
-	rc = setup(r, o, err);
-	if (rc != KJ_OK)
-		return rc;
-	/* The seed key once, not once per seed. */
-	if (!o->seed_fixed && (rc = secret_key(r->key, err)) != KJ_OK) {
-		scratch_remove(r);
-		env_free(&r->env);
-		env_free(&r->cenv);
-		return rc;
-	}
-	r->timings = json_object();
-	snprintf(r->device, sizeof(r->device), "%s", o->device ? o->device : "");
-	side_init(ref, r, "reference", tp->dir, tp->task_mod, tp->task_mod, "Model");
-	/* The reference writes its outputs straight into the cache's file
-	 * system, so that keeping them as golden outputs is a rename. */
-	if (cache_dir(r->stage, sizeof(r->stage) - 16) == 0) {
-		memcpy(r->stage + strlen(r->stage), "/stage-XXXXXX", sizeof("/stage-XXXXXX"));
-		if (mkdtemp(r->stage))
-			snprintf(ref->out_dir, sizeof(ref->out_dir), "%s", r->stage);
-		else
-			r->stage[0] = '\0';
-	}
-	side_init(cand, r, "candidate", tp->dir, tp->task_mod, tp->cand_mod, "ModelNew");
-	if (is_file(tp->cand_file) && (rc = sandbox_setup(r, tp, cand, err)) != KJ_OK) {
-		finish(r, ref, cand, NULL);
-		return rc;
-	}
-	/* The reference is first: it says which device there is, and a task
-	 * that cannot be loaded is the judge's input error, not a verdict. */
-	rc = sides_start(r, both, is_file(tp->cand_file) ? 2 : 1, hello, err);
-	tally_s(r, "start_s", kj__now_s() - r->t0);
-	if (rc == KJ_OK && !ref->load_reply)
-		rc = kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be "
-				  "loaded: %s: %.400s", tp->task, ref->load_error_type,
-				  ref->load_error_msg ? ref->load_error_msg : "");
-	if (rc != KJ_OK) {
-		finish(r, ref, cand, *hello);
-		*hello = NULL;
-		return rc;
-	}
-	*n_cases = (int)json_integer_value(json_object_get(ref->load_reply, "cases"));
-	return KJ_OK;
-}
-
-int kj_torch_verify(const struct kj_torch_opts *o, json_t **result,
+static int make_dir(const char *base, const char *sub, char *out, size_t size,
 		    struct kj_error *err)
 {
-	struct task_paths tp;
-	struct run_env r;
-	struct side ref, cand;
-	json_t *failures = NULL, *warnings = NULL, *hello = NULL;
-	int rc, n_cases = 0, passed = 0, k, any_timeout = 0, n_cached = 0;
-	int sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
+	if (snprintf(out, size, "%s/%s", base, sub) >= (int)size)
+		return kj_error_set(err, KJ_EINVAL, "scratch path too long");
+	if (kj__mkdirs(out, 0700) < 0)
+		return kj_error_set(err, KJ_EIO, "'%s': cannot create: %s", out, strerror(errno));
+	return KJ_OK;
+}
 
-	*result = NULL;
-	rc = begin(o, &tp, &r, &ref, &cand, &hello, &n_cases, err);
+static void task_close(struct kj_task *t)
+{
+	struct ttask *tt = t->impl;
+
+	if (t->ref.ops)
+		t->ref.ops->release(&t->ref);
+	if (t->cand.ops)
+		t->cand.ops->release(&t->cand);
+	json_decref(t->env);
+	t->env = NULL;
+	if (!tt)
+		return;
+	strv_free(&tt->env);
+	strv_free(&tt->cenv);
+	strv_free(&tt->sb_paths);
+	free(tt);
+	t->impl = NULL;
+}
+
+static int task_start(struct kj_task *t, struct kj_error *err)
+{
+	struct ttask *tt = t->impl;
+	struct tside *both[2] = { tt->sides[0], tt->sides[1] };
+	const json_t *hello;
+	int rc;
+	double t0 = kj__now_s();
+
+	snprintf(t->device, sizeof(t->device), "%s", tt->device_req[0] ? tt->device_req : "cpu");
+	/* The reference is first: its hello says which device there is. */
+	rc = start_sides(tt, both, t->have_candidate ? 2 : 1, err);
+	kj_attempt_tally(tt->a, "start_s", kj__now_s() - t0);
 	if (rc != KJ_OK)
 		return rc;
-	if (!is_file(tp.cand_file)) {
-		snprintf(cand.load_error_type, sizeof(cand.load_error_type),
-			 "FileNotFoundError");
-		if (asprintf(&cand.load_error_msg, "'%s': no candidate file",
-			     tp.cand_file) < 0)
-			cand.load_error_msg = NULL;
-	}
-
-	failures = json_array();
-	warnings = json_array();
-	for (k = 0; k < n_cases; k++) {
-		json_t *fail = NULL, *desc = NULL;
-		int s;
-
-		for (s = 0; s < sets && !fail; s++) {
-			uint64_t seed = o->seed, rn = 0, cn = 0;
-			json_t *rrep = NULL, *crep = NULL;
-			struct kj_error rerr, cerr;
-			char entry[PATH_MAX], gdir[PATH_MAX];
-			int rrc, crc, cached, have_entry;
-
-			if (!o->seed_fixed)
-				seed = derive_seed(r.key, tp.task_hash, k, s);
-			if (!ref.load_reply) {
-				side_stop(&ref);
-				rc = side_start(&r, &ref, err);
-				if (rc != KJ_OK) {
-					json_decref(desc);
-					goto out;
-				}
-			}
-			if (!ref.load_reply) {
-				fail = failure(k + 1, desc, "ReferenceError",
-					       "the reference worker could not be restarted");
-				break;
-			}
-			if (!cand.load_reply) {
-				fail = failure(k + 1, desc, cand.load_error_type,
-					       cand.load_error_msg ? cand.load_error_msg : "");
-				break;
-			}
-			/* Golden outputs from the cache, or both sides get the
-			 * request before either is waited for: they compute at
-			 * the same time. */
-			have_entry = cache_entry(&r, tp.task_hash, k, seed, "g", 0,
-						 entry, sizeof(entry)) == 0;
-			rrep = have_entry ? cache_golden_get(entry) : NULL;
-			cached = rrep != NULL;
-			rrc = cached ? KJ_OK
-				     : kj_proc_send(&ref.proc, run_request(k, seed, ref.out_dir, "ref"),
-						    o->timeout_s, &rn, &rerr);
-			crc = kj_proc_send(&cand.proc, run_request(k, seed, cand.out_dir, "cand"),
-					   o->timeout_s, &cn, &cerr);
-			if (rrc == KJ_OK && !cached) {
-				rrc = kj_proc_wait(&ref.proc, rn, o->timeout_s, &rrep, &rerr);
-				tally(&r, "reference", rrep);
-				if (rrc == KJ_OK && have_entry &&
-				    json_is_true(json_object_get(rrep, "ok")))
-					rrep = cache_golden_put(entry, rrep);
-			}
-			if (crc == KJ_OK)
-				crc = kj_proc_wait(&cand.proc, cn, o->timeout_s, &crep, &cerr);
-			tally(&r, "candidate", crep);
-			n_cached += cached;
-
-			if (rrc == KJ_OK && json_is_true(json_object_get(rrep, "ok")) && !desc)
-				desc = json_incref(json_object_get(rrep, "input_desc"));
-			if (rrc != KJ_OK || !json_is_true(json_object_get(rrep, "ok"))) {
-				fail = rrc != KJ_OK
-					       ? proc_failure(o, k + 1, desc, &ref, rrc, &rerr)
-					       : reply_failure(k + 1, desc, rrep);
-				json_object_set_new(fail, "error_type",
-						    json_string("ReferenceError"));
-				if (rrc != KJ_OK)
-					ref_lost(&ref);
-			} else if (crc != KJ_OK) {
-				fail = proc_failure(o, k + 1, desc, &cand, crc, &cerr);
-				any_timeout |= crc == KJ_ETIMEDOUT;
-				restart(&r, &cand, err);
-			} else if (!json_is_true(json_object_get(crep, "ok"))) {
-				fail = reply_failure(k + 1, desc, crep);
-				/* A CUDA error is sticky: never reuse the worker. */
-				if (json_is_true(json_object_get(crep, "sticky")))
-					restart(&r, &cand, err);
-			} else {
-				json_t *al = json_object_get(crep, "aliases");
-				double t = kj__now_s();
-
-				fail = judge_outputs(o, k + 1, desc, rrep, crep,
-						     golden_dir(rrep, ref.out_dir, gdir, sizeof(gdir)),
-						     cand.out_dir);
-				tally_s(&r, "compare_s", kj__now_s() - t);
-				/* An output that shares memory with an input is
-				 * reported: with the failure, or as a warning. */
-				if (json_array_size(al) && fail) {
-					char *m = NULL;
-
-					if (asprintf(&m, "%s\nnote: an output aliases an input "
-						     "(shares its memory)",
-						     jstr(fail, "error_msg", "")) >= 0)
-						json_object_set_new(fail, "error_msg", json_string(m));
-					free(m);
-					json_object_set(fail, "aliases", al);
-				} else if (json_array_size(al)) {
-					json_array_append_new(warnings, json_pack(
-						"{s:i, s:s, s:O}", "case_idx", k + 1,
-						"warning", "an output aliases an input (shares its memory)",
-						"aliases", al));
-				}
-			}
-			if (fail) {
-				json_object_set_new(fail, "seed", json_integer((json_int_t)seed));
-				json_object_set_new(fail, "input_set", json_integer(s + 1));
-			}
-			json_decref(rrep);
-			json_decref(crep);
-			/* The candidate's files stay: its next outputs are
-			 * written over them, into pages the file system already
-			 * has (see the worker's _write_npy), and only files its
-			 * reply names are read. */
-			clear_dir(ref.out_dir);
-		}
-		if (fail)
-			json_array_append_new(failures, fail);
-		else
-			passed++;
-		json_decref(desc);
-	}
-
-	*result = json_pack("{s:s, s:i, s:i, s:i, s:o,"
-			    " s:{s:s, s:s, s:s, s:i, s:b, s:o, s:O, s:O, s:i}}",
-			    "op_name", o->op_name, "total_cases", n_cases,
-			    "passed_cases", passed, "failed_cases", n_cases - passed,
-			    "failures", failures,
-			    "kjudge", "version", KJ_VERSION, "device", r.device,
-			    "seeds", o->seed_fixed ? "fixed" : "secret",
-			    "input_sets", sets, "timed_out", any_timeout,
-			    "warnings", warnings,
-			    "torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
-			    "device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
-			    "golden_from_cache", n_cached);
-	json_object_set_new(json_object_get(*result, "kjudge"), "timings", timings_done(&r));
-	json_object_set_new(json_object_get(*result, "kjudge"), "scratch",
-			    json_string(r.scratch_kind));
-	json_object_set_new(json_object_get(*result, "kjudge"), "sandbox",
-			    json_boolean(r.sandboxed));
-	json_object_set_new(json_object_get(*result, "kjudge"), "infrastructure_errors",
-			    json_integer(r.infra_errors));
-	failures = warnings = NULL;
-	rc = *result ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-out:
-	json_decref(failures);
-	json_decref(warnings);
-	finish(&r, &ref, &cand, hello);
-	return rc;
+	hello = tt->sides[0]->hello;
+	if (strncmp(t->device, "cuda", 4) == 0 &&
+	    !json_is_true(json_object_get(hello, "cuda_available")))
+		return kj_error_set(err, KJ_EINVAL, "--device %s: this machine has no CUDA device "
+				    "that torch can use (torch.cuda.is_available() is False in "
+				    "'%s'); use --device cpu", t->device, tt->python);
+	if (!t->ref.loaded)
+		return kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be loaded: %.1500s",
+				    t->task_file, t->ref.load_failure.message ? t->ref.load_failure.message
+									      : "");
+	t->n_cases = tt->sides[0]->cases;
+	if (t->n_cases <= 0)
+		return kj_error_set(err, KJ_EINVAL, "'%s': the task has no cases (get_inputs() "
+				    "or get_input_groups() returned nothing)", t->task_file);
+	t->env = json_deep_copy(hello);
+	if (!t->env)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	json_object_del(t->env, "ok");
+	json_object_del(t->env, "nonce");
+	json_object_del(t->env, "id");
+	snprintf(t->device_key, sizeof(t->device_key), "%s|%s|%s|%s", t->device,
+		 jstr(hello, "device_name") ? jstr(hello, "device_name") : "",
+		 jstr(hello, "torch") ? jstr(hello, "torch") : "",
+		 jstr(hello, "triton") ? jstr(hello, "triton") : "");
+	return KJ_OK;
 }
 
-/* --- benchmark ------------------------------------------------------------------------ */
-
-void kj_bench_opts_init(struct kj_bench_opts *b)
+static int check_name(const char *what, const char *s, struct kj_error *err)
 {
-	memset(b, 0, sizeof(*b));
-	b->warmup = 5;
-	b->repeats = 50;
-	b->flush_bytes = (size_t)256 << 20;
+	size_t i;
+
+	if (!s || !*s)
+		return kj_error_set(err, KJ_EINVAL, "%s is empty", what);
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return kj_error_set(err, KJ_EINVAL, "%s '%s' is not a Python module name "
+					    "(letters, digits, _)", what, s);
+	if (s[0] >= '0' && s[0] <= '9')
+		return kj_error_set(err, KJ_EINVAL, "%s '%s' starts with a digit", what, s);
+	return KJ_OK;
 }
 
-static int cmp_dbl(const void *x, const void *y)
+int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
+		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
 {
-	double a = *(const double *)x, b = *(const double *)y;
+	struct ttask *tt;
+	int rc, i;
 
-	return a < b ? -1 : a > b;
-}
-
-/* {avg_latency_ms, peak_memory_mb} and kjudge's spread figures, from a
- * "time" reply. */
-static json_t *latency_json(const json_t *rep)
-{
-	const json_t *smp = json_object_get(rep, "samples_ms");
-	const json_t *esc = json_object_get(rep, "escaped_ms");
-	size_t n = json_array_size(smp), i;
-	double *v = n ? malloc(n * sizeof(double)) : NULL;
-	double sum = 0, sq = 0, mean, med = 0, escaped = 0;
-
-	if (n && !v)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		v[i] = json_number_value(json_array_get(smp, i));
-		sum += v[i];
-		escaped += json_number_value(json_array_get(esc, i));
+	memset(t, 0, sizeof(*t));
+	if ((rc = check_name("--op_name", spec->op_name, err)) != KJ_OK ||
+	    (rc = check_name("--triton_impl_name", spec->impl_name, err)) != KJ_OK)
+		return rc;
+	tt = calloc(1, sizeof(*tt));
+	if (!tt)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	t->impl = tt;
+	t->close = task_close;
+	t->start = task_start;
+	t->name = spec->op_name;
+	tt->cfg = cfg;
+	tt->a = a;
+	tt->t = t;
+	tt->timeout_s = spec->timeout_s > 0 ? spec->timeout_s : 900;
+	snprintf(tt->device_req, sizeof(tt->device_req), "%s", spec->device ? spec->device : "");
+	if (!realpath(spec->verify_dir, tt->dir) || !kj__is_dir(tt->dir)) {
+		rc = kj_error_set(err, KJ_ENOENT, "'%s': not a directory", spec->verify_dir);
+		goto fail;
 	}
-	mean = n ? sum / (double)n : 0;
-	for (i = 0; i < n; i++)
-		sq += (v[i] - mean) * (v[i] - mean);
-	if (n) {
-		qsort(v, n, sizeof(double), cmp_dbl);
-		med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	if (snprintf(tt->task_mod, sizeof(tt->task_mod), "%s_torch", spec->op_name) >= (int)sizeof(tt->task_mod) ||
+	    snprintf(tt->cand_mod, sizeof(tt->cand_mod), "%s_%s", spec->op_name, spec->impl_name) >= (int)sizeof(tt->cand_mod) ||
+	    snprintf(t->task_file, sizeof(t->task_file), "%s/%s.py", tt->dir, tt->task_mod) >= (int)sizeof(t->task_file) ||
+	    snprintf(t->cand_file, sizeof(t->cand_file), "%s/%s.py", tt->dir, tt->cand_mod) >= (int)sizeof(t->cand_file)) {
+		rc = kj_error_set(err, KJ_EINVAL, "names too long");
+		goto fail;
 	}
+	if (!kj__is_file(t->task_file)) {
+		rc = kj_error_set(err, KJ_ENOENT, "'%s': no task file", t->task_file);
+		goto fail;
+	}
+	rc = kj__sha256_file(t->task_file, t->task_sha256, err);
+	if (rc != KJ_OK)
+		goto fail;
+	t->have_candidate = kj__is_file(t->cand_file);
+	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
+		goto fail;
+	/* The interpreter and the worker, by the rules kjudge doctor reports on. */
+	if (kj__find_in_path(cfg->python, tt->python, sizeof(tt->python)) < 0) {
+		rc = kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' (%s; set --python "
+				  "or KJ_PYTHON)", cfg->python, cfg->python_source);
+		goto fail;
+	}
+	if (cfg->worker)
+		snprintf(tt->worker, sizeof(tt->worker), "%s", cfg->worker);
+	else if (kj__find_worker("kjudge_worker.py", tt->worker, sizeof(tt->worker)) < 0)
+		tt->worker[0] = '\0';
+	if (!kj__is_file(tt->worker)) {
+		rc = kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is missing (it is "
+				  "installed beside kjudge or in ../libexec/kjudge)", tt->worker);
+		goto fail;
+	}
+	/* The bytecode tree in the cache, when there is a cache. */
+	if (a->cache && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
+				(int)sizeof(tt->pycache))
+		tt->pycache[0] = '\0';
+	if ((rc = make_dir(a->scratch, "cand-home", tt->cand_home, sizeof(tt->cand_home), err)) != KJ_OK ||
+	    (rc = make_dir(a->scratch, "ref-home", tt->ref_home, sizeof(tt->ref_home), err)) != KJ_OK)
+		goto fail;
 	{
-		json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s, s:f}",
-				      "avg_latency_ms", mean,
-				      "peak_memory_mb", json_number_value(json_object_get(rep, "peak_memory_mb")),
-				      "median_ms", med,
-				      "stdev_ms", n > 1 ? sqrt(sq / (double)(n - 1)) : 0.0,
-				      "min_ms", n ? v[0] : 0.0,
-				      "max_ms", n ? v[n - 1] : 0.0,
-				      "samples", (int)n,
-				      "timer", jstr(rep, "timer", "?"),
-				      "escaped_ms_total", escaped);
+		char p[PATH_MAX];
+		static const char *const sub[] = { "tmp", "cache" };
+		size_t k;
 
-		free(v);
-		return o;
-	}
-}
-
-/* Send one request and wait; on failure fill *fail (unless NULL) from the
- * reply or the worker's end, and restart the side. */
-static json_t *ask(struct run_env *r, struct side *s, json_t *req, int case_idx,
-		   json_t *desc, json_t **fail, struct kj_error *err)
-{
-	struct kj_error e;
-	json_t *rep = NULL;
-	int rc = kj_proc_request(&s->proc, req, r->o->timeout_s, &rep, &e);
-
-	tally(r, s->role, rep);
-	if (rc != KJ_OK) {
-		*fail = proc_failure(r->o, case_idx, desc, s, rc, &e);
-		restart(r, s, err);
-		return NULL;
-	}
-	if (!json_is_true(json_object_get(rep, "ok"))) {
-		*fail = reply_failure(case_idx, desc, rep);
-		if (json_is_true(json_object_get(rep, "sticky")))
-			restart(r, s, err);
-		json_decref(rep);
-		return NULL;
-	}
-	return rep;
-}
-
-static json_t *time_request(int case_idx, uint64_t seed, const struct kj_bench_opts *b,
-			    const char *out_dir, const char *tag, int check)
-{
-	return json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:s, s:b}",
-			 "op", "time", "case", case_idx, "seed", (json_int_t)seed,
-			 "init_seed", (json_int_t)seed, "warmup", b->warmup,
-			 "repeats", b->repeats, "flush_bytes", (json_int_t)b->flush_bytes,
-			 "out_dir", out_dir, "tag", tag, "check", check);
-}
-
-/* The spec's classification of one speedup; NULL for a valid one. */
-static const char *speedup_class(const json_t *s)
-{
-	double v;
-
-	if (!s || json_is_null(s))
-		return "none_indices";
-	v = json_number_value(s);
-	if (isnan(v))
-		return "nan_indices";
-	if (isinf(v))
-		return "inf_indices";
-	if (v < 0)
-		return "negative_indices";
-	if (v == 0)
-		return "zero_indices";
-	return NULL;
-}
-
-int kj_torch_benchmark(const struct kj_torch_opts *o, const struct kj_bench_opts *b,
-		       json_t **result, struct kj_error *err)
-{
-	static const char *const idx_names[5] = { "nan_indices", "inf_indices",
-		"zero_indices", "negative_indices", "none_indices" };
-	struct task_paths tp;
-	struct run_env r;
-	struct side ref, cand;
-	json_t *per = NULL, *hello = NULL, *idx = NULL;
-	double fw_sum = 0, fw_mem = 0, im_sum = 0, im_mem = 0, logsum = 0;
-	int rc, n_cases = 0, passed = 0, k, i, n_fw = 0, n_im = 0, n_valid = 0;
-	int n_cached = 0;
-
-	*result = NULL;
-	rc = begin(o, &tp, &r, &ref, &cand, &hello, &n_cases, err);
-	if (rc != KJ_OK)
-		return rc;
-	if (!is_file(tp.cand_file)) {
-		finish(&r, &ref, &cand, hello);
-		return kj_error_set(err, KJ_ENOENT, "'%s': no candidate file",
-				    tp.cand_file);
-	}
-	per = json_array();
-	idx = json_object();
-	for (i = 0; i < 5; i++)
-		json_object_set_new(idx, idx_names[i], json_array());
-
-	for (k = 0; k < n_cases; k++) {
-		json_t *fail = NULL, *desc = NULL, *gold = NULL, *fw = NULL, *im = NULL;
-		json_t *fw_lat = NULL, *im_lat = NULL, *rec, *sp = json_null();
-		char entry[PATH_MAX] = "", tentry[PATH_MAX], gdir[PATH_MAX];
-		uint64_t seed = o->seed;
-		size_t u;
-
-		/* Timed runs use an input set verify never used. */
-		if (!o->seed_fixed)
-			seed = derive_seed(r.key, tp.task_hash, k, 1000);
-		if (!ref.load_reply)
-			restart(&r, &ref, err);
-		if (!cand.load_reply) {
-			fail = failure(k + 1, NULL, cand.load_error_type[0] ? cand.load_error_type : "Error",
-				       cand.load_error_msg ? cand.load_error_msg : "");
-			restart(&r, &cand, err);
-			goto record;
+		for (k = 0; k < 2; k++) {
+			if ((rc = make_dir(tt->cand_home, sub[k], p, sizeof(p), err)) != KJ_OK ||
+			    (rc = make_dir(tt->ref_home, sub[k], p, sizeof(p), err)) != KJ_OK)
+				goto fail;
 		}
-		if (cache_entry(&r, tp.task_hash, k, seed, "g", 0, entry, sizeof(entry)) == 0 &&
-		    (gold = cache_golden_get(entry)) != NULL) {
-			n_cached++;
-		} else {
-			gold = ask(&r, &ref, run_request(k, seed, ref.out_dir, "ref"), k + 1,
-				   NULL, &fail, err);
-			if (!gold) {
-				json_object_set_new(fail, "error_type", json_string("ReferenceError"));
-				goto record;
-			}
-			if (entry[0])
-				gold = cache_golden_put(entry, gold);
-		}
-		desc = json_incref(json_object_get(gold, "input_desc"));
-		if (!b->skip_framework) {
-			/* The reference's latency, kept by the same key plus the
-			 * timing settings. */
-			int have_t = cache_entry(&r, tp.task_hash, k, seed, "t",
-						 ((uint64_t)b->warmup << 40) ^
-							 ((uint64_t)b->repeats << 20) ^
-							 b->flush_bytes,
-						 tentry, sizeof(tentry)) == 0;
-
-			fw = have_t ? cache_time_get(tentry) : NULL;
-			if (fw) {
-				n_cached++;
-			} else {
-				fw = ask(&r, &ref, time_request(k, seed, b, ref.out_dir, "reft", 0),
-					 k + 1, desc, &fail, err);
-				if (!fw) {
-					json_object_set_new(fail, "error_type", json_string("ReferenceError"));
-					goto record;
-				}
-				if (have_t)
-					cache_time_put(tentry, fw);
-			}
-			fw_lat = latency_json(fw);
-		} else {
-			fw_lat = json_pack("{s:f, s:f}", "avg_latency_ms", b->framework_latency_ms,
-					   "peak_memory_mb", 0.0);
-		}
-		im = ask(&r, &cand, time_request(k, seed, b, cand.out_dir, "cand", 1),
-			 k + 1, desc, &fail, err);
-		if (!im)
-			goto record;
-		im_lat = latency_json(im);
-		/* Every distinct output of the timed calls against the golden. */
-		if (json_is_true(json_object_get(im, "inputs_changed")))
-			fail = failure(k + 1, desc, "InputModified",
-				       "the candidate changed its input tensors during the timed runs");
-		for (u = 0; !fail && u < json_array_size(json_object_get(im, "distinct_outputs")); u++) {
-			json_t *fake = json_pack("{s:O}", "outputs",
-						 json_array_get(json_object_get(im, "distinct_outputs"), u));
-
-			double t = kj__now_s();
-
-			fail = judge_outputs(o, k + 1, desc, gold, fake,
-					     golden_dir(gold, ref.out_dir, gdir, sizeof(gdir)),
-					     cand.out_dir);
-			tally_s(&r, "compare_s", kj__now_s() - t);
-			json_decref(fake);
-			if (fail) {
-				char *m = NULL;
-
-				if (asprintf(&m, "an output of the timed runs is wrong: %s",
-					     jstr(fail, "error_msg", "")) >= 0)
-					json_object_set_new(fail, "error_msg", json_string(m));
-				free(m);
-				json_object_set_new(fail, "error_type",
-						    json_string("TimedOutputMismatch"));
-			}
-		}
-record:
-		if (fail) {
-			rec = json_pack("{s:i, s:O, s:s, s:n, s:n, s:n, s:O, s:O}",
-					"case_idx", k + 1,
-					"input_desc", desc ? desc : json_object_get(fail, "input_desc"),
-					"status", "fail", "framework", "implementation",
-					"speedup_vs_torch",
-					"error_type", json_object_get(fail, "error_type"),
-					"error_msg", json_object_get(fail, "error_msg"));
-			if (json_object_get(fail, "metrics"))
-				json_object_set(rec, "metrics", json_object_get(fail, "metrics"));
-		} else {
-			double f = json_number_value(json_object_get(fw_lat, "avg_latency_ms"));
-			double m = json_number_value(json_object_get(im_lat, "avg_latency_ms"));
-			const char *cls;
-
-			sp = f > 0 && m > 0 ? json_real(round(f / m * 1e4) / 1e4) : json_real(0.0);
-			passed++;
-			rec = json_pack("{s:i, s:O, s:s, s:O, s:O, s:O, s:n, s:n}",
-					"case_idx", k + 1, "input_desc", desc,
-					"status", "pass", "framework", fw_lat,
-					"implementation", im_lat, "speedup_vs_torch", sp,
-					"error_type", "error_msg");
-			cls = speedup_class(sp);
-			if (cls) {
-				json_array_append_new(json_object_get(idx, cls), json_integer(k + 1));
-				json_object_set_new(rec, "speedup_vs_torch", json_null());
-			} else {
-				logsum += log(json_number_value(sp));
-				n_valid++;
-			}
-			if (!b->skip_framework) {
-				fw_sum += f;
-				fw_mem += json_number_value(json_object_get(fw_lat, "peak_memory_mb"));
-				n_fw++;
-			}
-			im_sum += m;
-			im_mem += json_number_value(json_object_get(im_lat, "peak_memory_mb"));
-			n_im++;
-		}
-		json_array_append_new(per, rec);
-		json_decref(sp);
-		json_decref(fail);
-		json_decref(desc);
-		json_decref(gold);
-		json_decref(fw);
-		json_decref(im);
-		json_decref(fw_lat);
-		json_decref(im_lat);
-		clear_dir(ref.out_dir);
-		clear_dir(cand.out_dir);
 	}
-
-	*result = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}",
-			    "op_name", o->op_name, "warmup", b->warmup,
-			    "repeats", b->repeats, "total_cases", n_cases,
-			    "passed_cases", passed, "failed_cases", n_cases - passed);
-	if (!*result) {
+	if (env_build(tt, &tt->env, tt->ref_home) < 0 || env_build(tt, &tt->cenv, tt->cand_home) < 0) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
+		goto fail;
 	}
-	for (i = 0; i < 5; i++)
-		json_object_set(*result, idx_names[i], json_object_get(idx, idx_names[i]));
-	json_object_set_new(*result, "framework", json_pack("{s:f, s:f, s:{}}",
-		"avg_latency_ms", b->skip_framework ? b->framework_latency_ms
-						    : (n_fw ? round(fw_sum / n_fw * 1e4) / 1e4 : 0.0),
-		"peak_memory_mb", n_fw ? round(fw_mem / n_fw * 100) / 100 : 0.0,
-		"operators"));
-	json_object_set_new(*result, "implementation", json_pack("{s:f, s:f, s:{}}",
-		"avg_latency_ms", n_im ? round(im_sum / n_im * 1e4) / 1e4 : 0.0,
-		"peak_memory_mb", n_im ? round(im_mem / n_im * 100) / 100 : 0.0,
-		"operators"));
-	json_object_set_new(*result, "speedup_vs_torch",
-			    n_valid ? json_real(round(exp(logsum / n_valid) * 1e4) / 1e4)
-				    : json_null());
-	json_object_set(*result, "per_shape_results", per);
-	json_object_set_new(*result, "kjudge", json_pack(
-		"{s:s, s:s, s:s, s:O, s:O, s:I, s:i}",
-		"version", KJ_VERSION, "device", r.device,
-		"seeds", o->seed_fixed ? "fixed" : "secret",
-		"torch", json_object_get(hello, "torch") ? json_object_get(hello, "torch") : json_null(),
-		"device_name", json_object_get(hello, "device_name") ? json_object_get(hello, "device_name") : json_null(),
-		"flush_bytes", (json_int_t)b->flush_bytes,
-		"reference_from_cache", n_cached));
-	{
-		static const char *const env_keys[] = { "driver", "cuda", "triton",
-			"sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "python" };
-		json_t *kj = json_object_get(*result, "kjudge");
+	if ((rc = make_dir(a->scratch, "reference", t->ref.out_dir, sizeof(t->ref.out_dir), err)) != KJ_OK ||
+	    (rc = make_dir(a->scratch, "candidate", t->cand.out_dir, sizeof(t->cand.out_dir), err)) != KJ_OK)
+		goto fail;
+	for (i = 0; i < 2; i++) {
+		struct kj_side *s = i ? &t->cand : &t->ref;
+		struct tside *ts = calloc(1, sizeof(*ts));
 
-		json_object_set_new(kj, "timings", timings_done(&r));
-		json_object_set_new(kj, "scratch", json_string(r.scratch_kind));
-		json_object_set_new(kj, "sandbox", json_boolean(r.sandboxed));
-		json_object_set_new(kj, "infrastructure_errors", json_integer(r.infra_errors));
-		/* The environment every figure came from. */
-		for (i = 0; i < (int)(sizeof(env_keys) / sizeof(env_keys[0])); i++)
-			if (json_object_get(hello, env_keys[i]))
-				json_object_set(kj, env_keys[i], json_object_get(hello, env_keys[i]));
+		if (!ts) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto fail;
+		}
+		ts->tt = tt;
+		ts->s = s;
+		kj_proc_init(&ts->proc);
+		s->impl = ts;
+		s->ops = &torch_ops;
+		s->role = i ? KJ_SIDE_CANDIDATE : KJ_SIDE_REFERENCE;
+		kj_reply_init(&s->load_failure);
+		tt->sides[i] = ts;
 	}
-	rc = KJ_OK;
-out:
-	json_decref(per);
-	json_decref(idx);
-	finish(&r, &ref, &cand, hello);
+	if (!t->have_candidate) {
+		/* Every case says so; nothing of it is started. */
+		t->cand.load_failure.type = KJ_VT_NO_CANDIDATE;
+		if (asprintf(&t->cand.load_failure.message, "'%s': no candidate file", t->cand_file) < 0) {
+			t->cand.load_failure.message = NULL;
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto fail;
+		}
+		t->cand.started = 1;
+	}
+	return KJ_OK;
+fail:
+	task_close(t);
+	memset(t, 0, sizeof(*t));
 	return rc;
 }

@@ -27,6 +27,12 @@ test_expect() {
 	fi
 }
 
+# test_done: the last line of every test file.  tests/run fails a file
+# that ends without it (a file that died half-way through, or exited early).
+test_done() {
+	echo "# done: $kj_test_file"
+}
+
 # expect_exit N cmd...: run cmd, succeed iff it exits with status N.
 expect_exit() {
 	local want=$1 got

@@ -200,3 +200,4 @@ test_expect 'threads do not change the figures' '
 	$KJUDGE compare --threads 2 --json g.npy a.npy > r2.json
 	cmp r1.json r2.json
 '
+test_done

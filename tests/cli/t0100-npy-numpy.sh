@@ -148,3 +148,4 @@ a = np.load(\"e5.npy\")
 assert a.dtype == np.uint8 and a.tolist() == [0xc3, 0xc2, 0xc1, 0xc0, 0xbe], a
 "
 '
+test_done

@@ -216,3 +216,4 @@ PY
 	$KJUDGE verify --op_name scale --verify_dir d --output r.json > /dev/null
 	test "$(jget r.json "d[\"total_cases\"], d[\"passed_cases\"]")" = "2 2"
 '
+test_done

@@ -116,3 +116,4 @@ test_expect '--skip_framework takes the given latency; --verify_not_required ski
 	test "$(jget perf.json "d[\"framework\"][\"avg_latency_ms\"]")" = 10.0
 	test "$(jget perf.json "d[\"speedup_vs_torch\"] > 1")" = True
 '
+test_done

@@ -19,3 +19,4 @@ for task in "$KJ_TESTS"/../examples/*/*_torch.py; do
 		"
 	done
 done
+test_done

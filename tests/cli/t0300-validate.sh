@@ -164,3 +164,4 @@ test_expect 'the examples: every Triton candidate is valid, every CPU one degrad
 		expect_exit 1 $KJUDGE validate "$f" > /dev/null
 	done
 '
+test_done

@@ -205,3 +205,4 @@ test_expect 'an nvidia-smi that fails or hangs is a warning, and the doctor does
 	sleep 0.2
 	! pgrep -f "sleep 6662"
 '
+test_done

@@ -23,8 +23,12 @@ counts them; exits 1 if any failed.
 expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
 "failures": [{"case_idx": i (1-based), "error_type": "X" or ["X", "Y"],
 "msg_contains": "word" or ["w1", "w2"] (any, case-insensitive)}],
-"timeout": seconds (optional), "env": {variables for the judge} (optional)}, or {"one_of": [such objects]} where more
-than one verdict is right.
+"timeout": seconds (optional), "env": {variables for the judge} (optional),
+"task": FILE of tests/candidates/tasks/ to judge on instead of addmul_torch.py
+(optional), "files": [files of the candidate's directory copied beside it]
+(optional)}, or {"one_of": [such objects]} where more than one verdict is
+right.  A failure may also name "exception" (the candidate's own exception
+class, which must end with it), "status" and "charged" (kjudge's fields).
 
 KJUDGE may be a command line (e.g. "python tests/helpers/pyverify.py").
 """
@@ -73,6 +77,11 @@ def check_result(exp, rc, res):
         g, w = got[i], want[i]
         if g.get("error_type") not in as_list(w["error_type"]):
             bad.append(f"case {i}: error_type {g.get('error_type')!r}, expected {w['error_type']!r}")
+        for key in ("status", "charged"):
+            if key in w and g.get(key) != w[key]:
+                bad.append(f"case {i}: {key} {g.get(key)!r}, expected {w[key]!r}")
+        if "exception" in w and not str(g.get("exception")).endswith(w["exception"]):
+            bad.append(f"case {i}: exception {g.get('exception')!r}, expected {w['exception']!r}")
         words = as_list(w.get("msg_contains", []))
         msg = str(g.get("error_msg", "")).lower()
         if words and not any(word.lower() in msg for word in words):
@@ -137,8 +146,8 @@ def leftovers():
     return found
 
 
-def stray_files(vdir):
-    allowed = {"addmul_torch.py", "addmul_triton_ascend_impl.py", "verify_result.json"}
+def stray_files(vdir, extra=()):
+    allowed = {"addmul_torch.py", "addmul_triton_ascend_impl.py", "verify_result.json", *extra}
     bad = []
     for entry in sorted(os.listdir(vdir)):
         path = os.path.join(vdir, entry)
@@ -157,8 +166,14 @@ def run_one(name, kjudge, device, work):
     tmp = os.path.join(work, name + ".tmp")
     os.makedirs(vdir)
     os.makedirs(tmp)
-    shutil.copy(os.path.join(CANDIDATES, "addmul_torch.py"), vdir)
+    task = expect.get("task")
+    shutil.copy(os.path.join(CANDIDATES, "tasks", task) if task
+                else os.path.join(CANDIDATES, "addmul_torch.py"),
+                os.path.join(vdir, "addmul_torch.py"))
     shutil.copy(os.path.join(cdir, "candidate.py"), os.path.join(vdir, "addmul_triton_ascend_impl.py"))
+    extra = expect.get("files", [])
+    for f in extra:
+        shutil.copy(os.path.join(cdir, f), os.path.join(vdir, f))
     out = os.path.join(vdir, "verify_result.json")
     timeout = max(e.get("timeout", 0) for e in expect.get("one_of", [expect]))
     cmd = kjudge + ["verify", "--op_name", "addmul", "--verify_dir", vdir, "--output", out,
@@ -201,7 +216,7 @@ def run_one(name, kjudge, device, work):
         bad.append(f"the judge printed {printed} bytes, more than {OUTPUT_CAP}: "
                    "is the candidate's output capped?")
     bad += [f"left running: {p}" for p in leftovers()]
-    bad += [f"unexpected in the verify dir: {p}" for p in stray_files(vdir)]
+    bad += [f"unexpected in the verify dir: {p}" for p in stray_files(vdir, extra)]
     bad += [f"left in TMPDIR: {p}" for p in sorted(os.listdir(tmp))]
     bad += [f"written outside the sandbox: {p}" for p in escaped_files()]
     bad += [f"cgroup left behind: {p}" for p in stray_cgroups(proc.pid)]
@@ -240,6 +255,9 @@ def main():
             print(f"scratch kept in {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+    # The closing line tests/run looks for: a runner that died before it
+    # fails the run.
+    print(f"# done: {len(names)} candidates, {failed} failed", flush=True)
     return 1 if failed else 0
 
 

@@ -1,6 +1,6 @@
 """Hostile corpus: forward raises ZeroDivisionError.
 
-Expected verdict: every case fails with error_type ZeroDivisionError, exit 1.
+Expected verdict: every case fails with ForwardError (exception ZeroDivisionError), exit 1.
 """
 import torch.nn as nn
 

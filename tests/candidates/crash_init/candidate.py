@@ -1,6 +1,6 @@
 """Hostile corpus: the constructor raises.
 
-Expected verdict: every case fails with error_type RuntimeError, exit 1.
+Expected verdict: every case fails with LoadError (exception RuntimeError), exit 1.
 """
 import torch.nn as nn
 

@@ -4,7 +4,7 @@ It writes 1 MiB blocks into its output directory until writing fails.  The
 sandbox's file size limit (KJ_LIMIT_FILE_MB, here 32) makes the write fail
 with EFBIG ("File too large").
 
-Expected verdict: every case fails with OSError, exit 1.
+Expected verdict: every case fails with ForwardError (exception OSError), exit 1.
 """
 import os
 import tempfile

@@ -5,7 +5,7 @@ sandbox caps processes (KJ_LIMIT_PROCS, here 64) and its PID namespace
 takes every child down with the worker.  The candidate raises once a fork
 fails; the machine stays usable and nothing is left running.
 
-Expected verdict: every case fails with RuntimeError, exit 1.
+Expected verdict: every case fails with ForwardError (exception RuntimeError), exit 1.
 """
 import os
 import time

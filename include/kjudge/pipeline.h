@@ -1,0 +1,242 @@
+/*
+ * kjudge/pipeline.h - judging a task's candidate: the attempt, the verify
+ * and benchmark loops, the seeds and the golden cache they share, and the
+ * typed result every view (verify_result.json, the perf JSON, exit codes,
+ * the L1 gate, a results store) is computed from.
+ *
+ * Theory of operation.
+ *
+ *   CLI: kj_config from flags + environment
+ *     kj_attempt_open      scratch directory (a private tmpfs where allowed),
+ *                          the golden cache, a stage directory in it
+ *     runner's open        a struct kj_task: two sides (kjudge/runner.h),
+ *                          the task's and the candidate's hashes, its cases
+ *     kj_verify / kj_benchmark
+ *       for each case (and each input set, with its secret seed):
+ *         golden outputs: a checked cache entry, or the reference's run
+ *         candidate: run (or timed), outputs compared by the judge
+ *         -> struct kj_case, handed to hooks->on_case before the next case
+ *     views                kj_verify_json / kj_perf_json, kj_verify_exit
+ *     kj_task_close, kj_attempt_close
+ *
+ * The loops know nothing of torch: every runner that judges by comparing
+ * outputs sits under them through struct kj_side_ops.
+ *
+ * Failure handling (fail closed): a case's outcome is a type from the table
+ * of kjudge/verdict.h.  When the judge itself fails (out of memory, one of
+ * its own files, a hook that cannot record, an interrupt) the loop stops and
+ * returns the code: the cases not reached stay "NotJudged" and the run is a
+ * judge error.  A machine failure that leaves the judge sound (a worker that
+ * could not be restarted) makes the affected cases judge errors and the run
+ * goes on; the result counts them in infra_errors.
+ */
+#ifndef KJUDGE_PIPELINE_H
+#define KJUDGE_PIPELINE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "kjudge/compare.h"
+#include "kjudge/config.h"
+#include "kjudge/error.h"
+#include "kjudge/runner.h"
+#include "kjudge/verdict.h"
+
+/* --- the attempt: where a run's files go ---------------------------------------- */
+
+struct kj_cache;
+
+struct kj_attempt {
+	const struct kj_config *cfg;
+	char scratch[PATH_MAX];    /* the run's own directory */
+	const char *scratch_kind;  /* "shared", "private-tmpfs", "private-tmpfs-huge" */
+	char stage[PATH_MAX];      /* reference outputs, in the cache's file system;
+				    * "" without a cache (then scratch/ref) */
+	struct kj_cache *cache;    /* NULL without one */
+	double t0;                 /* when it began (monotonic seconds) */
+	json_t *timings;           /* kjudge.timings: where the time went */
+	uint64_t key[4];           /* the secret seed key (kj_seed_key) */
+	int have_key;
+	int broken;                /* something of the judge's own could not be
+				    * recorded: the run ends as a judge error */
+};
+
+/* Make the scratch directory (sweeping those of judges that died), open
+ * the cache and its stage directory.  On error nothing is left. */
+int kj_attempt_open(struct kj_attempt *a, const struct kj_config *cfg,
+		    struct kj_error *err);
+/* Remove everything the attempt made (the cache's entries stay). */
+void kj_attempt_close(struct kj_attempt *a);
+/* Add s seconds to kjudge.timings[key]. */
+void kj_attempt_tally(struct kj_attempt *a, const char *key, double s);
+/* Add a reply's phases to kjudge.timings[who]. */
+void kj_attempt_tally_phases(struct kj_attempt *a, const char *who, const json_t *phases);
+
+/* --- the task: what a runner opened ------------------------------------------------ */
+
+struct kj_task {
+	const char *name;               /* the operator's name (the caller's) */
+	char task_file[PATH_MAX];
+	char cand_file[PATH_MAX];
+	char task_sha256[65];           /* SHA-256 of the task file */
+	char cand_sha256[65];           /* of the candidate file; "" when none */
+	int have_candidate;
+	int n_cases;
+	struct kj_side ref, cand;
+	char device[16];                /* "cpu", "cuda", "cuda:N" */
+	char device_key[512];           /* device, its model, runtime versions:
+					 * part of every cache key */
+	json_t *env;                    /* versions, device, driver, clocks */
+	void *impl;                     /* the runner's */
+	int (*start)(struct kj_task *t, struct kj_error *err);
+	void (*close)(struct kj_task *t);
+};
+
+/*
+ * Start the task's workers (the reference and, when there is one, the
+ * candidate, side by side) and load them: fills n_cases, device,
+ * device_key and env.  A task that cannot be loaded, a device that is not
+ * there, a Python without torch: a code with err filled (the judge's input
+ * error, exit 2).  A candidate that cannot be loaded is not an error here
+ * (t->cand.load_failure says why; every case reports it).
+ */
+int kj_task_start(struct kj_task *t, struct kj_error *err);
+
+/* Stop both sides and free the runner's state. */
+void kj_task_close(struct kj_task *t);
+
+/* --- secret seeds ---------------------------------------------------------------- */
+
+/*
+ * The judge's secret key, kept in state_dir/seed-key (mode 0600, created
+ * on first use, published atomically so two judges starting together agree).
+ * Returns KJ_OK or a code with err filled.
+ */
+int kj_seed_key(const char *state_dir, uint64_t key[4], struct kj_error *err);
+
+/* The seed of input set `set` of case `case_idx` of the task whose file
+ * hashes to task_sha256: unknown to anyone without the key, stable for it. */
+uint64_t kj_seed_derive(const uint64_t key[4], const char *task_sha256, int case_idx,
+			int set);
+
+/* --- judging ------------------------------------------------------------------------- */
+
+struct kj_judge_opts {
+	double timeout_s;               /* per case and side; default 900 */
+	int input_sets;                 /* per case (secret seeds); default 2 */
+	int seed_fixed;                 /* one given seed for every case */
+	uint64_t seed;
+	struct kj_cmp_options cmp;      /* rules and threads */
+};
+
+/* verify's defaults: exact integers, the seed's float64 rule. */
+void kj_judge_opts_init(struct kj_judge_opts *o);
+
+struct kj_bench_opts {
+	int warmup;                     /* default 5 */
+	int repeats;                    /* default 50 */
+	size_t flush_bytes;             /* default 256 MiB */
+	int skip_framework;             /* use framework_latency_ms for the reference */
+	double framework_latency_ms;
+};
+
+void kj_bench_opts_init(struct kj_bench_opts *b);
+
+struct kj_result;
+
+/* Called after every case, before the next: a store records it here.
+ * Returning non-zero stops the run (a judge error: err says why). */
+struct kj_hooks {
+	void *ctx;
+	int (*on_case)(void *ctx, const struct kj_task *t, const struct kj_result *r,
+		       const struct kj_case *c, struct kj_error *err);
+};
+
+struct kj_result {
+	int benchmark;                  /* 0 verify, 1 benchmark */
+	int n_cases;
+	struct kj_case *cases;          /* n_cases, index order */
+	int input_sets;
+	int seed_fixed;
+	struct kj_cmp_options cmp;
+	int infra_errors;               /* cases the machine failed */
+	int from_cache;                 /* golden runs / reference timings reused */
+	int timed_out;                  /* some side hit its time limit */
+	json_t *warnings;               /* [{case_idx, warning, aliases}] */
+	json_t *timings;                /* kjudge.timings */
+	json_t *limits;                 /* the limits in force */
+	int sandboxed;
+	const char *scratch_kind;
+	double timeout_s;
+	struct kj_bench_opts bench;     /* benchmark's settings */
+};
+
+void kj_result_init(struct kj_result *r);
+void kj_result_release(struct kj_result *r);
+
+/*
+ * Verify the candidate against the reference on every case.  Returns KJ_OK
+ * with res filled (every case judged) or a code with err filled when the
+ * run stopped (res then holds what was judged; the rest is NotJudged).
+ * Before anything runs: KJ_EINVAL when the task has no cases.
+ */
+int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+	      const struct kj_hooks *hooks, struct kj_result *res, struct kj_error *err);
+
+/* Benchmark the candidate (the caller applies the gate first).  Per case:
+ * golden outputs of an input set verify never used, the reference's
+ * latency (unless skip_framework), the candidate's, every distinct timed
+ * output compared with the golden ones.  Same returns as kj_verify. */
+int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		 const struct kj_bench_opts *b, const struct kj_hooks *hooks,
+		 struct kj_result *res, struct kj_error *err);
+
+/* --- views ------------------------------------------------------------------------ */
+
+/*
+ * verify_result.json (triton-op-verifier's fields, and kjudge's own under
+ * "kjudge"; docs/cli.md), signed with the judge's key so the gate can tell
+ * it from a hand-made one.  A new reference, or NULL with err filled.
+ */
+json_t *kj_verify_json(const struct kj_task *t, const struct kj_attempt *a,
+		       const struct kj_result *r, struct kj_error *err);
+
+/* benchmark.py's perf JSON, from the same typed cases. */
+json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
+		     const struct kj_result *r, struct kj_error *err);
+
+/* The verdict of a verify run: 0 every case passed, 1 the candidate failed
+ * some case, 2 a task or judge error (not the candidate's; nothing to
+ * charge).  *why (may be NULL) gets a line for the user when not 0. */
+int kj_verify_exit(const struct kj_result *r, char *why, size_t size);
+
+/* Counts of a result by status. */
+void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *task_errors,
+		      int *judge_errors);
+
+/* --- the L1 gate ----------------------------------------------------------------------- */
+
+struct kj_gate_opts {
+	int allow_fixed_seeds;          /* accept a verify run with --seed */
+	const char *device;             /* the benchmark's device, or NULL: checked later */
+};
+
+/*
+ * Decide whether the verify record at `path` lets this candidate be
+ * benchmarked: it must be a record this judge signed, of this candidate file
+ * and this task file (SHA-256), with secret seeds (unless allowed), no task,
+ * judge or machine errors, every case passed (recomputed from its fields,
+ * not from its counts alone), and, when o->device is set, the same device.
+ * Returns 0 accepted, 1 refused with `why` filled (one line, then up to
+ * five failures of the record), or a code (KJ_ENOENT when the record does
+ * not exist, KJ_EIO, KJ_EPROTOCOL when it is not JSON) with err filled.
+ * *record_device (may be NULL) gets the record's device.
+ */
+int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[4],
+		  const struct kj_gate_opts *o, char *why, size_t size,
+		  char *record_device, size_t dsize, struct kj_error *err);
+
+#endif /* KJUDGE_PIPELINE_H */

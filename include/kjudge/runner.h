@@ -1,0 +1,126 @@
+/*
+ * kjudge/runner.h - what the judging pipeline needs of a runner.
+ *
+ * A runner knows how to execute one kind of task.  Those that judge by
+ * comparing outputs (the torch runner today; a native C-ABI runner later)
+ * give the pipeline two sides, the reference and the candidate, each a
+ * struct kj_side behind a table of operations.  A side computes one call at
+ * a time: the pipeline sends a call to both sides before it waits for
+ * either, so they compute at the same time.
+ *
+ *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c)
+ *   start(side)                 ------->    spawn its worker, load the module
+ *   send(side, call) ... recv(side, reply)  run or time one case, outputs
+ *                                           written as .npy into call->out_dir
+ *   stop(side), release(side)
+ *
+ * Trust: a reply of the candidate side comes from the candidate's own
+ * process and is taken as a claim, never as a verdict.  The runner maps
+ * what a candidate's worker says onto candidate-charged error types only
+ * (kjudge/verdict.h); the outputs it names are read and compared by the
+ * judge.  Task-charged and judge-charged types come from the reference
+ * side's replies and from the judge's own observations.
+ *
+ * Return codes: send/recv/start return KJ_OK whenever the side's outcome is
+ * known (including a side that raised, crashed, timed out or could not load
+ * its module: reply->ok is then 0 and says why).  Any other code is the
+ * judge's own failure (out of memory, KJ_EINTR when the judge was
+ * interrupted, KJ_ESANDBOX / KJ_ESPAWN when a worker could not be
+ * started), and err says what.
+ */
+#ifndef KJUDGE_RUNNER_H
+#define KJUDGE_RUNNER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "kjudge/error.h"
+#include "kjudge/value.h"
+#include "kjudge/verdict.h"
+
+enum kj_side_role { KJ_SIDE_REFERENCE = 0, KJ_SIDE_CANDIDATE = 1 };
+
+enum kj_call_op { KJ_CALL_RUN, KJ_CALL_TIME };
+
+/* One request to a side. */
+struct kj_call {
+	enum kj_call_op op;
+	int case_idx;            /* 0-based */
+	uint64_t seed;           /* the inputs' seed */
+	uint64_t init_seed;      /* the model's weights' seed */
+	const char *out_dir;     /* where the side writes its tensor files */
+	const char *tag;         /* file name prefix, e.g. "ref" */
+	/* KJ_CALL_TIME */
+	int warmup, repeats;
+	size_t flush_bytes;      /* cache flush before each timed call */
+	int check;               /* keep every distinct set of timed outputs */
+};
+
+/* What a call (or a start) came to.  Owned by the caller: zero it with
+ * kj_reply_init(), free it with kj_reply_release(). */
+struct kj_reply {
+	int ok;                  /* the call completed normally */
+	/* !ok: how the side failed, as the runner classified it (a
+	 * candidate-charged type for either side; the pipeline decides what a
+	 * failure of the reference means) */
+	enum kj_vtype type;
+	char *message;           /* cleaned, bounded */
+	char *exception;         /* the exception class the worker named, or NULL */
+	char phase[16];          /* "import", "init", "inputs", "forward",
+				  * "outputs", "" when not known */
+	int lost;                /* the worker is gone (timeout, crash, sticky
+				  * error): the next call restarts it */
+	int disk_full;           /* the file system of out_dir is full (checked
+				  * by the judge, not taken from the worker) */
+	/* ok */
+	struct kj_value *outputs;   /* a list: one item per output */
+	json_t *input_desc;
+	int inputs_changed;      /* as the worker reports it */
+	json_t *aliases;         /* outputs sharing memory with inputs, or NULL */
+	json_t *phases;          /* seconds per phase, for kjudge.timings */
+	/* KJ_CALL_TIME */
+	size_t n_samples;
+	double *samples_ms, *escaped_ms;
+	double peak_memory_mb;
+	char timer[24];
+	size_t n_distinct;
+	struct kj_value **distinct; /* each a list like outputs */
+};
+
+void kj_reply_init(struct kj_reply *r);
+void kj_reply_release(struct kj_reply *r);
+
+struct kj_side;
+
+struct kj_side_ops {
+	/* Start the worker and load its module.  KJ_OK when the side's state is
+	 * known: s->loaded, or s->load_failure saying why not. */
+	int (*start)(struct kj_side *s, struct kj_error *err);
+	int (*send)(struct kj_side *s, const struct kj_call *call, struct kj_error *err);
+	int (*recv)(struct kj_side *s, struct kj_reply *rep, struct kj_error *err);
+	/* Stop the worker (it may be started again). */
+	void (*stop)(struct kj_side *s);
+	/* Stop it and free what the runner holds in s->impl. */
+	void (*release)(struct kj_side *s);
+};
+
+struct kj_side {
+	const struct kj_side_ops *ops;
+	void *impl;               /* the runner's */
+	enum kj_side_role role;
+	char out_dir[PATH_MAX];   /* where its calls write (the pipeline may
+				   * point a call elsewhere) */
+	int loaded;               /* the worker runs and its module is loaded */
+	int started;              /* start was called and not stopped */
+	struct kj_reply load_failure; /* when !loaded after start */
+	int sandboxed;
+	int infra_errors;         /* starts the machine failed */
+};
+
+/* The name of a side ("reference", "candidate"). */
+const char *kj_side_name(enum kj_side_role r);
+
+#endif /* KJUDGE_RUNNER_H */

@@ -1,0 +1,827 @@
+/*
+ * pipeline.c - the verify and benchmark loops over a task's two sides (see
+ * kjudge/pipeline.h for the theory of operation).
+ *
+ * Every case is judged into a struct kj_case that starts as "NotJudged";
+ * the only way to a pass is kj_case_pass() after every output of the
+ * reference was compared and found equal.  The judge's own failures stop
+ * the loop with a code; the candidate's and the task's are typed failures.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/pipeline.h"
+#include "kjudge/runner.h"
+#include "kjudge/value.h"
+#include "core/core.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/internal.h"
+
+void kj_judge_opts_init(struct kj_judge_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = 900;
+	o->input_sets = 2;
+	o->cmp.int_rule = KJ_CMP_INT_EXACT;
+	o->cmp.float64_rule = KJ_CMP_FLOAT64_SPEC;
+}
+
+void kj_bench_opts_init(struct kj_bench_opts *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->warmup = 5;
+	b->repeats = 50;
+	b->flush_bytes = (size_t)256 << 20;
+}
+
+void kj_result_init(struct kj_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->scratch_kind = "shared";
+}
+
+void kj_result_release(struct kj_result *r)
+{
+	int i;
+
+	for (i = 0; r->cases && i < r->n_cases; i++)
+		kj_case_release(&r->cases[i]);
+	free(r->cases);
+	json_decref(r->warnings);
+	json_decref(r->timings);
+	json_decref(r->limits);
+	kj_result_init(r);
+}
+
+void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *task_errors,
+		      int *judge_errors)
+{
+	int i, p = 0, f = 0, te = 0, je = 0;
+
+	for (i = 0; i < r->n_cases; i++)
+		switch (kj_case_status(&r->cases[i])) {
+		case KJ_STATUS_PASS:
+			p++;
+			break;
+		case KJ_STATUS_FAIL:
+			f++;
+			break;
+		case KJ_STATUS_TASK_ERROR:
+			te++;
+			break;
+		default:
+			je++;
+		}
+	if (passed)
+		*passed = p;
+	if (failed)
+		*failed = f;
+	if (task_errors)
+		*task_errors = te;
+	if (judge_errors)
+		*judge_errors = je;
+}
+
+int kj_verify_exit(const struct kj_result *r, char *why, size_t size)
+{
+	int passed, failed, te, je, i;
+
+	kj_result_counts(r, &passed, &failed, &te, &je);
+	if (why && size)
+		why[0] = '\0';
+	if (je || r->infra_errors) {
+		for (i = 0; i < r->n_cases; i++)
+			if (kj_case_status(&r->cases[i]) == KJ_STATUS_JUDGE_ERROR)
+				break;
+		if (why)
+			snprintf(why, size, "the judge or the machine failed (case %d: %s); the "
+				 "verdict is not the candidate's", i < r->n_cases ? i + 1 : 0,
+				 i < r->n_cases ? kj_vtype_name(r->cases[i].type) : "infrastructure");
+		return 2;
+	}
+	if (te) {
+		for (i = 0; i < r->n_cases; i++)
+			if (kj_case_status(&r->cases[i]) == KJ_STATUS_TASK_ERROR)
+				break;
+		if (why)
+			snprintf(why, size, "the task failed on case %d (%s); the verdict is not "
+				 "the candidate's", i + 1, kj_vtype_name(r->cases[i].type));
+		return 2;
+	}
+	if (r->n_cases > 0 && passed == r->n_cases)
+		return 0;
+	if (why)
+		snprintf(why, size, "%d of %d cases failed", r->n_cases - passed, r->n_cases);
+	return 1;
+}
+
+void kj_task_close(struct kj_task *t)
+{
+	if (t->close)
+		t->close(t);
+	t->close = NULL;
+}
+
+int kj_task_start(struct kj_task *t, struct kj_error *err)
+{
+	return t->start ? t->start(t, err) : kj_error_set(err, KJ_EINVAL, "no runner");
+}
+
+/* --- one side --------------------------------------------------------------------- */
+
+/*
+ * Make s usable for the next call: started, with its module loaded.
+ * *usable is 1 when it is; else c holds why not (the candidate's load
+ * failure, the task's, or the machine's).  A code only for the judge's
+ * own failures.
+ */
+static int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
+		       int *usable, struct kj_error *err)
+{
+	struct kj_error e;
+	int rc;
+
+	*usable = 0;
+	if (s->loaded)
+		return *usable = 1, KJ_OK;
+	if (s->started)
+		s->ops->stop(s);
+	rc = s->ops->start(s, &e);
+	if (rc == KJ_ENOMEM || rc == KJ_EINTR) {
+		*err = e;
+		return rc;
+	}
+	if (rc != KJ_OK) {
+		/* The machine could not start a worker: nobody's verdict. */
+		res->infra_errors++;
+		s->infra_errors++;
+		return kj_case_fail(c, rc == KJ_ESANDBOX ? KJ_VT_SANDBOX : KJ_VT_SPAWN,
+				    "the %s's worker could not be started: %s",
+				    kj_side_name(s->role), e.msg) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	if (s->loaded)
+		return *usable = 1, KJ_OK;
+	if (s->role == KJ_SIDE_CANDIDATE) {
+		const struct kj_reply *f = &s->load_failure;
+		enum kj_vtype t = kj_vtype_charge(f->type) == KJ_CHARGE_CANDIDATE ? f->type
+										 : KJ_VT_LOAD;
+
+		rc = kj_case_fail(c, t, "%s", f->message ? f->message : "the candidate "
+				  "could not be loaded");
+		if (rc == KJ_OK)
+			rc = kj_case_set_exception(c, f->exception);
+	} else {
+		rc = kj_case_fail(c, KJ_VT_TASK, "the task could not be loaded again: %s",
+				  s->load_failure.message ? s->load_failure.message : "");
+	}
+	return rc == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+/*
+ * A call of side s failed (rep->ok == 0): what it means for the case.  The
+ * candidate is only ever charged with candidate types, whatever its worker
+ * claimed; the reference's failures are the task's.  A full file system is
+ * the machine's (the runner checks that itself).
+ */
+static int side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
+		       struct kj_result *res, struct kj_error *err)
+{
+	const char *msg = rep->message ? rep->message : "";
+	int rc;
+
+	if (rep->type == KJ_VT_TIMEOUT)
+		res->timed_out = 1;
+	if (rep->disk_full) {
+		res->infra_errors++;
+		rc = kj_case_fail(c, KJ_VT_JUDGE, "the file system of the %s's outputs is full: %s",
+				  kj_side_name(s->role), msg);
+	} else if (s->role == KJ_SIDE_CANDIDATE) {
+		enum kj_vtype t = kj_vtype_charge(rep->type) == KJ_CHARGE_CANDIDATE ? rep->type
+										   : KJ_VT_PROTOCOL;
+
+		rc = kj_case_fail(c, t, "%s", msg);
+		if (rc == KJ_OK)
+			rc = kj_case_set_exception(c, rep->exception);
+	} else if (!strcmp(rep->phase, "inputs")) {
+		rc = kj_case_fail(c, KJ_VT_TASK, "the task's input generators failed: %s", msg);
+	} else {
+		rc = kj_case_fail(c, KJ_VT_REFERENCE, "the reference failed (%s): %s",
+				  kj_vtype_name(rep->type), msg);
+	}
+	return rc == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+static int send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err)
+{
+	return s->ops->send(s, call, err);
+}
+
+static int recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
+		     struct kj_error *err)
+{
+	int rc = s->ops->recv(s, rep, err);
+
+	if (rc == KJ_OK)
+		kj_attempt_tally_phases(a, kj_side_name(s->role), rep->phases);
+	return rc;
+}
+
+/* --- golden outputs ---------------------------------------------------------------- */
+
+struct golden {
+	struct kj__entry e;     /* when held in the cache */
+	int cached;             /* found in the cache (not computed now) */
+	struct kj_reply rep;    /* the reference's reply when computed */
+	const struct kj_value *outputs;
+	const char *dir;
+	const json_t *input_desc;
+};
+
+static void golden_init(struct golden *g)
+{
+	memset(g, 0, sizeof(*g));
+	kj__entry_init(&g->e);
+	kj_reply_init(&g->rep);
+}
+
+static void golden_release(struct golden *g, const char *stage)
+{
+	/* Files not kept in the cache (or half written by a reference that
+	 * failed) are the stage's: gone with this set. */
+	kj__clear_dir(stage, ".npy");
+	kj__entry_release(&g->e);
+	kj_reply_release(&g->rep);
+	golden_init(g);
+}
+
+static const char *ref_dir(const struct kj_task *t, const struct kj_attempt *a)
+{
+	return a->stage[0] ? a->stage : t->ref.out_dir;
+}
+
+/*
+ * The reference's reply r to a run call is in: check it can be compared
+ * and keep it (in the cache when there is one).  *ok is 0 when c now holds
+ * the task's failure.
+ */
+static int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+		       struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+		       struct kj_error *err)
+{
+	char why[300], key[65];
+	int rc;
+
+	*ok = 0;
+	if (!g->rep.ok)
+		return side_failed(&t->ref, &g->rep, c, res, err);
+	if (!g->rep.outputs || g->rep.outputs->n == 0)
+		return kj_case_fail(c, KJ_VT_TASK, "the reference returned no outputs") == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (kj_value_unsupported(g->rep.outputs, why, sizeof(why)))
+		return kj_case_fail(c, KJ_VT_UNSUPPORTED, "the reference returned %s: kjudge "
+				    "compares tensors, numbers, strings, None and lists, tuples "
+				    "and dicts of them", why) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	g->outputs = g->rep.outputs;
+	g->input_desc = g->rep.input_desc;
+	g->dir = ref_dir(t, a);
+	if (a->cache && a->stage[0]) {
+		kj__cache_key("g", t, case_idx, seed, 0, key);
+		rc = kj__golden_put(a->cache, key, a->stage, g->rep.outputs, g->rep.input_desc,
+				    &g->e, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			g->dir = g->e.dir;
+	}
+	*ok = 1;
+	return KJ_OK;
+}
+
+/* A golden run from the cache: 1 found (g filled), 0 not, or a code. */
+static int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+			 struct golden *g, struct kj_error *err)
+{
+	char key[65];
+	int rc;
+
+	if (!a->cache)
+		return 0;
+	kj__cache_key("g", t, case_idx, seed, 0, key);
+	rc = kj__golden_get(a->cache, key, &g->e, err);
+	if (rc != 1)
+		return rc;
+	g->cached = 1;
+	g->outputs = g->e.outputs;
+	g->dir = g->e.dir;
+	g->input_desc = g->e.input_desc;
+	return 1;
+}
+
+/*
+ * Compare a candidate's outputs (a list) with the golden ones.  *same is 1
+ * when every output compared equal; else c holds the failure.
+ */
+static int compare_all(const struct kj_value *gold, const char *gdir,
+		       const struct kj_value *cand, const char *cdir,
+		       const struct kj_cmp_options *cmp, struct kj_case *c, int *same,
+		       struct kj_error *err)
+{
+	size_t i;
+	int rc;
+
+	*same = 0;
+	if (!cand || cand->kind != KJ_VAL_LIST)
+		return kj_case_fail(c, KJ_VT_PROTOCOL, "the candidate's worker sent no outputs") ==
+				       KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (cand->n != gold->n)
+		return kj_case_fail(c, KJ_VT_OUTPUT_COUNT, "output count mismatch: reference %zu, "
+				    "candidate %zu", gold->n, cand->n) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	for (i = 0; i < gold->n; i++) {
+		rc = kj_value_compare(gold->items[i], gdir, cand->items[i], cdir, cmp, (int)i + 1,
+				      c, same, err);
+		if (rc != KJ_OK || !*same)
+			return rc;
+	}
+	c->compared = (int)gold->n;
+	c->expected = (int)gold->n;
+	*same = 1;
+	return KJ_OK;
+}
+
+static int keep_desc(struct kj_case *c, const json_t *desc)
+{
+	if (!c->input_desc && desc)
+		c->input_desc = kj__jref(desc);
+	return KJ_OK;
+}
+
+/* An output that shares memory with an input: a note on a failure, a
+ * warning on a pass. */
+static int note_aliases(struct kj_result *res, struct kj_case *c, const json_t *al, int failed)
+{
+	if (!json_array_size(al))
+		return KJ_OK;
+	if (failed) {
+		char *m = NULL;
+
+		if (asprintf(&m, "%s\nnote: an output aliases an input (shares its memory)",
+			     c->message ? c->message : "") < 0)
+			return KJ_ENOMEM;
+		free(c->message);
+		c->message = m;
+		json_decref(c->aliases);
+		c->aliases = kj__jref(al);
+		return KJ_OK;
+	}
+	return json_array_append_new(res->warnings, json_pack("{s:i, s:s, s:O}", "case_idx",
+							      c->index + 1, "warning",
+							      "an output aliases an input (shares "
+							      "its memory)", "aliases", al))
+		       ? KJ_ENOMEM : KJ_OK;
+}
+
+/* --- verify ------------------------------------------------------------------------- */
+
+/*
+ * One input set of one case.  *decided is 1 when c holds a failure (the
+ * case is over), 0 when the set passed (c->compared/expected set).
+ */
+static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		      struct kj_result *res, int k, int set, uint64_t seed, struct kj_case *c,
+		      int *decided, struct kj_error *err)
+{
+	struct golden g;
+	struct kj_reply cr;
+	struct kj_call call;
+	int rc, usable, ref_sent = 0, ok = 0, same = 0;
+	double t0;
+
+	(void)set;
+	*decided = 1;
+	golden_init(&g);
+	kj_reply_init(&cr);
+	c->seed = seed;
+	/* The candidate first: one that cannot be loaded needs no reference. */
+	rc = ensure_side(&t->cand, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		goto out;
+	rc = golden_cached(t, a, k, seed, &g, err);
+	if (rc < 0)
+		goto out;
+	if (rc == 0) {
+		rc = ensure_side(&t->ref, c, res, &usable, err);
+		if (rc != KJ_OK || !usable)
+			goto out;
+		memset(&call, 0, sizeof(call));
+		call.op = KJ_CALL_RUN;
+		call.case_idx = k;
+		call.seed = call.init_seed = seed;
+		call.out_dir = ref_dir(t, a);
+		call.tag = "ref";
+		rc = send_call(&t->ref, &call, err);
+		if (rc != KJ_OK)
+			goto out;
+		ref_sent = 1;
+	} else {
+		res->from_cache++;
+	}
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_RUN;
+	call.case_idx = k;
+	call.seed = call.init_seed = seed;
+	call.out_dir = t->cand.out_dir;
+	call.tag = "cand";
+	rc = send_call(&t->cand, &call, err);
+	if (rc != KJ_OK)
+		goto out;
+	if (ref_sent) {
+		rc = recv_call(a, &t->ref, &g.rep, err);
+		if (rc != KJ_OK)
+			goto out;
+	}
+	rc = recv_call(a, &t->cand, &cr, err);
+	if (rc != KJ_OK)
+		goto out;
+	if (ref_sent) {
+		rc = golden_take(t, a, k, seed, &g, c, res, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+	}
+	keep_desc(c, g.input_desc);
+	if (!cr.ok) {
+		rc = side_failed(&t->cand, &cr, c, res, err);
+		goto out;
+	}
+	if (cr.inputs_changed) {
+		rc = kj_case_fail(c, KJ_VT_INPUT_MODIFIED, "the candidate changed its input "
+				  "tensors") == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM,
+									       "out of memory");
+		goto out;
+	}
+	t0 = kj__now_s();
+	rc = compare_all(g.outputs, g.dir, cr.outputs, t->cand.out_dir, &o->cmp, c, &same, err);
+	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
+	if (rc != KJ_OK)
+		goto out;
+	if (note_aliases(res, c, cr.aliases, !same) != KJ_OK) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	*decided = !same;
+out:
+	golden_release(&g, a->stage[0] ? a->stage : t->ref.out_dir);
+	kj_reply_release(&cr);
+	/* Only files its reply names are read; the rest go with the set. */
+	kj__clear_dir(t->cand.out_dir, ".npy");
+	return rc;
+}
+
+static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+			struct kj_result *res, struct kj_error *err)
+{
+	int i;
+
+	kj_result_init(res);
+	if (t->n_cases <= 0)
+		return kj_error_set(err, KJ_EINVAL, "'%s': the task has no cases", t->task_file);
+	res->cases = calloc((size_t)t->n_cases, sizeof(*res->cases));
+	res->warnings = json_array();
+	res->limits = kj_limits_json(&a->cfg->limits);
+	if (!res->cases || !res->warnings || !res->limits)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	res->n_cases = t->n_cases;
+	for (i = 0; i < t->n_cases; i++)
+		kj_case_init(&res->cases[i], i);
+	res->input_sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
+	res->seed_fixed = o->seed_fixed;
+	res->cmp = o->cmp;
+	res->timeout_s = o->timeout_s;
+	res->sandboxed = t->cand.sandboxed;
+	res->scratch_kind = a->scratch_kind;
+	if (json_object_set_new(res->limits, "sandbox", json_boolean(t->cand.sandboxed)) ||
+	    json_object_set_new(res->limits, "timeout_s", json_real(o->timeout_s)))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
+}
+
+/* The end of a run: the timings, and whatever the judge failed to record. */
+static int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
+			 struct kj_error *err)
+{
+	kj_attempt_tally(a, "total_s", kj__now_s() - a->t0);
+	res->timings = json_deep_copy(a->timings);
+	if (rc == KJ_OK && (!res->timings || a->broken))
+		rc = kj_error_set(err, KJ_ENOMEM, "the judge could not record its own figures "
+				  "(out of memory)");
+	return rc;
+}
+
+static int hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
+		struct kj_case *c, struct kj_error *err)
+{
+	if (!h || !h->on_case)
+		return KJ_OK;
+	if (h->on_case(h->ctx, t, res, c, err) != 0)
+		return err->code ? err->code : kj_error_set(err, KJ_EIO, "the case could not be "
+							    "recorded");
+	return KJ_OK;
+}
+
+int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+	      const struct kj_hooks *hooks, struct kj_result *res, struct kj_error *err)
+{
+	int rc, k, s;
+
+	rc = start_result(t, a, o, res, err);
+	if (rc != KJ_OK)
+		return finish_result(a, res, rc, err);
+	for (k = 0; k < res->n_cases; k++) {
+		struct kj_case *c = &res->cases[k];
+		int decided = 0, compared = 0, expected = 0;
+
+		for (s = 0; s < res->input_sets; s++) {
+			uint64_t seed = o->seed_fixed ? o->seed
+						      : kj_seed_derive(a->key, t->task_sha256, k, s);
+
+			c->input_set = s + 1;
+			rc = verify_set(t, a, o, res, k, s, seed, c, &decided, err);
+			if (rc != KJ_OK)
+				return finish_result(a, res, rc, err);
+			if (decided)
+				break;
+			compared = c->compared;
+			expected = c->expected;
+		}
+		if (!decided && kj_case_pass(c, compared, expected) != KJ_OK)
+			res->infra_errors++; /* cannot happen: a pass without its outputs */
+		rc = hook(hooks, t, res, c, err);
+		if (rc != KJ_OK)
+			return finish_result(a, res, rc, err);
+	}
+	return finish_result(a, res, KJ_OK, err);
+}
+
+/* --- benchmark ----------------------------------------------------------------------- */
+
+static int latency_of(const struct kj_reply *r, struct kj_latency *l)
+{
+	return kj__latency(r->samples_ms, r->escaped_ms, r->n_samples, r->peak_memory_mb,
+			   r->timer, l);
+}
+
+/* A cached reference timing as a reply's figures. */
+static int latency_from_json(const json_t *j, struct kj_latency *l)
+{
+	const json_t *smp = json_object_get(j, "samples_ms"), *esc = json_object_get(j, "escaped_ms");
+	size_t n = json_array_size(smp), i;
+	double *v, *e;
+	int rc;
+
+	if (!n || json_array_size(esc) != n)
+		return KJ_EPROTOCOL;
+	v = malloc(2 * n * sizeof(double));
+	if (!v)
+		return KJ_ENOMEM;
+	e = v + n;
+	for (i = 0; i < n; i++) {
+		v[i] = json_number_value(json_array_get(smp, i));
+		e[i] = json_number_value(json_array_get(esc, i));
+	}
+	rc = kj__latency(v, e, n, json_number_value(json_object_get(j, "peak_memory_mb")),
+			 json_string_value(json_object_get(j, "timer")), l);
+	free(v);
+	return rc;
+}
+
+static json_t *latency_record(const struct kj_reply *r)
+{
+	json_t *smp = json_array(), *esc = json_array();
+	size_t i;
+	int bad = !smp || !esc;
+
+	for (i = 0; !bad && i < r->n_samples; i++)
+		bad |= json_array_append_new(smp, json_real(r->samples_ms[i])) ||
+		       json_array_append_new(esc, json_real(r->escaped_ms[i]));
+	if (bad) {
+		json_decref(smp);
+		json_decref(esc);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o, s:f, s:s}", "samples_ms", smp, "escaped_ms", esc,
+			 "peak_memory_mb", r->peak_memory_mb, "timer", r->timer);
+}
+
+static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		      const struct kj_bench_opts *b, struct kj_result *res, int k,
+		      struct kj_case *c, struct kj_error *err)
+{
+	struct golden g;
+	struct kj_reply fr, cr;
+	struct kj_call call;
+	uint64_t seed = o->seed_fixed ? o->seed : kj_seed_derive(a->key, t->task_sha256, k, 1000);
+	char tkey[65];
+	json_t *cached_t = NULL;
+	int rc, usable, ok = 0, same = 0;
+	size_t u;
+	double t0;
+
+	golden_init(&g);
+	kj_reply_init(&fr);
+	kj_reply_init(&cr);
+	c->seed = seed;
+	c->input_set = 1;
+	rc = ensure_side(&t->cand, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		goto out;
+	/* Golden outputs of the timed inputs. */
+	rc = golden_cached(t, a, k, seed, &g, err);
+	if (rc < 0)
+		goto out;
+	if (rc == 1) {
+		res->from_cache++;
+	} else {
+		rc = ensure_side(&t->ref, c, res, &usable, err);
+		if (rc != KJ_OK || !usable)
+			goto out;
+		memset(&call, 0, sizeof(call));
+		call.op = KJ_CALL_RUN;
+		call.case_idx = k;
+		call.seed = call.init_seed = seed;
+		call.out_dir = ref_dir(t, a);
+		call.tag = "ref";
+		rc = send_call(&t->ref, &call, err);
+		if (rc == KJ_OK)
+			rc = recv_call(a, &t->ref, &g.rep, err);
+		if (rc == KJ_OK)
+			rc = golden_take(t, a, k, seed, &g, c, res, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+	}
+	keep_desc(c, g.input_desc);
+	/* The reference's latency, kept by the same key plus the timing
+	 * settings, or given. */
+	if (b->skip_framework) {
+		memset(&c->ref, 0, sizeof(c->ref));
+		c->ref.mean_ms = c->ref.median_ms = b->framework_latency_ms;
+		c->ref_given = 1;
+	} else {
+		if (a->cache) {
+			kj__cache_key("t", t, k, seed,
+				      ((uint64_t)b->warmup << 40) ^ ((uint64_t)b->repeats << 20) ^
+					      b->flush_bytes, tkey);
+			rc = kj__time_get(a->cache, tkey, &cached_t, err);
+			if (rc < 0)
+				goto out;
+		}
+		rc = cached_t ? latency_from_json(cached_t, &c->ref) : KJ_EPROTOCOL;
+		if (rc == KJ_ENOMEM) {
+			rc = kj_error_set(err, rc, "out of memory");
+			goto out;
+		}
+		if (rc == KJ_OK) {
+			c->ref_cached = 1;
+			res->from_cache++;
+		} else {
+			rc = ensure_side(&t->ref, c, res, &usable, err);
+			if (rc != KJ_OK || !usable)
+				goto out;
+			memset(&call, 0, sizeof(call));
+			call.op = KJ_CALL_TIME;
+			call.case_idx = k;
+			call.seed = call.init_seed = seed;
+			call.out_dir = t->ref.out_dir;
+			call.tag = "reft";
+			call.warmup = b->warmup;
+			call.repeats = b->repeats;
+			call.flush_bytes = b->flush_bytes;
+			rc = send_call(&t->ref, &call, err);
+			if (rc == KJ_OK)
+				rc = recv_call(a, &t->ref, &fr, err);
+			if (rc != KJ_OK)
+				goto out;
+			if (!fr.ok) {
+				rc = side_failed(&t->ref, &fr, c, res, err);
+				goto out;
+			}
+			if (latency_of(&fr, &c->ref) != KJ_OK) {
+				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto out;
+			}
+			if (a->cache) {
+				json_t *rec = latency_record(&fr);
+
+				if (!rec) {
+					rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+					goto out;
+				}
+				rc = kj__time_put(a->cache, tkey, rec, err);
+				json_decref(rec);
+				if (rc != KJ_OK)
+					goto out;
+			}
+		}
+	}
+	/* The candidate, every timed call's outputs kept. */
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_TIME;
+	call.case_idx = k;
+	call.seed = call.init_seed = seed;
+	call.out_dir = t->cand.out_dir;
+	call.tag = "cand";
+	call.warmup = b->warmup;
+	call.repeats = b->repeats;
+	call.flush_bytes = b->flush_bytes;
+	call.check = 1;
+	rc = send_call(&t->cand, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, &t->cand, &cr, err);
+	if (rc != KJ_OK)
+		goto out;
+	if (!cr.ok) {
+		rc = side_failed(&t->cand, &cr, c, res, err);
+		goto out;
+	}
+	if (cr.inputs_changed) {
+		rc = kj_case_fail(c, KJ_VT_INPUT_MODIFIED, "the candidate changed its input "
+				  "tensors during the timed runs") == KJ_OK
+			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!cr.n_distinct || cr.n_samples != (size_t)b->repeats) {
+		rc = kj_case_fail(c, KJ_VT_PROTOCOL, "the candidate's worker reported %zu timed "
+				  "calls and %zu output sets for %d repeats", cr.n_samples,
+				  cr.n_distinct, b->repeats) == KJ_OK
+			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	t0 = kj__now_s();
+	for (u = 0; u < cr.n_distinct; u++) {
+		rc = compare_all(g.outputs, g.dir, cr.distinct[u], t->cand.out_dir, &o->cmp, c,
+				 &same, err);
+		if (rc != KJ_OK || !same)
+			break;
+	}
+	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
+	if (rc != KJ_OK)
+		goto out;
+	if (!same) {
+		char *m = NULL;
+
+		if (c->type != KJ_VT_PROTOCOL) {
+			if (asprintf(&m, "an output of the timed runs is wrong: %s",
+				     c->message ? c->message : "") < 0) {
+				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto out;
+			}
+			free(c->message);
+			c->message = m;
+			c->type = KJ_VT_TIMED_MISMATCH;
+		}
+		goto out;
+	}
+	if (latency_of(&cr, &c->cand) != KJ_OK) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	c->timed = 1;
+	c->speedup = c->ref.mean_ms > 0 && c->cand.mean_ms > 0 ? c->ref.mean_ms / c->cand.mean_ms
+							       : 0.0;
+	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
+		res->infra_errors++;
+out:
+	json_decref(cached_t);
+	golden_release(&g, a->stage[0] ? a->stage : t->ref.out_dir);
+	kj_reply_release(&fr);
+	kj_reply_release(&cr);
+	kj__clear_dir(t->cand.out_dir, ".npy");
+	kj__clear_dir(t->ref.out_dir, ".npy");
+	return rc;
+}
+
+int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		 const struct kj_bench_opts *b, const struct kj_hooks *hooks,
+		 struct kj_result *res, struct kj_error *err)
+{
+	int rc, k;
+
+	rc = start_result(t, a, o, res, err);
+	if (rc != KJ_OK)
+		return finish_result(a, res, rc, err);
+	res->benchmark = 1;
+	res->input_sets = 1;
+	res->bench = *b;
+	for (k = 0; k < res->n_cases; k++) {
+		rc = bench_case(t, a, o, b, res, k, &res->cases[k], err);
+		if (rc == KJ_OK)
+			rc = hook(hooks, t, res, &res->cases[k], err);
+		if (rc != KJ_OK)
+			return finish_result(a, res, rc, err);
+	}
+	return finish_result(a, res, KJ_OK, err);
+}

@@ -1,0 +1,180 @@
+/*
+ * config.c - the run's context (struct kj_config) from the command line and
+ * the environment: the one place where kjudge reads its environment
+ * variables.  A value that does not parse, or is out of range, is an exit-2
+ * error that names the variable; an unset or empty variable means the
+ * default.
+ *
+ *   KJ_PYTHON         the workers' Python (a name in PATH or a path)
+ *   KJ_CACHE_DIR      the golden cache, or "off"; default
+ *                     /dev/shm/kjudge-cache-UID, else ~/.cache/kjudge
+ *   KJ_CACHE_MAX_MB   its cap; default a quarter of its file system
+ *   KJ_SCRATCH_DIR    where a run's scratch directory goes; default
+ *                     /dev/shm, else $TMPDIR, else /tmp
+ *   KJ_SCRATCH        "private" (a tmpfs of the run's own where allowed,
+ *                     the default) or "shared" (the plain directory)
+ *   KJ_STATE_DIR      the seed key's directory; default
+ *                     $XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge
+ *   KJ_SANDBOX        "on" (the default) or "off"
+ *   KJ_LIMIT_CPU_S, KJ_LIMIT_MEM_MB, KJ_LIMIT_FILE_MB, KJ_LIMIT_PROCS,
+ *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB    the candidate's limits
+ *   KJ_THREADS        comparator threads (0: one per CPU)
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kjudge/config.h"
+#include "cli.h"
+#include "base/banned.h"
+
+extern char **environ;
+
+static char cache_buf[PATH_MAX], state_buf[PATH_MAX];
+
+/* An environment variable that is set and not empty, or NULL. */
+static const char *var(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static int bad_var(const struct kj_cli_command *cmd, const char *name, const char *v,
+		   const char *want)
+{
+	return kj_cli_error(cmd, "environment variable %s='%s' is not valid: it wants %s",
+			    name, v, want);
+}
+
+/* A whole number from min to max; 0 ok (dflt kept when unset), 2 bad. */
+static int var_ll(const struct kj_cli_command *cmd, const char *name, long long min,
+		  long long max, long long *out)
+{
+	const char *v = var(name);
+	char *end, want[96];
+	long long x;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (errno || end == v || *end || x < min || x > max) {
+		snprintf(want, sizeof(want), "a whole number from %lld to %lld", min, max);
+		return bad_var(cmd, name, v, want);
+	}
+	*out = x;
+	return 0;
+}
+
+static int var_double(const struct kj_cli_command *cmd, const char *name, double min,
+		      double max, double *out)
+{
+	const char *v = var(name);
+	char *end, want[96];
+	double x;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(x) || x < min || x > max) {
+		snprintf(want, sizeof(want), "a number from %g to %g", min, max);
+		return bad_var(cmd, name, v, want);
+	}
+	*out = x;
+	return 0;
+}
+
+/* One of two words; *out = 1 for the first. */
+static int var_choice(const struct kj_cli_command *cmd, const char *name, const char *yes,
+		      const char *no, int *out)
+{
+	const char *v = var(name);
+	char want[96];
+
+	if (!v)
+		return 0;
+	if (!strcmp(v, yes) || !strcmp(v, no)) {
+		*out = !strcmp(v, yes);
+		return 0;
+	}
+	snprintf(want, sizeof(want), "'%s' or '%s'", yes, no);
+	return bad_var(cmd, name, v, want);
+}
+
+int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const char *python)
+{
+	const char *v, *home = var("HOME");
+	long long mb, n;
+	int rc = 0;
+
+	kj_config_init(cfg, environ);
+	if (python && *python) {
+		cfg->python = python;
+		cfg->python_source = "--python";
+	} else if ((v = var("KJ_PYTHON")) != NULL) {
+		cfg->python = v;
+		cfg->python_source = "$KJ_PYTHON";
+	}
+	/* The cache. */
+	v = var("KJ_CACHE_DIR");
+	if (v && !strcmp(v, "off")) {
+		cfg->cache_dir = NULL;
+	} else if (v) {
+		if (v[0] != '/')
+			return bad_var(cmd, "KJ_CACHE_DIR", v, "an absolute path, or 'off'");
+		cfg->cache_dir = v;
+	} else if (access("/dev/shm", W_OK) == 0) {
+		snprintf(cache_buf, sizeof(cache_buf), "/dev/shm/kjudge-cache-%u", (unsigned)getuid());
+		cfg->cache_dir = cache_buf;
+	} else if (home) {
+		snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/kjudge", home);
+		cfg->cache_dir = cache_buf;
+	}
+	mb = 0;
+	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 1, 1LL << 40, &mb);
+	cfg->cache_max_bytes = mb << 20;
+	/* Scratch. */
+	if ((v = var("KJ_SCRATCH_DIR")) != NULL)
+		cfg->scratch_parent = v;
+	else if (access("/dev/shm", W_OK) != 0 && (v = var("TMPDIR")) != NULL)
+		cfg->scratch_parent = v;
+	rc |= var_choice(cmd, "KJ_SCRATCH", "private", "shared", &cfg->scratch_private);
+	/* State. */
+	if ((v = var("KJ_STATE_DIR")) != NULL)
+		cfg->state_dir = v;
+	else if ((v = var("XDG_STATE_HOME")) != NULL &&
+		 snprintf(state_buf, sizeof(state_buf), "%s/kjudge", v) < (int)sizeof(state_buf))
+		cfg->state_dir = state_buf;
+	else if (home &&
+		 snprintf(state_buf, sizeof(state_buf), "%s/.local/state/kjudge", home) <
+			 (int)sizeof(state_buf))
+		cfg->state_dir = state_buf;
+	rc |= var_choice(cmd, "KJ_SANDBOX", "on", "off", &cfg->sandbox);
+	/* Limits. */
+	rc |= var_double(cmd, "KJ_LIMIT_CPU_S", 1, 1e7, &cfg->limits.cpu_s);
+	mb = cfg->limits.mem_bytes >> 20;
+	rc |= var_ll(cmd, "KJ_LIMIT_MEM_MB", 16, 1LL << 30, &mb);
+	cfg->limits.mem_bytes = mb << 20;
+	mb = cfg->limits.file_bytes >> 20;
+	rc |= var_ll(cmd, "KJ_LIMIT_FILE_MB", 1, 1LL << 30, &mb);
+	cfg->limits.file_bytes = mb << 20;
+	n = cfg->limits.procs;
+	rc |= var_ll(cmd, "KJ_LIMIT_PROCS", 16, 1 << 22, &n);
+	cfg->limits.procs = (long)n;
+	n = cfg->limits.nofile;
+	rc |= var_ll(cmd, "KJ_LIMIT_NOFILE", 64, 1 << 20, &n);
+	cfg->limits.nofile = (long)n;
+	mb = cfg->limits.tmp_bytes >> 20;
+	rc |= var_ll(cmd, "KJ_LIMIT_TMP_MB", 1, 1LL << 30, &mb);
+	cfg->limits.tmp_bytes = mb << 20;
+	n = 0;
+	rc |= var_ll(cmd, "KJ_THREADS", 0, 1024, &n);
+	cfg->threads = (int)n;
+	return rc ? KJ_EXIT_USAGE : 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * torch_run.c - what `kjudge verify` and `kjudge benchmark` do around the
+ * library's pipeline: the context from flags and the environment, the
+ * attempt, the task, the summary on stdout, the exit on an interrupt, and
+ * the release of everything whatever happened (struct kj_cli_torch).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kjudge/pipeline.h"
+#include "kjudge/proc.h"
+#include "kjudge/torch.h"
+#include "cli.h"
+#include "base/banned.h"
+
+int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
+		       struct kj_cli_torch *run)
+{
+	const char *python = NULL;
+
+	memset(run, 0, sizeof(*run));
+	kj_torch_spec_init(&run->spec);
+	kj_judge_opts_init(&run->judge);
+	kj_result_init(&run->result);
+	kj_cli_torch_opts(a, &run->spec, &run->judge, &python);
+	return kj_cli_config(cmd, &run->cfg, python);
+}
+
+int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
+{
+	int rc;
+
+	/* From here on, a signal takes every worker with it and the run
+	 * unwinds (kj_cli_interrupted_exit). */
+	kj_proc_guard_signals();
+	rc = kj_attempt_open(&run->attempt, &run->cfg, &run->err);
+	if (rc != KJ_OK)
+		return kj_cli_error(cmd, "%s", run->err.msg);
+	run->attempt_open = 1;
+	/* The key signs the verify record even when the seeds are fixed. */
+	rc = kj_seed_key(run->cfg.state_dir, run->attempt.key, &run->err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", run->err.msg);
+		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
+	}
+	run->attempt.have_key = 1;
+	rc = kj_torch_open(&run->cfg, &run->attempt, &run->spec, &run->task, &run->err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", run->err.msg);
+		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
+	}
+	run->task_open = 1;
+	return 0;
+}
+
+int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
+{
+	int rc = kj_task_start(&run->task, &run->err);
+
+	if (rc == KJ_EINTR)
+		return kj_cli_interrupted_exit();
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", run->err.msg);
+		return KJ_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
+{
+	int rc = kj_cli_torch_prepare(cmd, run);
+
+	if (rc)
+		return rc;
+	rc = kj_cli_torch_start(cmd, run);
+	return rc ? kj_cli_torch_close(run, rc) : 0;
+}
+
+int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code)
+{
+	kj_result_release(&run->result);
+	if (run->task_open)
+		kj_task_close(&run->task);
+	if (run->attempt_open)
+		kj_attempt_close(&run->attempt);
+	run->task_open = run->attempt_open = 0;
+	return exit_code;
+}
+
+int kj_cli_interrupted_exit(void)
+{
+	int sig = kj_proc_interrupted();
+
+	return 128 + (sig > 0 ? sig : 2);
+}
+
+int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path)
+{
+	char dir[PATH_MAX], probe[PATH_MAX + 32];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return kj_cli_error(cmd, "'%s': the output is a directory", path);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return kj_cli_error(cmd, "'%s': cannot write the output there: '%s' is not a "
+				    "directory", path, dir);
+	/* The atomic writer makes a temporary file beside it: try exactly that. */
+	snprintf(probe, sizeof(probe), "%s/.kjudge-probe-%d", dir, (int)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return kj_cli_error(cmd, "'%s': cannot write the output there: %s", path,
+				    strerror(errno));
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *written_to)
+{
+	const struct kj_result *r = &run->result;
+	int passed, i;
+
+	kj_result_counts(r, &passed, NULL, NULL, NULL);
+	fprintf(out, "%s: %d/%d cases passed (device %s, %s seeds); written to %s\n",
+		run->task.name, passed, r->n_cases, run->task.device,
+		r->seed_fixed ? "fixed" : "secret", written_to);
+	for (i = 0; i < r->n_cases; i++) {
+		const struct kj_case *c = &r->cases[i];
+		const char *msg = c->message ? c->message : kj_vtype_text(c->type);
+		int len = 0;
+
+		if (kj_case_status(c) == KJ_STATUS_PASS)
+			continue;
+		/* The first line: the worker puts the exception there. */
+		while (msg[len] && msg[len] != '\n' && len < 300)
+			len++;
+		fprintf(out, "  case %d: %s: %.*s\n", i + 1, kj_vtype_name(c->type), len, msg);
+	}
+}

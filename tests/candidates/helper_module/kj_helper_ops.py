@@ -1,0 +1,5 @@
+"""A helper module beside a candidate."""
+
+
+def addmul(x, y):
+    return x * y + x

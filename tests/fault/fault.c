@@ -1,0 +1,142 @@
+/*
+ * fault.c - allocation failures on purpose, for the fault-injection build
+ * (make FAULT=1: build/fault/kjudge).
+ *
+ * Every allocation the judge's own code makes (malloc, calloc, realloc,
+ * strdup, strndup, asprintf, vasprintf: linked with -Wl,--wrap so that the
+ * calls in kjudge's objects come here) and every one jansson makes (its
+ * allocator is set to ours at start-up, so every JSON construction and
+ * parse counts) is numbered.  KJ_FAULT_AT=N makes the N-th fail (ENOMEM);
+ * KJ_FAULT_MODE=from makes every one from the N-th on fail.  With
+ * KJ_FAULT_REPORT=FILE the process writes "calls C injected I" to FILE at
+ * exit, so a test driver learns how many points a run has and whether the
+ * one it chose was reached.
+ *
+ * tree-sitter's allocations are not fault points: its runtime aborts on a
+ * failed allocation by design, so it gets the real allocator.  libc's own
+ * internal allocations (stdio buffers, opendir) are not either: libc
+ * handles their failure itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <tree_sitter/api.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+int __real_vasprintf(char **out, const char *fmt, va_list ap);
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+int __wrap_asprintf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int __wrap_vasprintf(char **out, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+static atomic_long calls, injected;
+static long target;      /* 0: never fail */
+static int from_on;      /* fail every call from target on */
+
+/* Whether this allocation fails. */
+static int fail_now(void)
+{
+	long n = atomic_fetch_add(&calls, 1) + 1;
+
+	if (target > 0 && (n == target || (from_on && n > target))) {
+		atomic_fetch_add(&injected, 1);
+		errno = ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return fail_now() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return fail_now() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return fail_now() ? NULL : __real_strdup(s);
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	return fail_now() ? NULL : __real_strndup(s, n);
+}
+
+int __wrap_vasprintf(char **out, const char *fmt, va_list ap)
+{
+	if (fail_now()) {
+		*out = NULL;
+		return -1;
+	}
+	return __real_vasprintf(out, fmt, ap);
+}
+
+int __wrap_asprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = __wrap_vasprintf(out, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static void *json_alloc(size_t n)
+{
+	return __wrap_malloc(n);
+}
+
+static void report(void)
+{
+	const char *path = getenv("KJ_FAULT_REPORT");
+	char line[96];
+	int fd, len;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	len = snprintf(line, sizeof(line), "calls %ld injected %ld\n", atomic_load(&calls),
+		       atomic_load(&injected));
+	if (write(fd, line, (size_t)len) < 0) {
+		/* nothing to do: the driver sees no report */
+	}
+	close(fd);
+}
+
+__attribute__((constructor)) static void fault_init(void)
+{
+	const char *at = getenv("KJ_FAULT_AT"), *mode = getenv("KJ_FAULT_MODE");
+
+	target = at ? strtol(at, NULL, 10) : 0;
+	from_on = mode && !strcmp(mode, "from");
+	json_set_alloc_funcs(json_alloc, free);
+	ts_set_allocator(__real_malloc, __real_calloc, __real_realloc, free);
+	atexit(report);
+}
