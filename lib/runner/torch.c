@@ -882,7 +882,7 @@ static json_t *judge_outputs(const struct kj_torch_opts *o, int case_idx,
 	}
 	for (i = 0; i < json_array_size(ro); i++) {
 		json_t *r = json_array_get(ro, i), *c = json_array_get(co, i);
-		struct kj_cmp_options copt = { NULL, o->threads };
+		struct kj_cmp_options copt = { .threads = o->threads };
 		struct kj_tensor g, a;
 		struct kj_cmp_result res;
 		struct kj_error err;
