@@ -303,6 +303,6 @@ test_expect 'rule names are checked: exit 2 and one line naming the option' '
 	grep -q "^kjudge compare: --float64-rule: unknown float64 rule .float32. (expected spec or float64)$" e.txt
 	expect_exit 2 $KJUDGE compare g.npy g.npy --int-rule 2> e.txt
 	$KJUDGE compare --help > h.txt
-	grep -q -- "--int-rule spec|exact" h.txt
-	grep -q -- "--float64-rule spec|float64" h.txt
+	grep -q -- "--int-rule RULE .*spec (default, the seed.s relative rule) or exact" h.txt
+	grep -q -- "--float64-rule RULE .*spec (default, promoted to float32) or float64" h.txt
 '
