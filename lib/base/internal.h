@@ -75,8 +75,9 @@ static inline int64_t kj__int_from_bits(uint64_t x)
 }
 
 /* Round a double to dtype `dt` and back, as a torch cast to `dt` would:
- * round to nearest even for the float types, truncation toward zero for the
- * integer types (values outside their range saturate), nonzero -> 1 for bool. */
+ * round to nearest even for the float types, nonzero -> 1 for bool.  Any
+ * other dtype returns v: casts to the integer dtypes are exact only in
+ * integer arithmetic, which the comparator's integer path does itself. */
 double kj__round_to_dtype(double v, enum kj_dtype dt);
 
 /* splitmix64's finaliser: a well-mixed 64-bit hash of x. */

@@ -414,35 +414,11 @@ uint64_t kj__load_int_bits(const void *base, size_t i, enum kj_dtype dt,
 	}
 }
 
-static double saturate_trunc(double v, double lo, double hi)
-{
-	if (isnan(v))
-		return 0.0;
-	v = trunc(v);
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
 double kj__round_to_dtype(double v, enum kj_dtype dt)
 {
 	switch (dt) {
 	case KJ_DTYPE_BOOL:
 		return v != 0.0;
-	case KJ_DTYPE_INT8:
-		return saturate_trunc(v, -128.0, 127.0);
-	case KJ_DTYPE_INT16:
-		return saturate_trunc(v, -32768.0, 32767.0);
-	case KJ_DTYPE_INT32:
-		return saturate_trunc(v, -2147483648.0, 2147483647.0);
-	case KJ_DTYPE_INT64:
-		return saturate_trunc(v, -0x1p63, 0x1p63);
-	case KJ_DTYPE_UINT8:
-		return saturate_trunc(v, 0.0, 255.0);
-	case KJ_DTYPE_UINT16:
-		return saturate_trunc(v, 0.0, 65535.0);
-	case KJ_DTYPE_UINT32:
-		return saturate_trunc(v, 0.0, 4294967295.0);
-	case KJ_DTYPE_UINT64:
-		return saturate_trunc(v, 0.0, 0x1p64);
 	case KJ_DTYPE_FLOAT16:
 		return kj_f16_to_f32(kj_f32_to_f16((float)v));
 	case KJ_DTYPE_FLOAT32:
