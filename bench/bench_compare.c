@@ -104,7 +104,7 @@ static int bench_dtype(enum kj_dtype dt, size_t bytes, int repeats, int threads)
 	size_t n = bytes / kj_dtype_size(dt);
 	int64_t shape[1] = { (int64_t)n };
 	void *gbuf = aligned_alloc(4096, bytes), *abuf = aligned_alloc(4096, bytes);
-	struct kj_cmp_options opt = { NULL, threads };
+	struct kj_cmp_options opt = { .threads = threads };
 	struct kj_tensor g, a;
 	struct kj_cmp_result res;
 	struct kj_error err;

@@ -21,6 +21,8 @@ enum {
 	OPT_ACTUAL_DTYPE,
 	OPT_THREADS,
 	OPT_JSON,
+	OPT_INT_RULE,
+	OPT_FLOAT64_RULE,
 };
 
 const struct kj_cli_option kj_compare_options[] = {
@@ -29,6 +31,10 @@ const struct kj_cli_option kj_compare_options[] = {
 	{ "golden-dtype", OPT_GOLDEN_DTYPE, "NAME", "logical dtype of GOLDEN only" },
 	{ "actual-dtype", OPT_ACTUAL_DTYPE, "NAME", "logical dtype of ACTUAL only" },
 	{ "threads", OPT_THREADS, "N", "threads to use (default: one per CPU)" },
+	{ "int-rule", OPT_INT_RULE, "RULE",
+	  "integer goldens: spec (default, the seed's relative rule) or exact" },
+	{ "float64-rule", OPT_FLOAT64_RULE, "RULE",
+	  "float64 goldens: spec (default, promoted to float32) or float64" },
 	{ "json", OPT_JSON, NULL, "print the whole record as JSON" },
 	{ NULL, 0, NULL, NULL },
 };
@@ -73,6 +79,18 @@ static void print_index(const struct kj_cmp_point *p, int ndim)
 	printf("]");
 }
 
+/* A point's value: exact integers for an integer golden, else %.9g. */
+static void print_value(const struct kj_cmp_result *r, int64_t v, double d,
+			int exact)
+{
+	if (!exact)
+		printf("%.9g", d);
+	else if (r->golden_dtype == KJ_DTYPE_UINT64)
+		printf("%llu", (unsigned long long)(uint64_t)v);
+	else
+		printf("%lld", (long long)v);
+}
+
 static void print_human(const struct kj_cmp_result *r)
 {
 	char gs[128], as[128];
@@ -93,16 +111,36 @@ static void print_human(const struct kj_cmp_result *r)
 	       kj_shape_format(&a, as, sizeof(as)));
 	if (r->reason == KJ_CMP_SHAPE)
 		return;
-	printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit %.6g\n",
-	       r->threshold, r->threshold_dtype, r->mere_limit, r->mare_limit);
-	if (r->mere_defined)
-		printf("  MERE %.6g, MARE %.6g over %zu finite of %zu elements, "
-		       "%zu above threshold\n",
-		       r->mere, r->mare, r->n_finite, r->n_elements,
-		       r->n_over_threshold);
-	else
-		printf("  MERE/MARE not defined: %zu finite of %zu elements\n",
-		       r->n_finite, r->n_elements);
+	if (r->has_int_rule)
+		printf("  int rule %s: %s\n", kj_cmp_int_rule_name(r->int_rule),
+		       r->int_rule == KJ_CMP_INT_EXACT
+			       ? "integers compared exactly"
+			       : "the seed's relative rule (--int-rule exact "
+				 "compares integers exactly)");
+	if (r->has_float64_rule)
+		printf("  float64 rule %s: %s\n",
+		       kj_cmp_float64_rule_name(r->float64_rule),
+		       r->float64_rule == KJ_CMP_FLOAT64_FLOAT64
+			       ? "rel computed in float64"
+			       : "both sides promoted to float32, as the seed "
+				 "(--float64-rule float64 keeps float64)");
+	if (r->has_int_rule && r->n_value_mismatch)
+		printf("  %zu of %zu elements not exactly equal\n",
+		       r->n_value_mismatch, r->n_elements);
+	/* Under the exact integer rule there are no MERE/MARE figures. */
+	if (!r->has_int_rule || r->int_rule != KJ_CMP_INT_EXACT) {
+		printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit "
+		       "%.6g\n", r->threshold, r->threshold_dtype,
+		       r->mere_limit, r->mare_limit);
+		if (r->mere_defined)
+			printf("  MERE %.6g, MARE %.6g over %zu finite of %zu "
+			       "elements, %zu above threshold\n",
+			       r->mere, r->mare, r->n_finite, r->n_elements,
+			       r->n_over_threshold);
+		else
+			printf("  MERE/MARE not defined: %zu finite of %zu "
+			       "elements\n", r->n_finite, r->n_elements);
+	}
 	if (r->n_nan_golden || r->n_nan_actual)
 		printf("  NaN: golden %zu, actual %zu, differing positions %zu\n",
 		       r->n_nan_golden, r->n_nan_actual, r->n_nan_mismatch);
@@ -118,7 +156,12 @@ static void print_human(const struct kj_cmp_result *r)
 
 		printf("    ");
 		print_index(p, r->golden_ndim);
-		printf("  golden %.9g  actual %.9g", p->golden, p->actual);
+		printf("  golden ");
+		print_value(r, p->golden_int, p->golden,
+			    kj_dtype_is_integer(r->golden_dtype));
+		printf("  actual ");
+		print_value(r, p->actual_int, p->actual,
+			    kj_dtype_is_integer(r->golden_dtype) && p->exact);
 		if (p->kind == KJ_CMP_POINT_REL)
 			printf("  rel %.3g", p->rel);
 		printf("\n");
@@ -128,7 +171,7 @@ static void print_human(const struct kj_cmp_result *r)
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_cli_parser p;
-	struct kj_cmp_options opt = { NULL, 0 };
+	struct kj_cmp_options opt = { .threshold_dtype = NULL };
 	const char *dtype = NULL, *gdtype = NULL, *adtype = NULL;
 	const char *threshold_name = NULL;
 	struct kj_tensor golden, actual;
@@ -158,6 +201,17 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_INT_RULE:
+			if (kj_cmp_int_rule_from_name(p.arg, &opt.int_rule,
+						      &err) != KJ_OK)
+				return kj_cli_error(cmd, "--int-rule: %s", err.msg);
+			break;
+		case OPT_FLOAT64_RULE:
+			if (kj_cmp_float64_rule_from_name(p.arg, &opt.float64_rule,
+							  &err) != KJ_OK)
+				return kj_cli_error(cmd, "--float64-rule: %s",
+						    err.msg);
 			break;
 		default:
 			return KJ_EXIT_USAGE;

@@ -15,19 +15,40 @@
  *   2. NaN positions identical                       KJ_CMP_NAN
  *   3. Inf positions and signs identical             KJ_CMP_INF
  *   4. bool golden: every element equal              KJ_CMP_BOOL
- *   5. MERE/MARE over the elements finite on both sides, the actual cast to
- *      the golden dtype first, both sides promoted to float32
- *                                                    KJ_CMP_ACCURACY
+ *   5. integer golden under the exact rule: every element equal
+ *                                                    KJ_CMP_VALUE
+ *   6. otherwise MERE/MARE over the elements finite on both sides, the
+ *      actual cast to the golden dtype first, both sides promoted to float32
+ *      (float64 in float64 under the float64 rule)   KJ_CMP_ACCURACY
  * No finite element at all (empty tensor, or all NaN/Inf in the same places)
  * passes, as in the original; MERE and MARE are then reported as undefined.
  *
- * One deliberate difference: a float64 golden is compared in float64, not
- * float32 (the original's float32 cast turns finite values above 3.4e38
- * into Inf and fails correct outputs).
+ * Two choices of rule, in struct kj_cmp_options, each zero for the seed's:
+ *
+ * - Integer goldens (int8 ... int64, uint8 ... uint64).  KJ_CMP_INT_SPEC is
+ *   the seed's: they go through MERE/MARE with the fallback t = 2^-13, so an
+ *   argmax of 30000 that comes back as 30002 passes.  KJ_CMP_INT_EXACT
+ *   compares them exactly: every element equal after the actual is cast to
+ *   the golden dtype, in integer arithmetic (never through double, so int64
+ *   and uint64 values beyond 2^53 compare exactly).  Bool goldens are exact
+ *   under both rules.
+ * - float64 goldens.  KJ_CMP_FLOAT64_SPEC is the seed's: the NaN and Inf
+ *   checks on the float64 values, then both sides promoted to float32 and
+ *   rel computed in float32 (finite values beyond 3.4e38 become Inf there,
+ *   and fail).  KJ_CMP_FLOAT64_FLOAT64 computes rel in float64.
+ *
+ * The cast of the actual to the golden dtype is torch's .to(): integers to
+ * a narrower or other-signed integer keep the low bits (two's complement),
+ * floats to integers truncate toward zero, and to uint8 go through int64 as
+ * torch does.  A finite float that the integer dtype cannot hold (torch's
+ * result is undefined there and differs between machines) never matches:
+ * it is a differing element under the exact rule and rel = Inf under the
+ * seed's.
  *
  * Whatever the verdict, the result carries all figures: the counts are over
  * the whole tensor even when an earlier check already failed, so one call
- * tells a user everything there is to fix.
+ * tells a user everything there is to fix.  The result names the rules that
+ * were applied.
  *
  * Speed: one pass over both tensors, no temporary copies, split over threads
  * on large tensors.  The partition into chunks does not depend on the thread
@@ -49,6 +70,7 @@
 	X(NAN, "nan_mismatch", "NaN positions differ")                    \
 	X(INF, "inf_mismatch", "Inf positions or signs differ")           \
 	X(BOOL, "bool_mismatch", "bool elements differ")                  \
+	X(VALUE, "value_mismatch", "integer elements differ")             \
 	X(ACCURACY, "accuracy", "error above threshold")
 
 enum kj_cmp_reason {
@@ -62,6 +84,34 @@ enum kj_cmp_reason {
 const char *kj_cmp_reason_name(enum kj_cmp_reason r);
 const char *kj_cmp_reason_text(enum kj_cmp_reason r);
 
+/* How integer goldens are compared (see the top of this file). */
+enum kj_cmp_int_rule {
+	KJ_CMP_INT_SPEC = 0, /* "spec": the seed's MERE/MARE with t = 2^-13 */
+	KJ_CMP_INT_EXACT     /* "exact": every element equal */
+};
+
+/* How float64 goldens are compared. */
+enum kj_cmp_float64_rule {
+	KJ_CMP_FLOAT64_SPEC = 0, /* "spec": promoted to float32, as the seed */
+	KJ_CMP_FLOAT64_FLOAT64   /* "float64": rel computed in float64 */
+};
+
+/* The rules' names ("spec", "exact", "float64"); "?" for a value out of
+ * range.  Static storage. */
+const char *kj_cmp_int_rule_name(enum kj_cmp_int_rule r);
+const char *kj_cmp_float64_rule_name(enum kj_cmp_float64_rule r);
+
+/*
+ * Parse a rule's name into *rule.  Returns KJ_OK, or KJ_EINVAL with err
+ * filled ("unknown int rule 'x' (expected spec or exact)") and *rule
+ * unchanged, so that every command parses and words them the same way.
+ */
+int kj_cmp_int_rule_from_name(const char *name, enum kj_cmp_int_rule *rule,
+			      struct kj_error *err);
+int kj_cmp_float64_rule_from_name(const char *name,
+				  enum kj_cmp_float64_rule *rule,
+				  struct kj_error *err);
+
 /* How many worst positions a result keeps. */
 #define KJ_CMP_WORST 8
 
@@ -70,7 +120,8 @@ enum kj_cmp_point_kind {
 	KJ_CMP_POINT_REL = 0,   /* a finite element, ranked by rel error */
 	KJ_CMP_POINT_NAN,       /* NaN on one side only */
 	KJ_CMP_POINT_INF,       /* Inf on one side only, or Infs of other sign */
-	KJ_CMP_POINT_BOOL       /* bool elements that differ */
+	KJ_CMP_POINT_BOOL,      /* bool elements that differ */
+	KJ_CMP_POINT_VALUE      /* integer elements that differ (exact rule) */
 };
 
 struct kj_cmp_point {
@@ -80,7 +131,16 @@ struct kj_cmp_point {
 	double golden, actual;  /* values as compared (actual after the cast) */
 	double rel;             /* rel error; NaN for non-REL points.  An
 				 * actual value that the cast to the golden
-				 * dtype turns into NaN counts as rel = Inf. */
+				 * dtype turns into NaN, or that an integer
+				 * golden dtype cannot hold, counts as rel =
+				 * Inf. */
+	/* Integer golden: golden_int is the golden's exact value (golden is
+	 * its nearest double) and, when exact is 1, actual_int the actual's
+	 * after the cast.  exact is 0 when there is no such integer (a NaN,
+	 * an Inf or a float the golden dtype cannot hold: actual is then the
+	 * value as loaded).  For a uint64 golden read both as (uint64_t). */
+	int exact;
+	int64_t golden_int, actual_int;
 };
 
 struct kj_cmp_options {
@@ -88,6 +148,9 @@ struct kj_cmp_options {
 	const char *threshold_dtype;
 	/* Worker threads; 0 picks the number of online CPUs (at most 16). */
 	int threads;
+	/* The rules for integer and float64 goldens; zero is the seed's. */
+	enum kj_cmp_int_rule int_rule;
+	enum kj_cmp_float64_rule float64_rule;
 };
 
 struct kj_cmp_result {
@@ -112,8 +175,18 @@ struct kj_cmp_result {
 	size_t n_nan_golden, n_nan_actual, n_nan_mismatch;
 	size_t n_inf_golden, n_inf_actual, n_inf_mismatch;
 	size_t n_bool_mismatch;
+	/* Integer golden: elements that are not exactly equal after the cast
+	 * (under either rule; under the seed's it is for information). */
+	size_t n_value_mismatch;
 
-	/* Up to KJ_CMP_WORST points, worst first: the first NaN/Inf/bool
+	/* The rules applied: has_int_rule when the golden is an integer
+	 * dtype, has_float64_rule when it is float64 (the other field is then
+	 * meaningless). */
+	int has_int_rule, has_float64_rule;
+	enum kj_cmp_int_rule int_rule;
+	enum kj_cmp_float64_rule float64_rule;
+
+	/* Up to KJ_CMP_WORST points, worst first: the first NaN/Inf/bool/value
 	 * mismatches when those checks failed, else the largest rel errors. */
 	int n_worst;
 	struct kj_cmp_point worst[KJ_CMP_WORST];
@@ -123,8 +196,9 @@ struct kj_cmp_result {
  * Compare `actual` against `golden`.  Returns KJ_OK when a verdict was
  * reached (pass or fail: see res->pass) and fills `res` (caller-owned).
  * Returns a KJ_E* code with err filled only when no verdict is possible:
- * KJ_EINVAL for NULL arguments, KJ_EDTYPE for an unknown threshold dtype
- * name.  A thread that cannot be started is not an error: its share of the
+ * KJ_EINVAL for NULL arguments or a rule out of range, KJ_EDTYPE for an
+ * unknown threshold dtype name.  opt may be NULL: the seed's rules, the
+ * golden dtype's threshold and one thread per CPU.  A thread that cannot be started is not an error: its share of the
  * work runs on the calling thread.  The tensors are only read.
  */
 int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,

@@ -50,6 +50,12 @@ size_t kj_dtype_size(enum kj_dtype dt);
 /* True for float16/32/64, bfloat16 and the float8 types. */
 int kj_dtype_is_float(enum kj_dtype dt);
 
+/* True for int8 ... int64 and uint8 ... uint64 (not bool). */
+int kj_dtype_is_integer(enum kj_dtype dt);
+
+/* True for int8 ... int64. */
+int kj_dtype_is_signed_integer(enum kj_dtype dt);
+
 /*
  * Parse a dtype name.  Accepts the canonical names, "torch."-prefixed names
  * (as torch prints them), and the usual aliases: half, float, double, bf16,

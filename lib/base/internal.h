@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kjudge/dtype.h"
 #include "kjudge/tensor.h"
@@ -56,9 +57,27 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
  * Exact for every dtype but 64-bit integers beyond 2^53. */
 double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap);
 
+/* Element `i` of `base` (an integer or bool dtype dt, byte-swapped if
+ * `swap`) as the 64 bits of its two's complement: sign-extended for the
+ * signed dtypes, zero-extended for the unsigned ones, 0 or 1 for bool.
+ * Exact for every integer dtype; 0 for any other dtype. */
+uint64_t kj__load_int_bits(const void *base, size_t i, enum kj_dtype dt,
+			   int swap);
+
+/* The int64_t whose two's complement is x (without the
+ * implementation-defined conversion of an out-of-range value). */
+static inline int64_t kj__int_from_bits(uint64_t x)
+{
+	int64_t v;
+
+	memcpy(&v, &x, sizeof(v));
+	return v;
+}
+
 /* Round a double to dtype `dt` and back, as a torch cast to `dt` would:
- * round to nearest even for the float types, truncation toward zero for the
- * integer types (values outside their range saturate), nonzero -> 1 for bool. */
+ * round to nearest even for the float types, nonzero -> 1 for bool.  Any
+ * other dtype returns v: casts to the integer dtypes are exact only in
+ * integer arithmetic, which the comparator's integer path does itself. */
 double kj__round_to_dtype(double v, enum kj_dtype dt);
 
 /* splitmix64's finaliser: a well-mixed 64-bit hash of x. */

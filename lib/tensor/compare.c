@@ -22,12 +22,20 @@
  * tensor, not per block.
  *
  * Every other combination (different dtypes, byte orders or storage orders,
- * bool, integers, float64, float8) goes through the scalar generic path,
- * which implements the same rules element by element.  It is the reference
- * the fast kernels are tested against.
+ * bool, float64, float8) goes through the scalar generic path, which
+ * implements the same rules element by element.  It is the reference the
+ * fast kernels are tested against.
+ *
+ * Integer goldens have a path of their own (chunk_int), in integer
+ * arithmetic: every value is held as the 64 bits of its two's complement,
+ * so int64 and uint64 compare exactly where a double would round.  When
+ * both sides have the same dtype and layout, a block whose bytes are equal
+ * is equal in value and is counted without being looked at element by
+ * element.
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,12 +68,82 @@ const char *kj_cmp_reason_text(enum kj_cmp_reason r)
 	return (unsigned)r < KJ_CMP_REASON_COUNT_ ? reason_table[r].text : "?";
 }
 
+/* --- rules ---------------------------------------------------------------- */
+
+static const char *const int_rule_names[] = {
+	[KJ_CMP_INT_SPEC] = "spec",
+	[KJ_CMP_INT_EXACT] = "exact",
+};
+
+static const char *const float64_rule_names[] = {
+	[KJ_CMP_FLOAT64_SPEC] = "spec",
+	[KJ_CMP_FLOAT64_FLOAT64] = "float64",
+};
+
+#define N_INT_RULES (sizeof(int_rule_names) / sizeof(int_rule_names[0]))
+#define N_FLOAT64_RULES \
+	(sizeof(float64_rule_names) / sizeof(float64_rule_names[0]))
+
+const char *kj_cmp_int_rule_name(enum kj_cmp_int_rule r)
+{
+	return (unsigned)r < N_INT_RULES ? int_rule_names[r] : "?";
+}
+
+const char *kj_cmp_float64_rule_name(enum kj_cmp_float64_rule r)
+{
+	return (unsigned)r < N_FLOAT64_RULES ? float64_rule_names[r] : "?";
+}
+
+/* Parse name, one of names[0..n), into *out: KJ_OK, or KJ_EINVAL naming
+ * the rule (`what`) and the choices. */
+static int parse_rule(const char *const *names, size_t n, const char *what,
+		      const char *choices, const char *name, int *out,
+		      struct kj_error *err)
+{
+	size_t i;
+
+	for (i = 0; name && i < n; i++)
+		if (!strcmp(names[i], name)) {
+			*out = (int)i;
+			return KJ_OK;
+		}
+	return kj_error_set(err, KJ_EINVAL, "unknown %s rule '%s' (expected "
+			    "%s)", what, name ? name : "", choices);
+}
+
+int kj_cmp_int_rule_from_name(const char *name, enum kj_cmp_int_rule *rule,
+			      struct kj_error *err)
+{
+	int i, rc = parse_rule(int_rule_names, N_INT_RULES, "int",
+			       "spec or exact", name, &i, err);
+
+	if (rc == KJ_OK)
+		*rule = (enum kj_cmp_int_rule)i;
+	return rc;
+}
+
+int kj_cmp_float64_rule_from_name(const char *name,
+				  enum kj_cmp_float64_rule *rule,
+				  struct kj_error *err)
+{
+	int i, rc = parse_rule(float64_rule_names, N_FLOAT64_RULES, "float64",
+			       "spec or float64", name, &i, err);
+
+	if (rc == KJ_OK)
+		*rule = (enum kj_cmp_float64_rule)i;
+	return rc;
+}
+
 /* --- per-chunk accumulation -------------------------------------------------- */
 
-/* One remembered position (its multi-index is computed at the very end). */
+/* One remembered position (its multi-index is computed at the very end).
+ * For an integer golden, gx and ax hold the exact values as in struct
+ * kj_cmp_point (ax only when exact). */
 struct pt {
 	size_t flat;
 	double golden, actual, rel;
+	int exact;
+	uint64_t gx, ax;
 };
 
 /* A short list of positions: either the first few (by flat index, for
@@ -75,7 +153,8 @@ struct pt_list {
 	struct pt p[KJ_CMP_WORST];
 };
 
-enum { LIST_NAN, LIST_INF, LIST_BOOL, LIST_REL, LIST_COUNT_ };
+/* The first-positions lists come before LIST_REL, the worst-first one. */
+enum { LIST_NAN, LIST_INF, LIST_BOOL, LIST_VALUE, LIST_REL, LIST_COUNT_ };
 
 struct chunk_acc {
 	double sum;          /* sum of rel over finite elements */
@@ -83,7 +162,7 @@ struct chunk_acc {
 	size_t n_finite, n_over;
 	size_t nan_g, nan_a, nan_mis;
 	size_t inf_g, inf_a, inf_mis;
-	size_t bool_mis;
+	size_t bool_mis, value_mis;
 	struct pt_list list[LIST_COUNT_];
 };
 
@@ -95,15 +174,18 @@ static void acc_init(struct chunk_acc *c)
 
 /* Keep the first KJ_CMP_WORST mismatches.  Positions arrive in increasing
  * flat order within a chunk, so appending is enough. */
+static void list_append_pt(struct pt_list *l, const struct pt *x)
+{
+	if (l->n < KJ_CMP_WORST)
+		l->p[l->n++] = *x;
+}
+
 static void list_append(struct pt_list *l, size_t flat, double g, double a)
 {
-	if (l->n >= KJ_CMP_WORST)
-		return;
-	l->p[l->n].flat = flat;
-	l->p[l->n].golden = g;
-	l->p[l->n].actual = a;
-	l->p[l->n].rel = (double)NAN;
-	l->n++;
+	struct pt x = { .flat = flat, .golden = g, .actual = a,
+			.rel = (double)NAN };
+
+	list_append_pt(l, &x);
 }
 
 /* Is x worse than y?  Larger rel first; equal rel: smaller index first, so
@@ -195,7 +277,8 @@ static void acc_elem(struct chunk_acc *c, const struct elem *e, size_t flat,
 		if (e->rel > t)
 			c->n_over++;
 		if (e->rel > list_floor(&c->list[LIST_REL])) {
-			struct pt x = { flat, g, ac, e->rel };
+			struct pt x = { .flat = flat, .golden = g, .actual = ac,
+					.rel = e->rel };
 
 			list_insert_worst(&c->list[LIST_REL], &x);
 		}
@@ -210,6 +293,9 @@ struct job {
 	int gswap, aswap;
 	int same_order;     /* storage orders agree: flat indices coincide */
 	int is_bool;        /* golden is bool: exact comparison */
+	int is_int;         /* golden is an integer dtype: chunk_int */
+	int int_exact;      /* ... under the exact rule */
+	int int_bytes;      /* ... with the same dtype and layout both sides */
 	int f64;            /* compute in float64 */
 	int fast;           /* the vector kernel applies */
 	double t;
@@ -269,6 +355,170 @@ static void chunk_generic(const struct job *j, size_t lo, size_t hi,
 		}
 		elem_eval(g, a, ac, j->t, j->f64, &e);
 		acc_elem(c, &e, i, g, ac, j->t);
+	}
+}
+
+/* --- integer goldens ---------------------------------------------------------------- */
+
+/*
+ * Integers are held as uint64_t: the 64 bits of their two's complement,
+ * sign-extended for the signed dtypes.  Two values of one dtype are equal
+ * exactly when these bits are.
+ */
+
+/* An integer of another dtype cast to dtype dt as torch (C++) does: the low
+ * bits kept, sign-extended when dt is signed. */
+static uint64_t wrap_int(uint64_t x, enum kj_dtype dt)
+{
+	unsigned bits = 8u * (unsigned)kj_dtype_size(dt);
+	uint64_t mask;
+
+	if (bits >= 64)
+		return x;
+	mask = ((uint64_t)1 << bits) - 1;
+	x &= mask;
+	if (kj_dtype_is_signed_integer(dt) && (x >> (bits - 1)) & 1)
+		x |= ~mask;
+	return x;
+}
+
+/*
+ * A finite float cast to integer dtype dt as torch does: truncated toward
+ * zero; to uint8 through int64 (torch's own rule, so that negative values
+ * wrap the same way on every machine).  Returns 1 with *x set, or 0 when
+ * the value is beyond what dt holds: torch's result is undefined there (it
+ * differs between CPUs and kernels), so there is nothing to compare with.
+ */
+static int float_to_int(double v, enum kj_dtype dt, uint64_t *x)
+{
+	double t = trunc(v), lo, hi;
+	unsigned bits = 8u * (unsigned)kj_dtype_size(dt);
+
+	if (dt == KJ_DTYPE_UINT8) {
+		if (!(t >= -0x1p63 && t < 0x1p63))
+			return 0;
+		*x = (uint64_t)(int64_t)t & 0xffu;
+		return 1;
+	}
+	if (kj_dtype_is_signed_integer(dt)) {
+		lo = -ldexp(1.0, (int)bits - 1);
+		hi = ldexp(1.0, (int)bits - 1);
+	} else {
+		lo = 0.0;
+		hi = ldexp(1.0, (int)bits);
+	}
+	if (!(t >= lo && t < hi))
+		return 0;
+	*x = kj_dtype_is_signed_integer(dt) ? (uint64_t)(int64_t)t
+					    : (uint64_t)t;
+	return 1;
+}
+
+/* The value of bits x of dtype dt, as torch's .float() and .double() give
+ * it: rounded to nearest once, straight from the integer. */
+static float int_to_f32(uint64_t x, int is_signed)
+{
+	return is_signed ? (float)kj__int_from_bits(x) : (float)x;
+}
+
+static double int_to_f64(uint64_t x, int is_signed)
+{
+	return is_signed ? (double)kj__int_from_bits(x) : (double)x;
+}
+
+/*
+ * Both integer rules over elements [lo, hi).  The NaN and Inf checks apply
+ * to a float actual as loaded (an integer golden has neither).  Then the
+ * actual is cast to the golden dtype; under the exact rule an element
+ * passes iff the two integers are equal, under the seed's rel is computed
+ * in float32 from the integers (an actual the cast cannot hold is rel Inf).
+ * Differing elements are counted under both rules.
+ */
+static void int_elems(const struct job *j, size_t lo, size_t hi,
+		      struct chunk_acc *c)
+{
+	int gsigned = kj_dtype_is_signed_integer(j->gdt);
+	int aint = !kj_dtype_is_float(j->adt);
+	float tf = (float)j->t;
+	size_t i;
+
+	for (i = lo; i < hi; i++) {
+		size_t ai = j->same_order ? i : map_flat(j->g, j->a, i);
+		uint64_t gx = kj__load_int_bits(j->g->data, i, j->gdt, j->gswap);
+		struct pt x = { .flat = i, .gx = gx, .rel = (double)NAN };
+		int ok = 1;
+
+		x.golden = int_to_f64(gx, gsigned);
+		if (aint) {
+			x.ax = wrap_int(kj__load_int_bits(j->a->data, ai, j->adt,
+							  j->aswap),
+					j->gdt);
+		} else {
+			x.actual = kj__load_f64(j->a->data, ai, j->adt, j->aswap);
+			if (isnan(x.actual)) {
+				c->nan_a++;
+				c->nan_mis++;
+				list_append_pt(&c->list[LIST_NAN], &x);
+				continue;
+			}
+			if (isinf(x.actual)) {
+				c->inf_a++;
+				c->inf_mis++;
+				list_append_pt(&c->list[LIST_INF], &x);
+				continue;
+			}
+			ok = float_to_int(x.actual, j->gdt, &x.ax);
+		}
+		x.exact = ok;
+		if (ok)
+			x.actual = int_to_f64(x.ax, gsigned);
+		if (!ok || x.ax != gx) {
+			c->value_mis++;
+			list_append_pt(&c->list[LIST_VALUE], &x);
+		}
+		if (j->int_exact)
+			continue;
+		if (ok) {
+			float gf = int_to_f32(gx, gsigned);
+			float af = int_to_f32(x.ax, gsigned);
+
+			x.rel = (double)(fabsf(af - gf) / fmaxf(fabsf(gf), tf));
+		} else {
+			x.rel = INFINITY;
+		}
+		c->n_finite++;
+		c->sum += x.rel;
+		if (x.rel > c->max)
+			c->max = x.rel;
+		if (x.rel > j->t)
+			c->n_over++;
+		if (x.rel > list_floor(&c->list[LIST_REL]))
+			list_insert_worst(&c->list[LIST_REL], &x);
+	}
+}
+
+static void chunk_int(const struct job *j, size_t lo, size_t hi,
+		      struct chunk_acc *c)
+{
+	size_t w = kj_dtype_size(j->gdt), off;
+	const unsigned char *gp = j->g->data, *ap = j->a->data;
+
+	if (!j->int_bytes) {
+		int_elems(j, lo, hi, c);
+		return;
+	}
+	/* Same dtype, byte order and layout: equal bytes are equal values,
+	 * every rel 0, nothing to list. */
+	for (off = lo; off < hi; off += BLOCK_ELEMS) {
+		size_t n = hi - off < BLOCK_ELEMS ? hi - off : BLOCK_ELEMS;
+
+		if (memcmp(gp + off * w, ap + off * w, n * w) != 0) {
+			int_elems(j, off, off + n, c);
+		} else if (!j->int_exact) {
+			c->n_finite += n;
+			if (c->max < 0.0)
+				c->max = 0.0;
+		}
 	}
 }
 
@@ -689,7 +939,8 @@ static void rescan_rel(const struct job *j, size_t off, size_t n,
 			continue;
 		rel = fabsf(a - g) / fmaxf(fabsf(g), tf);
 		if ((double)rel > list_floor(l)) {
-			struct pt x = { i, (double)g, (double)a, (double)rel };
+			struct pt x = { .flat = i, .golden = (double)g,
+					.actual = (double)a, .rel = (double)rel };
 
 			list_insert_worst(l, &x);
 		}
@@ -762,6 +1013,8 @@ static void run_chunk(struct job *j, size_t k)
 	acc_init(&j->acc[k]);
 	if (j->fast)
 		chunk_fast(j, lo, hi, &j->acc[k]);
+	else if (j->is_int)
+		chunk_int(j, lo, hi, &j->acc[k]);
 	else
 		chunk_generic(j, lo, hi, &j->acc[k]);
 }
@@ -820,12 +1073,11 @@ static void merge(const struct job *j, struct chunk_acc *tot)
 		tot->inf_a += c->inf_a;
 		tot->inf_mis += c->inf_mis;
 		tot->bool_mis += c->bool_mis;
+		tot->value_mis += c->value_mis;
 		/* Chunks come in index order, so appending keeps the first. */
 		for (l = 0; l < LIST_REL; l++)
 			for (i = 0; i < c->list[l].n; i++)
-				list_append(&tot->list[l], c->list[l].p[i].flat,
-					    c->list[l].p[i].golden,
-					    c->list[l].p[i].actual);
+				list_append_pt(&tot->list[l], &c->list[l].p[i]);
 		for (i = 0; i < c->list[LIST_REL].n; i++)
 			list_insert_worst(&tot->list[LIST_REL],
 					  &c->list[LIST_REL].p[i]);
@@ -847,33 +1099,102 @@ static void fill_points(const struct kj_tensor *g, const struct pt_list *l,
 		p->golden = l->p[i].golden;
 		p->actual = l->p[i].actual;
 		p->rel = kind == KJ_CMP_POINT_REL ? l->p[i].rel : (double)NAN;
+		p->exact = l->p[i].exact;
+		p->golden_int = kj__int_from_bits(l->p[i].gx);
+		p->actual_int = kj__int_from_bits(l->p[i].ax);
 	}
+}
+
+/* A message under construction: appends never overrun, and text past the
+ * end is dropped (the buffer is always NUL-terminated). */
+struct line {
+	char *buf;
+	size_t size, len;
+};
+
+static void line_init(struct line *l, char *buf, size_t size)
+{
+	l->buf = buf;
+	l->size = size;
+	l->len = 0;
+	buf[0] = '\0';
+}
+
+__attribute__((format(printf, 2, 3)))
+static void line_add(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len + 1 >= l->size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, l->size - l->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		l->buf[l->len] = '\0';
+	else if ((size_t)n >= l->size - l->len)
+		l->len = l->size - 1;
+	else
+		l->len += (size_t)n;
+}
+
+/* "[3, 7]": a point's multi-index. */
+static void line_index(struct line *l, const struct kj_cmp_point *p, int ndim)
+{
+	int d;
+
+	line_add(l, "[");
+	for (d = 0; d < ndim; d++)
+		line_add(l, "%s%lld", d ? ", " : "", (long long)p->index[d]);
+	line_add(l, "]");
+}
+
+/* "[3] golden 30000, actual 30002": a value mismatch of an integer golden,
+ * with the exact integers where there are any. */
+static void line_value(struct line *l, const struct kj_cmp_point *p, int ndim,
+		       enum kj_dtype gdt)
+{
+	int u = !kj_dtype_is_signed_integer(gdt);
+
+	line_index(l, p, ndim);
+	if (u)
+		line_add(l, " golden %llu, actual ",
+			 (unsigned long long)(uint64_t)p->golden_int);
+	else
+		line_add(l, " golden %lld, actual ", (long long)p->golden_int);
+	if (!p->exact)
+		line_add(l, "%.17g (not representable in %s)", p->actual,
+			 kj_dtype_name(gdt));
+	else if (u)
+		line_add(l, "%llu", (unsigned long long)(uint64_t)p->actual_int);
+	else
+		line_add(l, "%lld", (long long)p->actual_int);
 }
 
 /* "[3, 7]" for the first listed point, for messages. */
 static void first_index(const struct kj_cmp_result *res, int ndim, char *buf,
 			size_t size)
 {
-	size_t len = 0;
-	int d;
+	struct line l;
 
-	buf[0] = '\0';
-	if (res->n_worst == 0)
-		return;
-	len += (size_t)snprintf(buf, size, "[");
-	for (d = 0; d < ndim && len < size; d++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%lld",
-					d ? ", " : "",
-					(long long)res->worst[0].index[d]);
-	if (len < size)
-		snprintf(buf + len, size - len, "]");
+	line_init(&l, buf, size);
+	if (res->n_worst)
+		line_index(&l, &res->worst[0], ndim);
 }
+
+/* How many positions a value-mismatch message names. */
+#define MSG_VALUES 3
 
 static void verdict(const struct job *j, const struct chunk_acc *tot,
 		    struct kj_cmp_result *res)
 {
+	const char *gname = kj_dtype_name(j->gdt);
+	struct line msg;
 	char at[160];
+	int i;
 
+	line_init(&msg, res->message, sizeof(res->message));
 	res->n_finite = tot->n_finite;
 	res->n_over_threshold = tot->n_over;
 	res->n_nan_golden = tot->nan_g;
@@ -883,6 +1204,7 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 	res->n_inf_actual = tot->inf_a;
 	res->n_inf_mismatch = tot->inf_mis;
 	res->n_bool_mismatch = tot->bool_mis;
+	res->n_value_mismatch = tot->value_mis;
 	res->mere_defined = !j->is_bool && tot->n_finite > 0;
 	if (res->mere_defined) {
 		res->mere = tot->sum / (double)tot->n_finite;
@@ -893,8 +1215,7 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 		res->reason = KJ_CMP_NAN;
 		fill_points(j->g, &tot->list[LIST_NAN], KJ_CMP_POINT_NAN, res);
 		first_index(res, j->g->ndim, at, sizeof(at));
-		snprintf(res->message, sizeof(res->message),
-			 "NaN positions differ at %zu of %zu elements "
+		line_add(&msg, "NaN positions differ at %zu of %zu elements "
 			 "(golden has %zu NaN, actual %zu), first at %s",
 			 tot->nan_mis, res->n_elements, tot->nan_g, tot->nan_a,
 			 at);
@@ -902,9 +1223,8 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 		res->reason = KJ_CMP_INF;
 		fill_points(j->g, &tot->list[LIST_INF], KJ_CMP_POINT_INF, res);
 		first_index(res, j->g->ndim, at, sizeof(at));
-		snprintf(res->message, sizeof(res->message),
-			 "Inf positions or signs differ at %zu of %zu elements "
-			 "(golden has %zu Inf, actual %zu), first at %s",
+		line_add(&msg, "Inf positions or signs differ at %zu of %zu "
+			 "elements (golden has %zu Inf, actual %zu), first at %s",
 			 tot->inf_mis, res->n_elements, tot->inf_g, tot->inf_a,
 			 at);
 	} else if (j->is_bool) {
@@ -912,27 +1232,42 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 		fill_points(j->g, &tot->list[LIST_BOOL], KJ_CMP_POINT_BOOL, res);
 		first_index(res, j->g->ndim, at, sizeof(at));
 		if (tot->bool_mis)
-			snprintf(res->message, sizeof(res->message),
-				 "bool elements differ at %zu of %zu "
+			line_add(&msg, "bool elements differ at %zu of %zu "
 				 "positions, first at %s",
 				 tot->bool_mis, res->n_elements, at);
 		else
-			snprintf(res->message, sizeof(res->message),
-				 "all %zu bool elements equal",
+			line_add(&msg, "all %zu bool elements equal",
 				 res->n_elements);
+	} else if (j->int_exact) {
+		res->reason = tot->value_mis ? KJ_CMP_VALUE : KJ_CMP_PASS;
+		fill_points(j->g, &tot->list[LIST_VALUE], KJ_CMP_POINT_VALUE,
+			    res);
+		if (!tot->value_mis) {
+			line_add(&msg, "all %zu %s elements equal (exact integer "
+				 "rule)", res->n_elements, gname);
+		} else {
+			line_add(&msg, "%s elements differ at %zu of %zu "
+				 "positions (exact integer rule): ", gname,
+				 tot->value_mis, res->n_elements);
+			for (i = 0; i < res->n_worst && i < MSG_VALUES; i++) {
+				line_add(&msg, "%s", i ? "; " : "");
+				line_value(&msg, &res->worst[i], j->g->ndim,
+					   j->gdt);
+			}
+			if (tot->value_mis > MSG_VALUES)
+				line_add(&msg, "; ...");
+		}
 	} else {
 		fill_points(j->g, &tot->list[LIST_REL], KJ_CMP_POINT_REL, res);
 		if (!res->mere_defined) {
 			res->reason = KJ_CMP_PASS;
-			snprintf(res->message, sizeof(res->message),
-				 "no finite elements to compare (%zu elements, "
-				 "NaN and Inf in the same places)",
+			line_add(&msg, "no finite elements to compare (%zu "
+				 "elements, NaN and Inf in the same places)",
 				 res->n_elements);
 		} else if (res->mere < res->mere_limit &&
 			   res->mare < res->mare_limit) {
 			res->reason = KJ_CMP_PASS;
-			snprintf(res->message, sizeof(res->message),
-				 "MERE %.3g < %.3g and MARE %.3g < %.3g "
+			line_add(&msg, "MERE %.3g < %.3g and MARE %.3g < %.3g "
 				 "(%s threshold)",
 				 res->mere, res->mere_limit, res->mare,
 				 res->mare_limit, res->threshold_dtype);
@@ -944,15 +1279,25 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 
 			res->reason = KJ_CMP_ACCURACY;
 			first_index(res, j->g->ndim, at, sizeof(at));
-			snprintf(res->message, sizeof(res->message),
-				 "%s above threshold: MERE %.3g (limit %.3g), "
-				 "MARE %.3g (limit %.3g, %s); %zu of %zu "
+			line_add(&msg, "%s above threshold: MERE %.3g (limit "
+				 "%.3g), MARE %.3g (limit %.3g, %s); %zu of %zu "
 				 "elements above %.3g, worst at %s",
 				 which, res->mere, res->mere_limit, res->mare,
 				 res->mare_limit, res->threshold_dtype,
 				 tot->n_over, tot->n_finite, res->threshold,
 				 at);
+			if (j->gdt == KJ_DTYPE_FLOAT64 && !j->f64)
+				line_add(&msg, "; float64 promoted to float32 "
+					 "as the seed does (float64 rule spec)");
 		}
+		/* A pass or a failure under the seed's integer rule says so,
+		 * with how far from exact the integers are: a pass may hide
+		 * elements that differ. */
+		if (j->is_int && res->mere_defined)
+			line_add(&msg, "; the seed's relative rule for integers "
+				 "is in force (int rule spec): %zu of %zu %s "
+				 "elements differ", tot->value_mis,
+				 res->n_elements, gname);
 	}
 	res->pass = res->reason == KJ_CMP_PASS;
 }
@@ -991,11 +1336,23 @@ int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,
 	struct chunk_acc tot;
 	const char *tname;
 	int threads = opt ? opt->threads : 0, known = 1, host_be;
+	enum kj_cmp_int_rule int_rule = opt ? opt->int_rule : KJ_CMP_INT_SPEC;
+	enum kj_cmp_float64_rule f64_rule =
+		opt ? opt->float64_rule : KJ_CMP_FLOAT64_SPEC;
 
 	if (!golden || !actual || !res)
 		return kj_error_set(err, KJ_EINVAL,
 				    "kj_compare: NULL tensor or result");
+	if ((unsigned)int_rule >= N_INT_RULES ||
+	    (unsigned)f64_rule >= N_FLOAT64_RULES)
+		return kj_error_set(err, KJ_EINVAL, "kj_compare: int rule %d or "
+				    "float64 rule %d out of range",
+				    (int)int_rule, (int)f64_rule);
 	memset(res, 0, sizeof(*res));
+	res->has_int_rule = kj_dtype_is_integer(golden->dtype);
+	res->int_rule = int_rule;
+	res->has_float64_rule = golden->dtype == KJ_DTYPE_FLOAT64;
+	res->float64_rule = f64_rule;
 	res->golden_dtype = golden->dtype;
 	res->actual_dtype = actual->dtype;
 	res->golden_ndim = golden->ndim;
@@ -1036,7 +1393,12 @@ int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,
 	j.aswap = actual->big_endian != host_be && kj_dtype_size(j.adt) > 1;
 	j.same_order = effectively_fortran(golden) == effectively_fortran(actual);
 	j.is_bool = golden->dtype == KJ_DTYPE_BOOL;
-	j.f64 = golden->dtype == KJ_DTYPE_FLOAT64;
+	j.is_int = kj_dtype_is_integer(golden->dtype);
+	j.int_exact = j.is_int && int_rule == KJ_CMP_INT_EXACT;
+	j.int_bytes = j.is_int && j.gdt == j.adt && j.gswap == j.aswap &&
+		      j.same_order;
+	j.f64 = golden->dtype == KJ_DTYPE_FLOAT64 &&
+		f64_rule == KJ_CMP_FLOAT64_FLOAT64;
 	j.fast = j.gdt == j.adt && !j.gswap && !j.aswap && j.same_order &&
 		 fast_kernels(j.gdt).common != NULL;
 	j.t = res->threshold;

@@ -54,6 +54,32 @@ int kj_dtype_is_float(enum kj_dtype dt)
 	}
 }
 
+int kj_dtype_is_integer(enum kj_dtype dt)
+{
+	switch (dt) {
+	case KJ_DTYPE_UINT8:
+	case KJ_DTYPE_UINT16:
+	case KJ_DTYPE_UINT32:
+	case KJ_DTYPE_UINT64:
+		return 1;
+	default:
+		return kj_dtype_is_signed_integer(dt);
+	}
+}
+
+int kj_dtype_is_signed_integer(enum kj_dtype dt)
+{
+	switch (dt) {
+	case KJ_DTYPE_INT8:
+	case KJ_DTYPE_INT16:
+	case KJ_DTYPE_INT32:
+	case KJ_DTYPE_INT64:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static const struct {
 	const char *alias;
 	enum kj_dtype dt;
@@ -307,39 +333,31 @@ static void swap_bytes(unsigned char *p, size_t n)
 	}
 }
 
-double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap)
+/* The bytes of element i in host order, in the union member of its width. */
+union raw {
+	int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+	uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+	float f32; double f64;
+};
+
+static void load_raw(const void *base, size_t i, enum kj_dtype dt, int swap,
+		     union raw *v)
 {
 	size_t w = kj_dtype_size(dt);
 	unsigned char b[8];
-	union {
-		int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-		uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
-		float f32; double f64;
-	} v;
 
 	memcpy(b, (const unsigned char *)base + i * w, w);
 	if (swap && w > 1)
 		swap_bytes(b, w);
-	memcpy(&v, b, w);
+	memcpy(v, b, w);
+}
+
+double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap)
+{
+	union raw v;
+
+	load_raw(base, i, dt, swap, &v);
 	switch (dt) {
-	case KJ_DTYPE_BOOL:
-		return v.u8 != 0;
-	case KJ_DTYPE_INT8:
-		return v.i8;
-	case KJ_DTYPE_INT16:
-		return v.i16;
-	case KJ_DTYPE_INT32:
-		return v.i32;
-	case KJ_DTYPE_INT64:
-		return (double)v.i64;
-	case KJ_DTYPE_UINT8:
-		return v.u8;
-	case KJ_DTYPE_UINT16:
-		return v.u16;
-	case KJ_DTYPE_UINT32:
-		return v.u32;
-	case KJ_DTYPE_UINT64:
-		return (double)v.u64;
 	case KJ_DTYPE_FLOAT16:
 		return kj_f16_to_f32(v.u16);
 	case KJ_DTYPE_FLOAT32:
@@ -352,17 +370,48 @@ double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap)
 		return kj_e4m3fn_to_f32(v.u8);
 	case KJ_DTYPE_FLOAT8_E5M2:
 		return kj_e5m2_to_f32(v.u8);
-	default:
+	case KJ_DTYPE_INVALID:
+	case KJ_DTYPE_COUNT_:
 		return NAN;
+	default:
+		break;
 	}
+	if (kj_dtype_is_signed_integer(dt))
+		return (double)kj__int_from_bits(
+			kj__load_int_bits(base, i, dt, swap));
+	return (double)kj__load_int_bits(base, i, dt, swap);
 }
 
-static double saturate_trunc(double v, double lo, double hi)
+uint64_t kj__load_int_bits(const void *base, size_t i, enum kj_dtype dt,
+			   int swap)
 {
-	if (isnan(v))
-		return 0.0;
-	v = trunc(v);
-	return v < lo ? lo : v > hi ? hi : v;
+	union raw v;
+
+	if (!kj_dtype_is_integer(dt) && dt != KJ_DTYPE_BOOL)
+		return 0;
+	load_raw(base, i, dt, swap, &v);
+	/* Converting a negative value to uint64_t is defined (modulo 2^64),
+	 * which is exactly the sign extension wanted. */
+	switch (dt) {
+	case KJ_DTYPE_BOOL:
+		return v.u8 != 0;
+	case KJ_DTYPE_INT8:
+		return (uint64_t)v.i8;
+	case KJ_DTYPE_INT16:
+		return (uint64_t)v.i16;
+	case KJ_DTYPE_INT32:
+		return (uint64_t)v.i32;
+	case KJ_DTYPE_INT64:
+		return (uint64_t)v.i64;
+	case KJ_DTYPE_UINT8:
+		return v.u8;
+	case KJ_DTYPE_UINT16:
+		return v.u16;
+	case KJ_DTYPE_UINT32:
+		return v.u32;
+	default:
+		return v.u64;
+	}
 }
 
 double kj__round_to_dtype(double v, enum kj_dtype dt)
@@ -370,22 +419,6 @@ double kj__round_to_dtype(double v, enum kj_dtype dt)
 	switch (dt) {
 	case KJ_DTYPE_BOOL:
 		return v != 0.0;
-	case KJ_DTYPE_INT8:
-		return saturate_trunc(v, -128.0, 127.0);
-	case KJ_DTYPE_INT16:
-		return saturate_trunc(v, -32768.0, 32767.0);
-	case KJ_DTYPE_INT32:
-		return saturate_trunc(v, -2147483648.0, 2147483647.0);
-	case KJ_DTYPE_INT64:
-		return saturate_trunc(v, -0x1p63, 0x1p63);
-	case KJ_DTYPE_UINT8:
-		return saturate_trunc(v, 0.0, 255.0);
-	case KJ_DTYPE_UINT16:
-		return saturate_trunc(v, 0.0, 65535.0);
-	case KJ_DTYPE_UINT32:
-		return saturate_trunc(v, 0.0, 4294967295.0);
-	case KJ_DTYPE_UINT64:
-		return saturate_trunc(v, 0.0, 0x1p64);
 	case KJ_DTYPE_FLOAT16:
 		return kj_f16_to_f32(kj_f32_to_f16((float)v));
 	case KJ_DTYPE_FLOAT32:

@@ -2,6 +2,7 @@
  * report.c - JSON records of results (see report.h).
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "kjudge/report.h"
 #include "base/internal.h"
@@ -37,19 +38,46 @@ static const char *point_kind_name(enum kj_cmp_point_kind k)
 		return "inf_mismatch";
 	case KJ_CMP_POINT_BOOL:
 		return "bool_mismatch";
+	case KJ_CMP_POINT_VALUE:
+		return "value_mismatch";
 	default:
 		return "rel_err";
 	}
 }
 
-static json_t *point_json(const struct kj_cmp_point *p, int ndim)
+/*
+ * An exact integer of dtype dt (the bits as struct kj_cmp_point holds them):
+ * a JSON integer, or for a uint64 beyond what jansson's integers hold
+ * (2^63 - 1) its decimal digits as a string, so that no value is rounded.
+ */
+static json_t *int_json(int64_t v, enum kj_dtype dt)
 {
+	char digits[24];
+
+	if (dt == KJ_DTYPE_UINT64 && v < 0) {
+		snprintf(digits, sizeof(digits), "%llu",
+			 (unsigned long long)(uint64_t)v);
+		return json_string(digits);
+	}
+	return json_integer((json_int_t)v);
+}
+
+/* Integer goldens give their values exactly; the actual too when the cast
+ * gave an integer, else (NaN, Inf, out of range) it is the value loaded. */
+static json_t *point_json(const struct kj_cmp_point *p, int ndim,
+			  enum kj_dtype gdt)
+{
+	int is_int = kj_dtype_is_integer(gdt);
+
 	return json_pack("{s:s, s:o, s:I, s:o, s:o, s:o}",
 			 "kind", point_kind_name(p->kind),
 			 "index", shape_json(ndim, p->index),
 			 "flat", (json_int_t)p->flat,
-			 "golden", kj_json_number(p->golden),
-			 "actual", kj_json_number(p->actual),
+			 "golden", is_int ? int_json(p->golden_int, gdt)
+					  : kj_json_number(p->golden),
+			 "actual", is_int && p->exact
+					   ? int_json(p->actual_int, gdt)
+					   : kj_json_number(p->actual),
 			 "rel_err", p->kind == KJ_CMP_POINT_REL
 				 ? kj_json_number(p->rel) : json_null());
 }
@@ -63,7 +91,8 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 		return NULL;
 	for (i = 0; i < r->n_worst; i++)
 		if (json_array_append_new(worst,
-					  point_json(&r->worst[i], r->golden_ndim))) {
+					  point_json(&r->worst[i], r->golden_ndim,
+						     r->golden_dtype))) {
 			json_decref(worst);
 			return NULL;
 		}
@@ -72,7 +101,8 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 		" s:{s:s, s:o}, s:{s:s, s:o},"
 		" s:s, s:f, s:f, s:f, s:o, s:o,"
 		" s:I, s:I, s:I,"
-		" s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:o}",
+		" s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I,"
+		" s:o, s:o, s:o}",
 		"pass", r->pass,
 		"reason", kj_cmp_reason_name(r->reason),
 		"message", r->message,
@@ -96,6 +126,14 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 		"actual", (json_int_t)r->n_inf_actual,
 		"mismatch", (json_int_t)r->n_inf_mismatch,
 		"bool_mismatch", (json_int_t)r->n_bool_mismatch,
+		"value_mismatch", (json_int_t)r->n_value_mismatch,
+		"int_rule", r->has_int_rule
+				    ? json_string(kj_cmp_int_rule_name(r->int_rule))
+				    : json_null(),
+		"float64_rule", r->has_float64_rule
+					? json_string(kj_cmp_float64_rule_name(
+						  r->float64_rule))
+					: json_null(),
 		"worst", worst);
 	return o;
 }

@@ -200,4 +200,110 @@ test_expect 'threads do not change the figures' '
 	$KJUDGE compare --threads 2 --json g.npy a.npy > r2.json
 	cmp r1.json r2.json
 '
+
+test_expect 'the seed'"'"'s integer rule passes an argmax of 30002 for 30000; --int-rule exact fails it' '
+	mk g "np.array([30000, 17, 4], dtype=np.int64)"
+	mk a "np.array([30002, 17, 4], dtype=np.int64)"
+	$KJUDGE compare --json g.npy a.npy > r.json
+	test "$(jget r.json "d[\"int_rule\"]")" = spec
+	test "$(jget r.json "d[\"float64_rule\"]")" = None
+	test "$(jget r.json "d[\"value_mismatch\"]")" = 1
+	jget r.json "d[\"message\"]" | grep -q "seed.s relative rule for integers is in force"
+	$KJUDGE compare g.npy a.npy > out.txt
+	grep -q "int rule spec" out.txt
+	expect_exit 1 $KJUDGE compare --int-rule exact g.npy a.npy > out.txt
+	head -1 out.txt | grep -q "^FAIL: int64 elements differ at 1 of 3 positions"
+	grep -q "\[0\] golden 30000, actual 30002" out.txt
+	expect_exit 1 $KJUDGE compare --int-rule=exact --json g.npy a.npy > r.json
+	test "$(jget r.json "d[\"reason\"]")" = value_mismatch
+	test "$(jget r.json "d[\"int_rule\"]")" = exact
+	test "$(jget r.json "d[\"mere\"]")" = None
+	test "$(jget r.json "[(w[\"kind\"], w[\"golden\"], w[\"actual\"]) for w in d[\"worst\"]]")" = "[('"'"'value_mismatch'"'"', 30000, 30002)]"
+	$KJUDGE compare --int-rule exact g.npy g.npy > out.txt
+	head -1 out.txt | grep -q "^PASS: all 3 int64 elements equal"
+'
+
+test_expect 'int64 and uint64 beyond 2^53 compare exactly under --int-rule exact' '
+	mk g "np.array([2**63 - 1, -2**63, 5], dtype=np.int64)"
+	mk a "np.array([2**63 - 2, -2**63, 5], dtype=np.int64)"
+	$KJUDGE compare g.npy a.npy > /dev/null
+	expect_exit 1 $KJUDGE compare --int-rule exact --json g.npy a.npy > r.json
+	test "$(jget r.json "d[\"worst\"][0][\"golden\"] == 2**63 - 1 and d[\"worst\"][0][\"actual\"] == 2**63 - 2")" = True
+	mk u "np.array([2**64 - 1, 0], dtype=np.uint64)"
+	mk v "np.array([2**64 - 2, 0], dtype=np.uint64)"
+	expect_exit 1 $KJUDGE compare --int-rule exact --json u.npy v.npy > r.json
+	test "$(jget r.json "int(d[\"worst\"][0][\"golden\"]) - int(d[\"worst\"][0][\"actual\"])")" = 1
+	expect_exit 1 $KJUDGE compare --int-rule exact u.npy v.npy > out.txt
+	grep -q "golden 18446744073709551615  actual 18446744073709551614" out.txt
+'
+
+test_expect 'integer verdicts and figures agree with torch for mixed dtypes' '
+	py "
+import numpy as np
+rng = np.random.default_rng(5)
+g = rng.integers(-1000, 30000, size=(64, 100)).astype(np.int32)
+np.save(\"g.npy\", g)
+a = g.astype(np.int64)
+a[3, 7] += 2
+a[10, 0] += 2**32           # int64 -> int32 keeps the low bits: equal
+a[50, 99] = -a[50, 99] - 1
+np.save(\"a64.npy\", a)
+np.save(\"af.npy\", g.astype(np.float32) + np.float32(0.5))  # truncates back
+np.save(\"a16.npy\", (g % 30000).astype(np.int16))
+"
+	for a in a64 af a16; do
+		$KJUDGE compare --int-rule exact --json g.npy $a.npy > e.json || true
+		$KJUDGE compare --json g.npy $a.npy > s.json || true
+		py "
+import json, numpy as np, torch
+g = torch.from_numpy(np.load(\"g.npy\"))
+a = torch.from_numpy(np.load(\"$a.npy\"))
+e = json.load(open(\"e.json\")); s = json.load(open(\"s.json\"))
+ac = a.to(g.dtype)
+n = int((ac != g).sum())
+assert e[\"value_mismatch\"] == n and s[\"value_mismatch\"] == n, (e[\"value_mismatch\"], n)
+assert e[\"pass\"] == (n == 0), e[\"message\"]
+t = 2.0 ** -13
+rel = (ac.float() - g.float()).abs() / g.float().abs().clamp(min=t)
+mere, mare = rel.double().mean().item(), rel.max().item()
+assert abs(s[\"mere\"] - mere) <= 1e-6 * mere + 1e-12, (s[\"mere\"], mere)
+assert abs(s[\"mare\"] - mare) <= 1e-11 * mare, (s[\"mare\"], mare)  # 12 digits in the JSON
+assert s[\"pass\"] == (mere < t and mare < 10 * t)
+"
+	done
+'
+
+test_expect 'float64 beyond float32 fails under the seed'"'"'s rule, as in torch, and passes with --float64-rule float64' '
+	mk g "np.array([1e39, 1.0, -2.5], dtype=np.float64)"
+	expect_exit 1 $KJUDGE compare --json g.npy g.npy > r.json
+	test "$(jget r.json "d[\"reason\"]")" = accuracy
+	test "$(jget r.json "d[\"float64_rule\"]")" = spec
+	test "$(jget r.json "d[\"int_rule\"]")" = None
+	test "$(jget r.json "d[\"mare\"]")" = inf
+	jget r.json "d[\"message\"]" | grep -q "float64 promoted to float32"
+	py "
+import numpy as np, torch
+g = torch.from_numpy(np.load(\"g.npy\")); a = g.clone(); t = 2.0 ** -13
+fin = torch.isfinite(g) & torch.isfinite(a)
+rel = (a[fin].to(g.dtype).float() - g[fin].float()).abs() / g[fin].float().abs().clamp(min=t)
+assert not (rel.mean() < t and rel.max() < 10 * t)
+"
+	$KJUDGE compare --float64-rule float64 --json g.npy g.npy > r.json
+	test "$(jget r.json "d[\"pass\"]")" = True
+	test "$(jget r.json "d[\"float64_rule\"]")" = float64
+	$KJUDGE compare --float64-rule float64 g.npy g.npy | grep -q "float64 rule float64"
+'
+
+test_expect 'rule names are checked: exit 2 and one line naming the option' '
+	mk g "np.ones(4, dtype=np.int32)"
+	expect_exit 2 $KJUDGE compare --int-rule fuzzy g.npy g.npy > out.txt 2> e.txt
+	test ! -s out.txt && test "$(wc -l < e.txt)" -eq 1
+	grep -q "^kjudge compare: --int-rule: unknown int rule .fuzzy. (expected spec or exact)$" e.txt
+	expect_exit 2 $KJUDGE compare --float64-rule float32 g.npy g.npy 2> e.txt
+	grep -q "^kjudge compare: --float64-rule: unknown float64 rule .float32. (expected spec or float64)$" e.txt
+	expect_exit 2 $KJUDGE compare g.npy g.npy --int-rule 2> e.txt
+	$KJUDGE compare --help > h.txt
+	grep -q -- "--int-rule RULE .*spec (default, the seed.s relative rule) or exact" h.txt
+	grep -q -- "--float64-rule RULE .*spec (default, promoted to float32) or float64" h.txt
+'
 test_done
