@@ -111,7 +111,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py
+all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/man/.stamp
 
 # The torch worker is installed beside the binary, where kjudge looks for it.
 $(BUILD)/kjudge_worker.py: worker/kjudge_worker.py
@@ -142,9 +142,22 @@ $(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
 $(BUILD)/kjudge: $(CLI_OBJ) $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libkjudge.a
+# The unit tests include the CLI's option parser and man page writer
+# (tests/unit/test_cli.c), which need nothing else of src/.
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The man pages: kjudge.1 and one kjudge-CMD.1 per command, written by the
+# binary from the option tables that its --help prints (`kjudge help --man`).
+$(BUILD)/man/.stamp: $(BUILD)/kjudge
+	@rm -rf $(BUILD)/man && mkdir -p $(BUILD)/man
+	$(BUILD)/kjudge help --man > $(BUILD)/man/kjudge.1
+	@for c in $$($(BUILD)/kjudge help --commands); do \
+	  echo "$(BUILD)/kjudge help --man $$c > $(BUILD)/man/kjudge-$$c.1"; \
+	  $(BUILD)/kjudge help --man $$c > $(BUILD)/man/kjudge-$$c.1 || exit 1; \
+	done
+	@touch $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

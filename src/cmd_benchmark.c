@@ -23,18 +23,30 @@ enum {
 	OPT_SKIP_FRAMEWORK,
 	OPT_FRAMEWORK_MS,
 	OPT_NOT_REQUIRED,
+	OPT_COUNT_
 };
 
 const struct kj_cli_option kj_benchmark_options[] = {
-	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take (default 900)",
+	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take",
 			     "fixed seed for the timed inputs instead of a secret one"),
-	{ "warmup", OPT_WARMUP, "N", "untimed calls before timing (default 5)" },
-	{ "repeats", OPT_REPEATS, "N", "timed calls per case (default 50)" },
-	{ "output", OPT_OUTPUT, "FILE", "perf JSON path (default: printed on stdout)" },
-	{ "skip_framework", OPT_SKIP_FRAMEWORK, NULL, "do not time the reference; use --framework_latency_ms" },
-	{ "framework_latency_ms", OPT_FRAMEWORK_MS, "MS", "reference latency with --skip_framework (default 0.0)" },
-	{ "verify_not_required", OPT_NOT_REQUIRED, NULL, "skip the L1 verify gate" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			 .max = 1000000, .def = "5", .help = "untimed calls before timing" },
+	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
+			  .max = 1000000, .def = "50", .help = "timed calls per case" },
+	[OPT_OUTPUT] = { .name = "output", .type = KJ_CLI_STRING, .metavar = "FILE",
+			 .def = "printed on stdout", .help = "perf JSON path" },
+	[OPT_SKIP_FRAMEWORK] = { .name = "skip_framework", .type = KJ_CLI_FLAG,
+				 .help = "do not time the reference; use "
+					 "--framework_latency_ms" },
+	/* Up to a day: a latency beyond that is a typo, and a latency that
+	 * is not a finite number would make speedups that are not either. */
+	[OPT_FRAMEWORK_MS] = { .name = "framework_latency_ms", .type = KJ_CLI_NUMBER,
+			       .metavar = "MS", .unit = "milliseconds", .min = 0,
+			       .max = 86400000, .def = "0.0",
+			       .help = "reference latency with --skip_framework" },
+	[OPT_NOT_REQUIRED] = { .name = "verify_not_required", .type = KJ_CLI_FLAG,
+			       .help = "skip the L1 verify gate" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 /* verify_result.json for the default, verify_result_<x>.json for triton_<x>
@@ -101,53 +113,30 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_torch_opts o;
 	struct kj_bench_opts b;
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_error err;
 	const char *output = NULL;
-	int c, rc, not_required = 0;
+	int rc, not_required;
 	json_t *res = NULL;
-	char *end;
 
 	kj_torch_opts_init(&o);
 	kj_bench_opts_init(&b);
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_WARMUP:
-			if ((b.warmup = kj_cli_parse_uint(cmd, "warmup", p.arg, 1000000)) < 0)
-				return KJ_EXIT_USAGE;
-			break;
-		case OPT_REPEATS:
-			if ((b.repeats = kj_cli_parse_uint(cmd, "repeats", p.arg, 1000000)) < 1)
-				return b.repeats < 0 ? KJ_EXIT_USAGE
-						     : kj_cli_error(cmd, "--repeats must be at least 1");
-			break;
-		case OPT_OUTPUT:
-			output = p.arg;
-			break;
-		case OPT_SKIP_FRAMEWORK:
-			b.skip_framework = 1;
-			break;
-		case OPT_FRAMEWORK_MS:
-			b.framework_latency_ms = strtod(p.arg, &end);
-			if (end == p.arg || *end)
-				return kj_cli_error(cmd, "option '--framework_latency_ms' "
-						    "wants a number, not '%s'", p.arg);
-			break;
-		case OPT_NOT_REQUIRED:
-			not_required = 1;
-			break;
-		default:
-			rc = kj_cli_torch_option(cmd, c, p.arg, &o);
-			if (rc <= 0)
-				return KJ_EXIT_USAGE;
-		}
-	}
-	if (kj_cli_torch_check(cmd, argc, argv, &o))
-		return KJ_EXIT_USAGE;
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	kj_cli_torch_opts(&a, &o);
+	if (a.opt[OPT_WARMUP].count)
+		b.warmup = (int)a.opt[OPT_WARMUP].integer;
+	if (a.opt[OPT_REPEATS].count)
+		b.repeats = (int)a.opt[OPT_REPEATS].integer;
+	if (a.opt[OPT_OUTPUT].count)
+		output = a.opt[OPT_OUTPUT].text;
+	b.skip_framework = a.opt[OPT_SKIP_FRAMEWORK].count > 0;
+	if (a.opt[OPT_FRAMEWORK_MS].count)
+		b.framework_latency_ms = a.opt[OPT_FRAMEWORK_MS].number;
+	not_required = a.opt[OPT_NOT_REQUIRED].count > 0;
+	/* The values point into argv, not into a. */
+	kj_cli_args_release(&a);
 	if (!not_required && (rc = gate(cmd, o.verify_dir, o.impl_name)) != 0)
 		return rc;
 

@@ -16,21 +16,30 @@
 #include "base/banned.h"
 
 enum {
-	OPT_DTYPE = 256,
+	OPT_DTYPE,
 	OPT_GOLDEN_DTYPE,
 	OPT_ACTUAL_DTYPE,
 	OPT_THREADS,
 	OPT_JSON,
+	OPT_COUNT_
 };
 
+/* The dtypes are checked by apply_dtype(), against the library's table of
+ * names and aliases, so that the CLI keeps no copy of it. */
 const struct kj_cli_option kj_compare_options[] = {
-	{ "dtype", OPT_DTYPE, "NAME",
-	  "logical dtype of both tensors (bfloat16, float8_e4m3fn, hifloat32, ...)" },
-	{ "golden-dtype", OPT_GOLDEN_DTYPE, "NAME", "logical dtype of GOLDEN only" },
-	{ "actual-dtype", OPT_ACTUAL_DTYPE, "NAME", "logical dtype of ACTUAL only" },
-	{ "threads", OPT_THREADS, "N", "threads to use (default: one per CPU)" },
-	{ "json", OPT_JSON, NULL, "print the whole record as JSON" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_DTYPE] = { .name = "dtype", .type = KJ_CLI_STRING, .metavar = "NAME",
+			.help = "logical dtype of both tensors (bfloat16, float8_e4m3fn, "
+				"hifloat32, ...)" },
+	[OPT_GOLDEN_DTYPE] = { .name = "golden-dtype", .type = KJ_CLI_STRING,
+			       .metavar = "NAME", .help = "logical dtype of GOLDEN only" },
+	[OPT_ACTUAL_DTYPE] = { .name = "actual-dtype", .type = KJ_CLI_STRING,
+			       .metavar = "NAME", .help = "logical dtype of ACTUAL only" },
+	[OPT_THREADS] = { .name = "threads", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			  .max = 1024, .def = "0, one per CPU",
+			  .help = "threads to use" },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
+		       .help = "print the whole record as JSON" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 /*
@@ -127,49 +136,27 @@ static void print_human(const struct kj_cmp_result *r)
 
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 {
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_cmp_options opt = { NULL, 0 };
-	const char *dtype = NULL, *gdtype = NULL, *adtype = NULL;
+	const char *dtype, *gdtype, *adtype, *gpath, *apath;
 	const char *threshold_name = NULL;
 	struct kj_tensor golden, actual;
 	struct kj_cmp_result res;
 	struct kj_error err;
-	int json = 0, c, rc;
+	int json, rc;
 
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_DTYPE:
-			dtype = p.arg;
-			break;
-		case OPT_GOLDEN_DTYPE:
-			gdtype = p.arg;
-			break;
-		case OPT_ACTUAL_DTYPE:
-			adtype = p.arg;
-			break;
-		case OPT_THREADS:
-			opt.threads = kj_cli_parse_uint(cmd, "threads", p.arg, 1024);
-			if (opt.threads < 0)
-				return KJ_EXIT_USAGE;
-			break;
-		case OPT_JSON:
-			json = 1;
-			break;
-		default:
-			return KJ_EXIT_USAGE;
-		}
-	}
-	if (argc - kj_cli_optind() != 2) {
-		kj_cli_error(cmd, "expected GOLDEN.npy and ACTUAL.npy, got %d "
-			     "operand%s", argc - kj_cli_optind(),
-			     argc - kj_cli_optind() == 1 ? "" : "s");
-		fprintf(stderr, "usage: kjudge compare %s\n", cmd->usage);
-		return KJ_EXIT_USAGE;
-	}
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	dtype = a.opt[OPT_DTYPE].text;
+	gdtype = a.opt[OPT_GOLDEN_DTYPE].text;
+	adtype = a.opt[OPT_ACTUAL_DTYPE].text;
+	opt.threads = (int)a.opt[OPT_THREADS].integer;
+	json = a.opt[OPT_JSON].count > 0;
+	gpath = a.operands[0];
+	apath = a.operands[1];
+	/* The values point into argv, not into a. */
+	kj_cli_args_release(&a);
 	if (dtype && (gdtype || adtype))
 		return kj_cli_error(cmd, "--dtype and --golden-dtype/--actual-dtype "
 				    "exclude each other");
@@ -179,15 +166,13 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_tensor_init(&golden);
 	kj_tensor_init(&actual);
 	rc = KJ_EXIT_USAGE;
-	if (kj_npy_load(&golden, argv[kj_cli_optind()], &err) != KJ_OK ||
-	    kj_npy_load(&actual, argv[kj_cli_optind() + 1], &err) != KJ_OK) {
+	if (kj_npy_load(&golden, gpath, &err) != KJ_OK ||
+	    kj_npy_load(&actual, apath, &err) != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
 		goto out;
 	}
-	if (apply_dtype(cmd, &golden, argv[kj_cli_optind()], gdtype,
-			&threshold_name) ||
-	    apply_dtype(cmd, &actual, argv[kj_cli_optind() + 1], adtype,
-			&threshold_name))
+	if (apply_dtype(cmd, &golden, gpath, gdtype, &threshold_name) ||
+	    apply_dtype(cmd, &actual, apath, adtype, &threshold_name))
 		goto out;
 	opt.threshold_dtype = threshold_name;
 	if (kj_compare(&golden, &actual, &opt, &res, &err) != KJ_OK) {

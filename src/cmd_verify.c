@@ -17,14 +17,18 @@
 enum {
 	OPT_OUTPUT = KJ_OPT_TORCH_END_,
 	OPT_INPUT_SETS,
+	OPT_COUNT_
 };
 
 const struct kj_cli_option kj_verify_options[] = {
-	KJ_TORCH_OPTION_ROWS("seconds each case may take on each side (default 900)",
-			     "use seed N for every case, one input set (0 reproduces verify.py)"),
-	{ "output", OPT_OUTPUT, "FILE", "result file (default DIR/verify_result.json)" },
-	{ "input_sets", OPT_INPUT_SETS, "N", "input sets per case with secret seeds (default 2)" },
-	{ NULL, 0, NULL, NULL },
+	KJ_TORCH_OPTION_ROWS("seconds each case may take on each side",
+			     "use seed N for every case, one input set; 0 reproduces verify.py"),
+	[OPT_OUTPUT] = { .name = "output", .type = KJ_CLI_STRING, .metavar = "FILE",
+			 .def = "DIR/verify_result.json", .help = "result file" },
+	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
+			     .min = 1, .max = 100, .def = "2",
+			     .help = "input sets per case with secret seeds" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 static void print_summary(const json_t *res, const char *out_path)
@@ -56,38 +60,24 @@ static void print_summary(const json_t *res, const char *out_path)
 int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_torch_opts o;
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_error err;
 	const char *output = NULL;
 	char out_path[4200];
 	json_t *res = NULL;
-	int c, rc, sets;
+	int rc;
 
 	kj_torch_opts_init(&o);
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_OUTPUT:
-			output = p.arg;
-			break;
-		case OPT_INPUT_SETS:
-			sets = kj_cli_parse_uint(cmd, "input_sets", p.arg, 100);
-			if (sets < 1)
-				return sets < 0 ? KJ_EXIT_USAGE
-						: kj_cli_error(cmd, "--input_sets must be at least 1");
-			o.input_sets = sets;
-			break;
-		default:
-			rc = kj_cli_torch_option(cmd, c, p.arg, &o);
-			if (rc <= 0)
-				return KJ_EXIT_USAGE;
-		}
-	}
-	if (kj_cli_torch_check(cmd, argc, argv, &o))
-		return KJ_EXIT_USAGE;
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	kj_cli_torch_opts(&a, &o);
+	if (a.opt[OPT_OUTPUT].count)
+		output = a.opt[OPT_OUTPUT].text;
+	if (a.opt[OPT_INPUT_SETS].count)
+		o.input_sets = (int)a.opt[OPT_INPUT_SETS].integer;
+	/* The values point into argv, not into a. */
+	kj_cli_args_release(&a);
 	if (output)
 		snprintf(out_path, sizeof(out_path), "%s", output);
 	else if (snprintf(out_path, sizeof(out_path), "%s/verify_result.json",
