@@ -241,5 +241,7 @@ extern const struct kj_cli_option kj_validate_options[];
 int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_doctor_options[];
 extern const struct kj_cli_env kj_doctor_env[];
+int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_skill_options[];
 
 #endif /* KJ_CLI_H */

@@ -147,6 +147,32 @@ static const struct kj_cli_command commands[] = {
 			      "  1  some probe failed\n"
 			      "  2  bad flags\n",
 	},
+	{
+		.name = "skill",
+		.run = kj_cmd_skill,
+		.summary = "Make a triton-op-verifier skill directory run kjudge.",
+		.usage = "[options] DIR",
+		.description =
+			"Writes DIR/scripts/verify.py, benchmark.py and\n"
+			"validate_triton_impl.py (making scripts/ when it is missing): each\n"
+			"a few lines of Python that exec kjudge verify, kjudge benchmark or\n"
+			"kjudge validate with the script's own arguments, so that an agent\n"
+			"whose prompt says 'python3 DIR/scripts/verify.py --op_name ...'\n"
+			"runs kjudge without a word of the prompt changed, and gets kjudge's\n"
+			"exit codes.  The scripts run this kjudge (its real path), or the\n"
+			"kjudge on PATH once that one is gone, and set KJ_PYTHON to the\n"
+			"Python that runs them when KJ_PYTHON is not set.  An original\n"
+			"script is kept once, as NAME.py.orig; running skill again rewrites\n"
+			"kjudge's own scripts and never touches an .orig.\n",
+		.options = kj_skill_options,
+		.min_operands = 1,
+		.max_operands = 1,
+		.operands = "one DIR, the skill directory",
+		.exit_codes = "  0  the three scripts are written\n"
+			      "  2  bad flags, DIR is not a directory, a script cannot be\n"
+			      "     written, or one is not kjudge's and its .orig exists\n"
+			      "     (see --force): nothing was changed\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -21,7 +21,7 @@ refused() {
 	fi
 }
 
-commands="validate compare verify benchmark doctor"
+commands="validate compare verify benchmark doctor skill"
 
 test_expect 'every command: an unknown option, a value given to a flag, a missing value' '
 	for c in $commands; do
@@ -34,6 +34,7 @@ test_expect 'every command: an unknown option, a value given to a flag, a missin
 	refused "kjudge doctor: option '"'"'--json'"'"' takes no value" $KJUDGE doctor --json=true
 	refused "kjudge benchmark: option '"'"'--skip_framework'"'"' takes no value" \
 		$KJUDGE benchmark --op_name x --skip_framework=1
+	refused "kjudge skill: option '"'"'--force'"'"' takes no value" $KJUDGE skill --force=1 d
 	refused "kjudge verify: option '"'"'--timeout'"'"' needs a value (S)" $KJUDGE verify --op_name x --timeout
 	refused "kjudge benchmark: option '"'"'--output'"'"' needs a value (FILE)" \
 		$KJUDGE benchmark --op_name x --output --json
@@ -83,6 +84,8 @@ test_expect 'operand counts and required options' '
 	refused "kjudge verify: takes no operands, got '"'"'extra'"'"'" $KJUDGE verify --op_name x extra
 	refused "kjudge benchmark: takes no operands, got '"'"'extra'"'"'" $KJUDGE benchmark extra --op_name x
 	refused "kjudge doctor: takes no operands, got '"'"'-'"'"'" $KJUDGE doctor -
+	refused "kjudge skill: expected one DIR, the skill directory, got 0 operands" $KJUDGE skill
+	refused "kjudge skill: expected one DIR, the skill directory, got 2 operands" $KJUDGE skill a b
 	refused "kjudge verify: option '"'"'--op_name'"'"' is required" $KJUDGE verify --verify_dir .
 	refused "kjudge validate: expected at least one FILE or DIR" $KJUDGE validate --json
 '
