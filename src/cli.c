@@ -48,6 +48,28 @@ static int fail(struct kj_cli_args *a, const char *fmt, ...)
 	return KJ_CLI_ERROR;
 }
 
+/* The most bytes of a word typed by the user that a message repeats. */
+#define SHOW_MAX 64
+
+/*
+ * s[0..len) as a message repeats it: whole when short, else its first
+ * SHOW_MAX bytes cut on a UTF-8 character boundary and followed by "...", so
+ * that a pasted page in a value neither crowds out the rest of the message
+ * nor leaves half a character in it.  Returns buf (SHOW_MAX + 4 bytes).
+ */
+static const char *show(const char *s, size_t len, char *buf)
+{
+	size_t n = len;
+
+	if (n > SHOW_MAX) {
+		n = SHOW_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	snprintf(buf, SHOW_MAX + 4, "%.*s%s", (int)n, s, n < len ? "..." : "");
+	return buf;
+}
+
 /* A range bound as people write it: whole numbers without an exponent
  * (2147483, not 2.14748e+06), others in %g. */
 static void fmt_bound(double v, char *buf, size_t size)
@@ -58,7 +80,7 @@ static void fmt_bound(double v, char *buf, size_t size)
 		snprintf(buf, size, "%g", v);
 }
 
-/* "a, b or c" of a NULL-terminated list, into buf at *len. */
+/* "a, b or c" of a NULL-terminated list, into buf (cut to size). */
 static void fmt_words(const char *const *w, char *buf, size_t size)
 {
 	size_t n = 0, i, len = 0;
@@ -175,7 +197,7 @@ static int match_choice(const char *const *choices, const char *s, size_t len)
 static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 		 struct kj_cli_value *v, const char *as, const char *value)
 {
-	char wants[320];
+	char wants[320], shown[SHOW_MAX + 4];
 	char *end;
 
 	kj_cli_wants(o, wants, sizeof(wants));
@@ -189,7 +211,8 @@ static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 		x = whole_number_text(value) ? strtoll(value, &end, 10) : 0;
 		if (!whole_number_text(value) || errno || *end ||
 		    (double)x < o->min || (double)x > o->max)
-			return fail(a, "option '%s' wants %s, not '%s'", as, wants, value);
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
 		v->integer = x;
 		break;
 	}
@@ -200,7 +223,8 @@ static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 		 * ERANGE); an underflow to 0 or a subnormal is a number,
 		 * which the range then judges. */
 		if (!isfinite(x) || x < o->min || x > o->max)
-			return fail(a, "option '%s' wants %s, not '%s'", as, wants, value);
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
 		v->number = x;
 		break;
 	}
@@ -208,7 +232,8 @@ static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 		int c = match_choice(o->choices, value, strlen(value));
 
 		if (c < 0)
-			return fail(a, "option '%s' wants %s, not '%s'", as, wants, value);
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
 		v->choice = c;
 		break;
 	}
@@ -222,10 +247,10 @@ static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 
 			if (c < 0 && n == 0)
 				return fail(a, "option '%s' wants %s, not '%s' (an empty "
-					    "item)", as, wants, value);
+					    "item)", as, wants, show(value, strlen(value), shown));
 			if (c < 0)
-				return fail(a, "option '%s' wants %s, not '%.*s'", as,
-					    wants, (int)n, p);
+				return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+					    show(p, n, shown));
 			mask |= 1u << c;
 			if (!p[n])
 				break;
@@ -266,7 +291,7 @@ static int find_short(const struct kj_cli_option *opts, char c)
 static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
 			const char *name, size_t len)
 {
-	char hint[192];
+	char hint[192], shown[SHOW_MAX + 4];
 	size_t hl = 0;
 	int i, n = 0;
 
@@ -283,9 +308,9 @@ static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
 		n++;
 	}
 	if (n)
-		return fail(a, "unknown option '--%.*s' (names are not abbreviated: "
-			    "did you mean %s?)", (int)len, name, hint);
-	return fail(a, "unknown option '--%.*s'", (int)len, name);
+		return fail(a, "unknown option '--%s' (names are not abbreviated: "
+			    "did you mean %s?)", show(name, len, shown), hint);
+	return fail(a, "unknown option '--%s'", show(name, len, shown));
 }
 
 /* The value of an option that takes one and was not given it in the same
@@ -310,12 +335,14 @@ static int check_line(const struct kj_cli_command *cmd, struct kj_cli_args *a)
 {
 	const struct kj_cli_option *opts = cmd->options;
 	int i, n = a->n_operands;
+	char shown[SHOW_MAX + 4];
 
 	for (i = 0; opts && opts[i].name; i++)
 		if ((opts[i].flags & KJ_CLI_REQUIRED) && !a->opt[i].count)
 			return fail(a, "option '--%s' is required", opts[i].name);
 	if (cmd->max_operands == 0 && n > 0)
-		return fail(a, "takes no operands, got '%s'", a->operands[0]);
+		return fail(a, "takes no operands, got '%s'",
+			    show(a->operands[0], strlen(a->operands[0]), shown));
 	if (n < cmd->min_operands || (cmd->max_operands >= 0 && n > cmd->max_operands))
 		return fail(a, "expected %s, got %d operand%s",
 			    cmd->operands ? cmd->operands : "other operands", n,
@@ -329,6 +356,7 @@ int kj_cli_parse(const struct kj_cli_command *cmd, int argc, char **argv,
 	const struct kj_cli_option *opts = cmd->options;
 	size_t n_rows = count_rows(opts);
 	int i, only_operands = 0, rc;
+	char shown[SHOW_MAX + 4];
 
 	kj_cli_args_release(a);
 	a->opt = calloc(n_rows ? n_rows : 1, sizeof(*a->opt));
@@ -383,6 +411,11 @@ int kj_cli_parse(const struct kj_cli_command *cmd, int argc, char **argv,
 
 			if (r < 0 && *s == 'h')
 				return KJ_CLI_HELP;
+			/* A byte of a multibyte character is no option
+			 * letter, and alone it is not text: name the word. */
+			if (r < 0 && ((unsigned char)*s >= 0x80 || (unsigned char)*s < 0x20))
+				return fail(a, "unknown option '%s'",
+					    show(argv[i], strlen(argv[i]), shown));
 			if (r < 0)
 				return fail(a, "unknown option '%s'", as);
 			a->opt[r].count++;

@@ -44,7 +44,8 @@ enum kj_cli_type {
 	KJ_CLI_NUMBER,  /* a finite decimal number from min to max: --timeout S */
 	KJ_CLI_CHOICE,  /* one word of choices[]; a choice "word:N" also takes
 			 * word:0, word:1, ... up to word:1023 (--device cuda:N) */
-	KJ_CLI_CHOICES, /* a comma list of words of choices[]; repeats add up */
+	KJ_CLI_CHOICES, /* a comma list of words of choices[] (at most 32, bits of a
+			 * mask); repeats add up */
 };
 
 /* Flags of an option row. */

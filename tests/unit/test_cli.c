@@ -103,6 +103,9 @@ static void summarize(const struct kj_cli_args *a, char *buf, size_t size)
 		len += (size_t)snprintf(buf + len, size - len, " %s", a->operands[i]);
 }
 
+/* 63 bytes of digits, for the cuts of long words in messages. */
+#define D63 "012345678901234567890123456789012345678901234567890123456789012"
+
 struct pcase {
 	const char *argv[8]; /* after the command's name; NULL-terminated */
 	int rc;
@@ -154,6 +157,11 @@ static const struct pcase cases[] = {
 	{ { "--o", "x" }, KJ_CLI_ERROR, "unknown option '--o' (names are not "
 	  "abbreviated: did you mean '--output', '--op_name'?)" },
 	{ { "--JSON" }, KJ_CLI_ERROR, "unknown option '--JSON'" },
+	/* what a message repeats is cut, on a character boundary */
+	{ { "-\xc3\xa9" }, KJ_CLI_ERROR, "unknown option '-\xc3\xa9'" },
+	{ { "--" D63 "\xc3\xa9z" }, KJ_CLI_ERROR, "unknown option '--" D63 "...'" },
+	{ { "--device", D63 "3456" }, KJ_CLI_ERROR, "option '--device' wants cpu, cuda or "
+	  "cuda:N, not '" D63 "3...'" },
 	/* numbers: the whole text, finite, in range */
 	{ { "--timeout", "2147483" }, KJ_CLI_OK, "timeout=2147483 |" },
 	{ { "--timeout", "0.001" }, KJ_CLI_OK, "timeout=0.001 |" },
