@@ -9,6 +9,10 @@
 #   make bench                  comparator throughput vs numpy and memory bandwidth
 #   make bench-validate         kjudge validate over 1,000 generated candidates
 #   make demo                   kjudge compare on the bundled example tensors
+#   make install [PREFIX=/usr/local] [DESTDIR=]
+#                               PREFIX/bin/kjudge, PREFIX/libexec/kjudge/
+#                               kjudge_worker.py, PREFIX/share/man/man1/kjudge*.1
+#   make uninstall              removes what install put there
 #
 # System libraries come from pkg-config.  The tree-sitter runtime and the
 # Python and CUDA grammars that `kjudge validate` parses with are compiled
@@ -117,7 +121,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py
+all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/man/.stamp
 
 # The torch worker is installed beside the binary, where kjudge looks for it.
 $(BUILD)/kjudge_worker.py: worker/kjudge_worker.py
@@ -154,9 +158,43 @@ endif
 $(BUILD)/kjudge: $(CLI_OBJ) $(FAULT_OBJ) $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libkjudge.a
+# The unit tests include the CLI's option parser and man page writer
+# (tests/unit/test_cli.c), which need nothing else of src/.
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The man pages: kjudge.1 and one kjudge-CMD.1 per command, written by the
+# binary from the option tables that its --help prints (`kjudge help --man`).
+$(BUILD)/man/.stamp: $(BUILD)/kjudge
+	@rm -rf $(BUILD)/man && mkdir -p $(BUILD)/man
+	$(BUILD)/kjudge help --man > $(BUILD)/man/kjudge.1
+	@for c in $$($(BUILD)/kjudge help --commands); do \
+	  echo "$(BUILD)/kjudge help --man $$c > $(BUILD)/man/kjudge-$$c.1"; \
+	  $(BUILD)/kjudge help --man $$c > $(BUILD)/man/kjudge-$$c.1 || exit 1; \
+	done
+	@touch $@
+
+# --- install ---------------------------------------------------------------------
+# The binary finds the worker beside itself (build/) or, installed, in
+# ../libexec/kjudge/ from its real path (lib/base/locate.c).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+LIBEXECDIR := $(PREFIX)/libexec/kjudge
+MAN1DIR := $(PREFIX)/share/man/man1
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MAN1DIR)
+	install -m 755 $(BUILD)/kjudge $(DESTDIR)$(BINDIR)/kjudge
+	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
+
+# The pages are removed by name pattern, so that uninstall needs no build.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
+	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -260,7 +298,7 @@ bench-validate: build/kjudge build/bench/bench_validate
 clean:
 	rm -rf build
 
-.PHONY: all check demo fuzz bench bench-validate clean
+.PHONY: all check demo fuzz bench bench-validate clean install uninstall
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

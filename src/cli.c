@@ -1,8 +1,17 @@
 /*
- * cli.c - option parsing and help generated from the option tables.
+ * cli.c - the option parser over a command's typed option table, and the
+ * --help text generated from the same rows (the rules are in cli.h).
+ *
+ * One pass over argv, left to right: "--" switches to operands only, a word
+ * that does not start with '-' (or is "-") is an operand, "--name[=value]"
+ * is looked up exactly, "-abc" is a cluster of short options of which the
+ * last may take the rest of the word or the next word as its value.  Each
+ * value is converted by its row's type at once, so the first bad word is the
+ * one the message names.  The checks that need the whole line (required
+ * options, operand counts) come after the pass.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,80 +19,516 @@
 #include "cli.h"
 #include "base/banned.h"
 
-#define MAX_OPTS 64
+/* A choice "word:N" takes word:0 .. word:KJ_CLI_INDEX_MAX. */
+#define KJ_CLI_INDEX_MAX 1023
 
-static struct option long_opts[MAX_OPTS + 2];
-static char short_opts[2 * MAX_OPTS + 4];
-
-void kj_cli_parser_init(struct kj_cli_parser *p, const struct kj_cli_command *cmd,
-			int argc, char **argv)
+void kj_cli_args_init(struct kj_cli_args *a)
 {
-	const struct kj_cli_option *o;
-	size_t n = 0, s = 0;
+	a->opt = NULL;
+	a->operands = NULL;
+	a->n_operands = 0;
+	a->error[0] = '\0';
+}
 
-	p->cmd = cmd;
-	p->argc = argc;
-	p->argv = argv;
-	p->arg = NULL;
-	if (!cmd->permute)
-		short_opts[s++] = '+'; /* stop at the first operand */
-	short_opts[s++] = ':'; /* report a missing argument as ':' */
-	for (o = cmd->options; o && o->name && n < MAX_OPTS; o++, n++) {
-		long_opts[n].name = o->name;
-		long_opts[n].has_arg = o->metavar ? required_argument : no_argument;
-		long_opts[n].flag = NULL;
-		long_opts[n].val = o->key;
-		if (o->key < 256) {
-			short_opts[s++] = (char)o->key;
-			if (o->metavar)
-				short_opts[s++] = ':';
+void kj_cli_args_release(struct kj_cli_args *a)
+{
+	free(a->opt);
+	free(a->operands);
+	kj_cli_args_init(a);
+}
+
+__attribute__((format(printf, 2, 3)))
+static int fail(struct kj_cli_args *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->error, sizeof(a->error), fmt, ap);
+	va_end(ap);
+	return KJ_CLI_ERROR;
+}
+
+/* The most bytes of a word typed by the user that a message repeats. */
+#define SHOW_MAX 64
+
+/*
+ * s[0..len) as a message repeats it: whole when short, else its first
+ * SHOW_MAX bytes cut on a UTF-8 character boundary and followed by "...", so
+ * that a pasted page in a value neither crowds out the rest of the message
+ * nor leaves half a character in it.  Returns buf (SHOW_MAX + 4 bytes).
+ */
+static const char *show(const char *s, size_t len, char *buf)
+{
+	size_t n = len;
+
+	if (n > SHOW_MAX) {
+		n = SHOW_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	snprintf(buf, SHOW_MAX + 4, "%.*s%s", (int)n, s, n < len ? "..." : "");
+	return buf;
+}
+
+/* A range bound as people write it: whole numbers without an exponent
+ * (2147483, not 2.14748e+06), others in %g. */
+static void fmt_bound(double v, char *buf, size_t size)
+{
+	if (v == floor(v) && fabs(v) < 1e16)
+		snprintf(buf, size, "%.0f", v);
+	else
+		snprintf(buf, size, "%g", v);
+}
+
+/* "a, b or c" of a NULL-terminated list, into buf (cut to size). */
+static void fmt_words(const char *const *w, char *buf, size_t size)
+{
+	size_t n = 0, i, len = 0;
+
+	while (w[n])
+		n++;
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++) {
+		int k = snprintf(buf + len, size - len, "%s%s",
+				 i == 0 ? "" : i + 1 == n ? " or " : ", ", w[i]);
+
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+void kj_cli_wants(const struct kj_cli_option *o, char *buf, size_t size)
+{
+	char lo[32], hi[32], words[256];
+
+	switch (o->type) {
+	case KJ_CLI_INT:
+	case KJ_CLI_NUMBER:
+		fmt_bound(o->min, lo, sizeof(lo));
+		fmt_bound(o->max, hi, sizeof(hi));
+		snprintf(buf, size, "a %s%s%s from %s to %s",
+			 o->type == KJ_CLI_INT ? "whole number" : "number",
+			 o->unit ? " of " : "", o->unit ? o->unit : "", lo, hi);
+		break;
+	case KJ_CLI_CHOICE:
+		fmt_words(o->choices, buf, size);
+		break;
+	case KJ_CLI_CHOICES:
+		fmt_words(o->choices, words, sizeof(words));
+		snprintf(buf, size, "%s, or a comma list of them", words);
+		break;
+	default:
+		snprintf(buf, size, "%s", o->metavar ? o->metavar : "a value");
+		break;
+	}
+}
+
+/* Whether s is wholly a decimal whole number: an optional '-', digits. */
+static int whole_number_text(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether s is wholly a decimal number (digits, one point, an exponent):
+ * strtod alone would also take "inf", "nan", hex and leading blanks. */
+static int decimal_text(const char *s)
+{
+	int digits = 0;
+
+	if (*s == '-' || *s == '+')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '-' || *s == '+')
+			s++;
+		if (*s < '0' || *s > '9')
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+/* The index of the choice `s` is, or -1.  "word:N" matches word:0 ..
+ * word:KJ_CLI_INDEX_MAX, written without a sign or leading zeros. */
+static int match_choice(const char *const *choices, const char *s, size_t len)
+{
+	int i;
+
+	for (i = 0; choices[i]; i++) {
+		const char *c = choices[i];
+		size_t cl = strlen(c);
+		int pattern = cl >= 2 && !strcmp(c + cl - 2, ":N");
+
+		if (!pattern && cl == len && !memcmp(c, s, len))
+			return i;
+		if (pattern && len > cl - 1 && !memcmp(c, s, cl - 1)) {
+			const char *d = s + cl - 1;
+			size_t dl = len - (cl - 1), k;
+			long v = 0;
+
+			if (dl > 4 || (dl > 1 && d[0] == '0'))
+				continue;
+			for (k = 0; k < dl && d[k] >= '0' && d[k] <= '9'; k++)
+				v = v * 10 + (d[k] - '0');
+			if (k == dl && v <= KJ_CLI_INDEX_MAX)
+				return i;
 		}
 	}
-	long_opts[n].name = "help";
-	long_opts[n].has_arg = no_argument;
-	long_opts[n].flag = NULL;
-	long_opts[n].val = 'h';
-	memset(&long_opts[n + 1], 0, sizeof(long_opts[0]));
-	short_opts[s++] = 'h';
-	short_opts[s] = '\0';
-	optind = 1;
-	opterr = 0;
+	return -1;
 }
 
-int kj_cli_optind(void)
+/* Convert `value` by o's type into v.  `as` is the option as typed. */
+static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
+		 struct kj_cli_value *v, const char *as, const char *value)
 {
-	return optind;
-}
+	char wants[320], shown[SHOW_MAX + 4];
+	char *end;
 
-int kj_cli_next(struct kj_cli_parser *p)
-{
-	int c = getopt_long(p->argc, p->argv, short_opts, long_opts, NULL);
+	kj_cli_wants(o, wants, sizeof(wants));
+	if (!*value)
+		return fail(a, "option '%s' wants %s, not an empty string", as, wants);
+	switch (o->type) {
+	case KJ_CLI_INT: {
+		long long x;
 
-	p->arg = optarg;
-	switch (c) {
-	case -1:
-		return KJ_CLI_END;
-	case 'h':
-		return KJ_CLI_HELP;
-	case '?':
-		if (optopt)
-			kj_cli_error(p->cmd, "unknown option '-%c'", optopt);
-		else
-			kj_cli_error(p->cmd, "unknown option '%s'",
-				     p->argv[optind - 1]);
-		return KJ_CLI_ERROR;
-	case ':':
-		kj_cli_error(p->cmd, "option '%s' needs an argument",
-			     p->argv[optind - 1]);
-		return KJ_CLI_ERROR;
-	default:
-		return c;
+		errno = 0;
+		x = whole_number_text(value) ? strtoll(value, &end, 10) : 0;
+		if (!whole_number_text(value) || errno || *end ||
+		    (double)x < o->min || (double)x > o->max)
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
+		v->integer = x;
+		break;
 	}
+	case KJ_CLI_NUMBER: {
+		double x = decimal_text(value) ? strtod(value, &end) : (double)NAN;
+
+		/* isfinite refuses what overflowed (1e309 is inf with
+		 * ERANGE); an underflow to 0 or a subnormal is a number,
+		 * which the range then judges. */
+		if (!isfinite(x) || x < o->min || x > o->max)
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
+		v->number = x;
+		break;
+	}
+	case KJ_CLI_CHOICE: {
+		int c = match_choice(o->choices, value, strlen(value));
+
+		if (c < 0)
+			return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+				    show(value, strlen(value), shown));
+		v->choice = c;
+		break;
+	}
+	case KJ_CLI_CHOICES: {
+		const char *p = value;
+		unsigned mask = 0;
+
+		for (;;) {
+			size_t n = strcspn(p, ",");
+			int c = match_choice(o->choices, p, n);
+
+			if (c < 0 && n == 0)
+				return fail(a, "option '%s' wants %s, not '%s' (an empty "
+					    "item)", as, wants, show(value, strlen(value), shown));
+			if (c < 0)
+				return fail(a, "option '%s' wants %s, not '%s'", as, wants,
+					    show(p, n, shown));
+			mask |= 1u << c;
+			if (!p[n])
+				break;
+			p += n + 1;
+		}
+		v->mask |= mask;
+		break;
+	}
+	default:
+		break;
+	}
+	v->text = value;
+	return KJ_CLI_OK;
+}
+
+/* The row named exactly name[0..len), or -1. */
+static int find_long(const struct kj_cli_option *opts, const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; opts && opts[i].name; i++)
+		if (strlen(opts[i].name) == len && !memcmp(opts[i].name, name, len))
+			return i;
+	return -1;
+}
+
+static int find_short(const struct kj_cli_option *opts, char c)
+{
+	int i;
+
+	for (i = 0; opts && opts[i].name; i++)
+		if (opts[i].short_name && opts[i].short_name == c)
+			return i;
+	return -1;
+}
+
+/* "unknown option '--op'", with the options it is a prefix of. */
+static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
+			const char *name, size_t len)
+{
+	char hint[192], shown[SHOW_MAX + 4];
+	size_t hl = 0;
+	int i, n = 0;
+
+	hint[0] = '\0';
+	for (i = 0; opts && opts[i].name; i++) {
+		int k;
+
+		if (len == 0 || strncmp(opts[i].name, name, len) != 0 || hl >= sizeof(hint))
+			continue;
+		k = snprintf(hint + hl, sizeof(hint) - hl, "%s'--%s'", n ? ", " : "",
+			     opts[i].name);
+		if (k > 0)
+			hl += (size_t)k;
+		n++;
+	}
+	if (n)
+		return fail(a, "unknown option '--%s' (names are not abbreviated: "
+			    "did you mean %s?)", show(name, len, shown), hint);
+	return fail(a, "unknown option '--%s'", show(name, len, shown));
+}
+
+/* The value of an option that takes one and was not given it in the same
+ * word: the next word, unless there is none or it starts with "--". */
+static const char *next_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2))
+		return NULL;
+	return argv[++*i];
+}
+
+static size_t count_rows(const struct kj_cli_option *opts)
+{
+	size_t n = 0;
+
+	while (opts && opts[n].name)
+		n++;
+	return n;
+}
+
+static int check_line(const struct kj_cli_command *cmd, struct kj_cli_args *a)
+{
+	const struct kj_cli_option *opts = cmd->options;
+	int i, n = a->n_operands;
+	char shown[SHOW_MAX + 4];
+
+	for (i = 0; opts && opts[i].name; i++)
+		if ((opts[i].flags & KJ_CLI_REQUIRED) && !a->opt[i].count)
+			return fail(a, "option '--%s' is required", opts[i].name);
+	if (cmd->max_operands == 0 && n > 0)
+		return fail(a, "takes no operands, got '%s'",
+			    show(a->operands[0], strlen(a->operands[0]), shown));
+	if (n < cmd->min_operands || (cmd->max_operands >= 0 && n > cmd->max_operands))
+		return fail(a, "expected %s, got %d operand%s",
+			    cmd->operands ? cmd->operands : "other operands", n,
+			    n == 1 ? "" : "s");
+	return KJ_CLI_OK;
+}
+
+int kj_cli_parse(const struct kj_cli_command *cmd, int argc, char **argv,
+		 struct kj_cli_args *a)
+{
+	const struct kj_cli_option *opts = cmd->options;
+	size_t n_rows = count_rows(opts);
+	int i, only_operands = 0, rc;
+	char shown[SHOW_MAX + 4];
+
+	kj_cli_args_release(a);
+	a->opt = calloc(n_rows ? n_rows : 1, sizeof(*a->opt));
+	a->operands = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*a->operands));
+	if (!a->opt || !a->operands)
+		return fail(a, "out of memory");
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (only_operands || s[0] != '-' || !s[1]) {
+			a->operands[a->n_operands++] = argv[i];
+			continue;
+		}
+		if (!strcmp(s, "--")) {
+			only_operands = 1;
+			continue;
+		}
+		if (s[1] == '-') {
+			const char *name = s + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			const char *value = eq ? eq + 1 : NULL;
+			char as[80];
+			int r = find_long(opts, name, len);
+
+			snprintf(as, sizeof(as), "--%.*s", (int)len, name);
+			if (r < 0 && len == 4 && !strncmp(name, "help", 4)) {
+				if (eq)
+					return fail(a, "option '--help' takes no value");
+				return KJ_CLI_HELP;
+			}
+			if (r < 0)
+				return unknown_long(a, opts, name, len);
+			a->opt[r].count++;
+			if (opts[r].type == KJ_CLI_FLAG) {
+				if (eq)
+					return fail(a, "option '%s' takes no value", as);
+				continue;
+			}
+			if (!value && !(value = next_value(argc, argv, &i)))
+				return fail(a, "option '%s' needs a value (%s)", as,
+					    opts[r].metavar ? opts[r].metavar : "a value");
+			if ((rc = store(a, &opts[r], &a->opt[r], as, value)) != KJ_CLI_OK)
+				return rc;
+			continue;
+		}
+		/* A cluster of short options: flags, then at most one that
+		 * takes a value, which is the rest of the word or the next. */
+		for (s++; *s; s++) {
+			char as[3] = { '-', *s, '\0' };
+			int r = find_short(opts, *s);
+			const char *value;
+
+			if (r < 0 && *s == 'h')
+				return KJ_CLI_HELP;
+			/* A byte of a multibyte character is no option
+			 * letter, and alone it is not text: name the word. */
+			if (r < 0 && ((unsigned char)*s >= 0x80 || (unsigned char)*s < 0x20))
+				return fail(a, "unknown option '%s'",
+					    show(argv[i], strlen(argv[i]), shown));
+			if (r < 0)
+				return fail(a, "unknown option '%s'", as);
+			a->opt[r].count++;
+			if (opts[r].type == KJ_CLI_FLAG)
+				continue;
+			value = s[1] ? s + 1 : next_value(argc, argv, &i);
+			if (!value)
+				return fail(a, "option '%s' needs a value (%s)", as,
+					    opts[r].metavar ? opts[r].metavar : "a value");
+			if ((rc = store(a, &opts[r], &a->opt[r], as, value)) != KJ_CLI_OK)
+				return rc;
+			break;
+		}
+	}
+	return check_line(cmd, a);
+}
+
+int kj_cli_start(const struct kj_cli_command *cmd, int argc, char **argv,
+		 struct kj_cli_args *a)
+{
+	int rc;
+
+	switch (kj_cli_parse(cmd, argc, argv, a)) {
+	case KJ_CLI_OK:
+		return -1;
+	case KJ_CLI_HELP:
+		kj_cli_print_help(stdout, cmd);
+		rc = fflush(stdout) ? kj_cli_error(cmd, "cannot write to standard output")
+				    : KJ_EXIT_OK;
+		break;
+	default:
+		rc = kj_cli_error(cmd, "%s", a->error);
+		break;
+	}
+	kj_cli_args_release(a);
+	return rc;
+}
+
+/* Print `text` from column `col` on, wrapped at 79 columns, continuation
+ * lines starting at column `indent`. */
+static void print_wrapped(FILE *out, const char *text, int col, int indent)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t word = strcspn(p, " ");
+
+		if (col > indent && col + 1 + (int)word > 79) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", (int)word, p);
+		col += (int)word;
+		p += word;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+void kj_cli_option_text(const struct kj_cli_option *o, char *buf, size_t size)
+{
+	char wants[320], extra[480];
+
+	extra[0] = '\0';
+	if (o->type == KJ_CLI_INT || o->type == KJ_CLI_NUMBER) {
+		char lo[32], hi[32];
+
+		/* The help phrase says what the number is; the range is
+		 * enough here. */
+		fmt_bound(o->min, lo, sizeof(lo));
+		fmt_bound(o->max, hi, sizeof(hi));
+		snprintf(extra, sizeof(extra), "%s to %s", lo, hi);
+	} else if (o->type != KJ_CLI_FLAG && o->type != KJ_CLI_STRING) {
+		kj_cli_wants(o, wants, sizeof(wants));
+		snprintf(extra, sizeof(extra), "%s", wants);
+	}
+	if (o->def)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%sdefault %s",
+			 extra[0] ? "; " : "", o->def);
+	if (o->flags & KJ_CLI_REQUIRED)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%srequired",
+			 extra[0] ? "; " : "");
+	if (extra[0])
+		snprintf(buf, size, "%s (%s)", o->help, extra);
+	else
+		snprintf(buf, size, "%s", o->help);
+}
+
+/* One row of a --help table: `left` in a column of 28, `text` wrapped
+ * beside it (below it when `left` is wider). */
+static void print_row(FILE *out, const char *left, const char *text)
+{
+	int col = fprintf(out, "  %-28s", left);
+
+	if (col > 30) {
+		fprintf(out, "\n%31s", "");
+		col = 31;
+	} else {
+		fputc(' ', out);
+		col++;
+	}
+	print_wrapped(out, text, col, 31);
 }
 
 void kj_cli_print_help(FILE *out, const struct kj_cli_command *cmd)
 {
 	const struct kj_cli_option *o;
+	const struct kj_cli_env *e;
+	char text[1024];
 
 	fprintf(out, "usage: kjudge %s %s\n\n%s\n", cmd->name, cmd->usage,
 		cmd->summary);
@@ -93,17 +538,22 @@ void kj_cli_print_help(FILE *out, const struct kj_cli_command *cmd)
 	for (o = cmd->options; o && o->name; o++) {
 		char left[64];
 
-		if (o->key < 256)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key,
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name,
 				 o->name, o->metavar ? " " : "",
 				 o->metavar ? o->metavar : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-				 o->metavar ? " " : "",
-				 o->metavar ? o->metavar : "");
-		fprintf(out, "  %-28s %s\n", left, o->help);
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		kj_cli_option_text(o, text, sizeof(text));
+		print_row(out, left, text);
 	}
-	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help and exit");
+	print_row(out, "-h, --help", "show this help and exit");
+	if (cmd->environment) {
+		fprintf(out, "\nenvironment:\n");
+		for (e = cmd->environment; e->name; e++)
+			print_row(out, e->name, e->meaning);
+	}
 	if (cmd->exit_codes)
 		fprintf(out, "\nexit status:\n%s", cmd->exit_codes);
 }
@@ -118,20 +568,4 @@ int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return KJ_EXIT_USAGE;
-}
-
-int kj_cli_parse_uint(const struct kj_cli_command *cmd, const char *opt,
-		      const char *s, int max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > max) {
-		kj_cli_error(cmd, "option '--%s' wants a whole number from 0 "
-			     "to %d, not '%s'", opt, max, s);
-		return -1;
-	}
-	return (int)v;
 }

@@ -16,27 +16,43 @@
 #include "base/banned.h"
 
 enum {
-	OPT_DTYPE = 256,
+	OPT_DTYPE,
 	OPT_GOLDEN_DTYPE,
 	OPT_ACTUAL_DTYPE,
 	OPT_THREADS,
 	OPT_JSON,
 	OPT_INT_RULE,
 	OPT_FLOAT64_RULE,
+	OPT_COUNT_
 };
 
+/* The rules' names, in the order of their enums (compare.h). */
+static const char *const int_rules[] = { "spec", "exact", NULL };
+static const char *const float64_rules[] = { "spec", "float64", NULL };
+
+/* The dtypes are checked by apply_dtype(), against the library's table of
+ * names and aliases, so that the CLI keeps no copy of it. */
 const struct kj_cli_option kj_compare_options[] = {
-	{ "dtype", OPT_DTYPE, "NAME",
-	  "logical dtype of both tensors (bfloat16, float8_e4m3fn, hifloat32, ...)" },
-	{ "golden-dtype", OPT_GOLDEN_DTYPE, "NAME", "logical dtype of GOLDEN only" },
-	{ "actual-dtype", OPT_ACTUAL_DTYPE, "NAME", "logical dtype of ACTUAL only" },
-	{ "threads", OPT_THREADS, "N", "threads to use (default: one per CPU)" },
-	{ "int-rule", OPT_INT_RULE, "RULE",
-	  "integer goldens: spec (default, the seed's relative rule) or exact" },
-	{ "float64-rule", OPT_FLOAT64_RULE, "RULE",
-	  "float64 goldens: spec (default, promoted to float32) or float64" },
-	{ "json", OPT_JSON, NULL, "print the whole record as JSON" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_DTYPE] = { .name = "dtype", .type = KJ_CLI_STRING, .metavar = "NAME",
+			.help = "logical dtype of both tensors (bfloat16, float8_e4m3fn, "
+				"hifloat32, ...)" },
+	[OPT_GOLDEN_DTYPE] = { .name = "golden-dtype", .type = KJ_CLI_STRING,
+			       .metavar = "NAME", .help = "logical dtype of GOLDEN only" },
+	[OPT_ACTUAL_DTYPE] = { .name = "actual-dtype", .type = KJ_CLI_STRING,
+			       .metavar = "NAME", .help = "logical dtype of ACTUAL only" },
+	[OPT_THREADS] = { .name = "threads", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			  .max = 1024, .def = "0, one per CPU",
+			  .help = "threads to use" },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
+		       .help = "print the whole record as JSON" },
+	[OPT_INT_RULE] = { .name = "int-rule", .type = KJ_CLI_CHOICE, .metavar = "RULE",
+			   .choices = int_rules, .def = "spec",
+			   .help = "integer goldens: the seed's relative rule, or exact" },
+	[OPT_FLOAT64_RULE] = { .name = "float64-rule", .type = KJ_CLI_CHOICE,
+			       .metavar = "RULE", .choices = float64_rules, .def = "spec",
+			       .help = "float64 goldens: promoted to float32 as the seed does, "
+				       "or compared in float64" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 /*
@@ -79,18 +95,6 @@ static void print_index(const struct kj_cmp_point *p, int ndim)
 	printf("]");
 }
 
-/* A point's value: exact integers for an integer golden, else %.9g. */
-static void print_value(const struct kj_cmp_result *r, int64_t v, double d,
-			int exact)
-{
-	if (!exact)
-		printf("%.9g", d);
-	else if (r->golden_dtype == KJ_DTYPE_UINT64)
-		printf("%llu", (unsigned long long)(uint64_t)v);
-	else
-		printf("%lld", (long long)v);
-}
-
 static void print_human(const struct kj_cmp_result *r)
 {
 	char gs[128], as[128];
@@ -111,36 +115,16 @@ static void print_human(const struct kj_cmp_result *r)
 	       kj_shape_format(&a, as, sizeof(as)));
 	if (r->reason == KJ_CMP_SHAPE)
 		return;
-	if (r->has_int_rule)
-		printf("  int rule %s: %s\n", kj_cmp_int_rule_name(r->int_rule),
-		       r->int_rule == KJ_CMP_INT_EXACT
-			       ? "integers compared exactly"
-			       : "the seed's relative rule (--int-rule exact "
-				 "compares integers exactly)");
-	if (r->has_float64_rule)
-		printf("  float64 rule %s: %s\n",
-		       kj_cmp_float64_rule_name(r->float64_rule),
-		       r->float64_rule == KJ_CMP_FLOAT64_FLOAT64
-			       ? "rel computed in float64"
-			       : "both sides promoted to float32, as the seed "
-				 "(--float64-rule float64 keeps float64)");
-	if (r->has_int_rule && r->n_value_mismatch)
-		printf("  %zu of %zu elements not exactly equal\n",
-		       r->n_value_mismatch, r->n_elements);
-	/* Under the exact integer rule there are no MERE/MARE figures. */
-	if (!r->has_int_rule || r->int_rule != KJ_CMP_INT_EXACT) {
-		printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit "
-		       "%.6g\n", r->threshold, r->threshold_dtype,
-		       r->mere_limit, r->mare_limit);
-		if (r->mere_defined)
-			printf("  MERE %.6g, MARE %.6g over %zu finite of %zu "
-			       "elements, %zu above threshold\n",
-			       r->mere, r->mare, r->n_finite, r->n_elements,
-			       r->n_over_threshold);
-		else
-			printf("  MERE/MARE not defined: %zu finite of %zu "
-			       "elements\n", r->n_finite, r->n_elements);
-	}
+	printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit %.6g\n",
+	       r->threshold, r->threshold_dtype, r->mere_limit, r->mare_limit);
+	if (r->mere_defined)
+		printf("  MERE %.6g, MARE %.6g over %zu finite of %zu elements, "
+		       "%zu above threshold\n",
+		       r->mere, r->mare, r->n_finite, r->n_elements,
+		       r->n_over_threshold);
+	else
+		printf("  MERE/MARE not defined: %zu finite of %zu elements\n",
+		       r->n_finite, r->n_elements);
 	if (r->n_nan_golden || r->n_nan_actual)
 		printf("  NaN: golden %zu, actual %zu, differing positions %zu\n",
 		       r->n_nan_golden, r->n_nan_actual, r->n_nan_mismatch);
@@ -156,12 +140,7 @@ static void print_human(const struct kj_cmp_result *r)
 
 		printf("    ");
 		print_index(p, r->golden_ndim);
-		printf("  golden ");
-		print_value(r, p->golden_int, p->golden,
-			    kj_dtype_is_integer(r->golden_dtype));
-		printf("  actual ");
-		print_value(r, p->actual_int, p->actual,
-			    kj_dtype_is_integer(r->golden_dtype) && p->exact);
+		printf("  golden %.9g  actual %.9g", p->golden, p->actual);
 		if (p->kind == KJ_CMP_POINT_REL)
 			printf("  rel %.3g", p->rel);
 		printf("\n");
@@ -170,60 +149,32 @@ static void print_human(const struct kj_cmp_result *r)
 
 int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 {
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_cmp_options opt = { .threshold_dtype = NULL };
-	const char *dtype = NULL, *gdtype = NULL, *adtype = NULL;
+	const char *dtype, *gdtype, *adtype, *gpath, *apath;
 	const char *threshold_name = NULL;
 	struct kj_tensor golden, actual;
 	struct kj_cmp_result res;
 	struct kj_error err;
-	int json = 0, c, rc;
+	int json, rc;
 
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_DTYPE:
-			dtype = p.arg;
-			break;
-		case OPT_GOLDEN_DTYPE:
-			gdtype = p.arg;
-			break;
-		case OPT_ACTUAL_DTYPE:
-			adtype = p.arg;
-			break;
-		case OPT_THREADS:
-			opt.threads = kj_cli_parse_uint(cmd, "threads", p.arg, 1024);
-			if (opt.threads < 0)
-				return KJ_EXIT_USAGE;
-			break;
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_INT_RULE:
-			if (kj_cmp_int_rule_from_name(p.arg, &opt.int_rule,
-						      &err) != KJ_OK)
-				return kj_cli_error(cmd, "--int-rule: %s", err.msg);
-			break;
-		case OPT_FLOAT64_RULE:
-			if (kj_cmp_float64_rule_from_name(p.arg, &opt.float64_rule,
-							  &err) != KJ_OK)
-				return kj_cli_error(cmd, "--float64-rule: %s",
-						    err.msg);
-			break;
-		default:
-			return KJ_EXIT_USAGE;
-		}
-	}
-	if (argc - kj_cli_optind() != 2) {
-		kj_cli_error(cmd, "expected GOLDEN.npy and ACTUAL.npy, got %d "
-			     "operand%s", argc - kj_cli_optind(),
-			     argc - kj_cli_optind() == 1 ? "" : "s");
-		fprintf(stderr, "usage: kjudge compare %s\n", cmd->usage);
-		return KJ_EXIT_USAGE;
-	}
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	dtype = a.opt[OPT_DTYPE].text;
+	gdtype = a.opt[OPT_GOLDEN_DTYPE].text;
+	adtype = a.opt[OPT_ACTUAL_DTYPE].text;
+	opt.threads = (int)a.opt[OPT_THREADS].integer;
+	json = a.opt[OPT_JSON].count > 0;
+	if (a.opt[OPT_INT_RULE].count)
+		opt.int_rule = a.opt[OPT_INT_RULE].choice ? KJ_CMP_INT_EXACT : KJ_CMP_INT_SPEC;
+	if (a.opt[OPT_FLOAT64_RULE].count)
+		opt.float64_rule = a.opt[OPT_FLOAT64_RULE].choice ? KJ_CMP_FLOAT64_FLOAT64
+								  : KJ_CMP_FLOAT64_SPEC;
+	gpath = a.operands[0];
+	apath = a.operands[1];
+	/* The values point into argv, not into a. */
+	kj_cli_args_release(&a);
 	if (dtype && (gdtype || adtype))
 		return kj_cli_error(cmd, "--dtype and --golden-dtype/--actual-dtype "
 				    "exclude each other");
@@ -233,15 +184,13 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_tensor_init(&golden);
 	kj_tensor_init(&actual);
 	rc = KJ_EXIT_USAGE;
-	if (kj_npy_load(&golden, argv[kj_cli_optind()], &err) != KJ_OK ||
-	    kj_npy_load(&actual, argv[kj_cli_optind() + 1], &err) != KJ_OK) {
+	if (kj_npy_load(&golden, gpath, &err) != KJ_OK ||
+	    kj_npy_load(&actual, apath, &err) != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
 		goto out;
 	}
-	if (apply_dtype(cmd, &golden, argv[kj_cli_optind()], gdtype,
-			&threshold_name) ||
-	    apply_dtype(cmd, &actual, argv[kj_cli_optind() + 1], adtype,
-			&threshold_name))
+	if (apply_dtype(cmd, &golden, gpath, gdtype, &threshold_name) ||
+	    apply_dtype(cmd, &actual, apath, adtype, &threshold_name))
 		goto out;
 	opt.threshold_dtype = threshold_name;
 	if (kj_compare(&golden, &actual, &opt, &res, &err) != KJ_OK) {

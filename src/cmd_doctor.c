@@ -15,47 +15,42 @@
 #include "base/banned.h"
 
 enum {
-	OPT_JSON = 256,
+	OPT_JSON,
 	OPT_GROUP,
 	OPT_PYTHON,
 	OPT_TIMEOUT,
+	OPT_COUNT_
 };
+
+/* Each is mapped through kj_doctor_group_from_name(), so the library's
+ * table stays the one that knows the groups. */
+static const char *const group_names[] = { "sandbox", "timing", "runtimes", NULL };
 
 const struct kj_cli_option kj_doctor_options[] = {
-	{ "json", OPT_JSON, NULL, "print the report as one JSON document" },
-	{ "group", OPT_GROUP, "NAME",
-	  "only sandbox, timing or runtimes (repeat it, or give a comma list)" },
-	{ "python", OPT_PYTHON, "PATH",
-	  "the workers' interpreter to check (default $KJ_PYTHON, then python3)" },
-	{ "timeout", OPT_TIMEOUT, "S",
-	  "seconds each probe's child process may take (default 30)" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
+		       .help = "print the report as one JSON document" },
+	[OPT_GROUP] = { .name = "group", .type = KJ_CLI_CHOICES, .metavar = "NAME",
+			.choices = group_names, .def = "all",
+			.help = "only these groups; repeats add up" },
+	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
+			 .def = "$KJ_PYTHON, then python3",
+			 .help = "the workers' interpreter to check" },
+	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_INT, .metavar = "S",
+			  .unit = "seconds", .min = 1, .max = 3600, .def = "30",
+			  .help = "seconds each probe's child process may take" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
-/* Add the groups of a comma list to *mask.  Returns 0, or prints the error
- * and returns -1. */
-static int parse_groups(const struct kj_cli_command *cmd, const char *arg,
-			unsigned *mask)
-{
-	const char *p = arg;
-
-	do {
-		size_t n = strcspn(p, ",");
-		char name[32];
-		enum kj_doctor_group g;
-
-		snprintf(name, sizeof(name), "%.*s", (int)(n < 31 ? n : 31), p);
-		g = n < 31 ? kj_doctor_group_from_name(name) : (enum kj_doctor_group)0;
-		if (!g) {
-			kj_cli_error(cmd, "unknown group '%.*s' (sandbox, timing or "
-				     "runtimes)", (int)n, p);
-			return -1;
-		}
-		*mask |= (unsigned)g;
-		p += n;
-	} while (*p++ == ',');
-	return 0;
-}
+const struct kj_cli_env kj_doctor_env[] = {
+	{ "KJ_PYTHON", "the interpreter to check when --python is not given" },
+	{ "PATH", "where python3, nvidia-smi, nvcc, cc, clang and clinfo are looked for" },
+	{ "CUDA_HOME", "where nvcc is looked for when it is not on PATH (default "
+		       "/usr/local/cuda)" },
+	{ "LD_LIBRARY_PATH", "searched for libOpenCL.so.1 after the system's library "
+			     "directories" },
+	{ "TMPDIR", "where the private tmpfs probe makes its directory" },
+	{ NULL, NULL },
+};
 
 static void print_human(const struct kj_doctor_report *r)
 {
@@ -86,42 +81,22 @@ int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_doctor_options o = { 0, NULL, 0 };
 	struct kj_doctor_report r;
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_error err;
-	int json = 0, c, rc;
+	int json, rc, i;
 
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_GROUP:
-			if (parse_groups(cmd, p.arg, &o.groups) < 0)
-				return KJ_EXIT_USAGE;
-			break;
-		case OPT_PYTHON:
-			o.python = p.arg;
-			break;
-		case OPT_TIMEOUT:
-			c = kj_cli_parse_uint(cmd, "timeout", p.arg, 3600);
-			if (c < 0)
-				return KJ_EXIT_USAGE;
-			if (c == 0)
-				return kj_cli_error(cmd, "option '--timeout' wants at "
-						    "least 1 second");
-			o.timeout_s = c;
-			break;
-		default:
-			return KJ_EXIT_USAGE;
-		}
-	}
-	if (kj_cli_optind() < argc)
-		return kj_cli_error(cmd, "takes no operands, got '%s'",
-				    argv[kj_cli_optind()]);
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	json = a.opt[OPT_JSON].count > 0;
+	for (i = 0; group_names[i]; i++)
+		if (a.opt[OPT_GROUP].mask & (1u << i))
+			o.groups |= (unsigned)kj_doctor_group_from_name(group_names[i]);
+	o.python = a.opt[OPT_PYTHON].text;
+	if (a.opt[OPT_TIMEOUT].count)
+		o.timeout_s = (double)a.opt[OPT_TIMEOUT].integer;
+	/* The values point into argv, not into a. */
+	kj_cli_args_release(&a);
 	/* Probes fork: what stdout holds must not be written twice. */
 	fflush(stdout);
 	kj_doctor_report_init(&r);

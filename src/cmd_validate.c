@@ -4,9 +4,9 @@
  * Each candidate gets one record: with --json one JSON object per line on
  * stdout (JSON Lines: one file gives one line, which is also a plain JSON
  * document), otherwise a short human summary.  A directory operand stands
- * for the .py, .cu and .cuh files under it, in name order.  A file that
- * cannot be judged gets the record {"valid": false, "error": ...}, as in the
- * original script.
+ * for the .py, .cu and .cuh files under it, in name order; one that holds
+ * none is a usage error (exit 2).  A file that cannot be judged gets the
+ * record {"valid": false, "error": ...}, as in the original script.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,18 +20,20 @@
 #include "base/banned.h"
 
 enum {
-	OPT_JSON = 256,
+	OPT_JSON,
 	OPT_RULES,
 	OPT_PRINT_RULES,
+	OPT_COUNT_
 };
 
 const struct kj_cli_option kj_validate_options[] = {
-	{ "json", OPT_JSON, NULL, "print one JSON record per file (JSON Lines)" },
-	{ "rules", OPT_RULES, "FILE",
-	  "task rules merged over the defaults (docs/validate.md)" },
-	{ "print-rules", OPT_PRINT_RULES, NULL,
-	  "print the effective rules as JSON and exit" },
-	{ NULL, 0, NULL, NULL },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
+		       .help = "print one JSON record per file (JSON Lines)" },
+	[OPT_RULES] = { .name = "rules", .type = KJ_CLI_STRING, .metavar = "FILE",
+			.help = "task rules merged over the defaults (docs/validate.md)" },
+	[OPT_PRINT_RULES] = { .name = "print-rules", .type = KJ_CLI_FLAG,
+			      .help = "print the effective rules as JSON and exit" },
+	[OPT_COUNT_] = { .name = NULL },
 };
 
 /* Deepest directory tree a directory operand is walked into. */
@@ -203,38 +205,25 @@ static void print_human(const char *path, const struct kj_vresult *r)
 
 int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv)
 {
-	struct kj_cli_parser p;
+	struct kj_cli_args a;
 	struct kj_vrules *rules = NULL;
 	struct kj_validator *v = NULL;
 	struct paths files = { 0 };
 	struct kj_vresult res;
 	struct kj_error err;
-	const char *rules_path = NULL;
-	int json = 0, print_rules = 0, c, rc = KJ_EXIT_USAGE, degraded = 0;
+	int json, c, rc = KJ_EXIT_USAGE, degraded = 0;
 	size_t i;
 
-	kj_cli_parser_init(&p, cmd, argc, argv);
-	while ((c = kj_cli_next(&p)) != KJ_CLI_END) {
-		switch (c) {
-		case KJ_CLI_HELP:
-			kj_cli_print_help(stdout, cmd);
-			return KJ_EXIT_OK;
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_RULES:
-			rules_path = p.arg;
-			break;
-		case OPT_PRINT_RULES:
-			print_rules = 1;
-			break;
-		default:
-			return KJ_EXIT_USAGE;
-		}
-	}
-	if (kj_vrules_new(&rules, rules_path, &err) != KJ_OK)
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	rc = KJ_EXIT_USAGE;
+	json = a.opt[OPT_JSON].count > 0;
+	if (kj_vrules_new(&rules, a.opt[OPT_RULES].text, &err) != KJ_OK) {
+		kj_cli_args_release(&a);
 		return kj_cli_error(cmd, "%s", err.msg);
-	if (print_rules) {
+	}
+	if (a.opt[OPT_PRINT_RULES].count) {
 		json_t *doc = kj_vrules_json(rules);
 
 		rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 && putchar('\n') != EOF
@@ -243,18 +232,30 @@ int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv)
 		json_decref(doc);
 		goto out;
 	}
-	if (kj_cli_optind() >= argc) {
+	/* Checked here, not by the parser: --print-rules needs no operand. */
+	if (a.n_operands == 0) {
 		kj_cli_error(cmd, "expected at least one FILE or DIR");
-		fprintf(stderr, "usage: kjudge validate %s\n", cmd->usage);
 		goto out;
 	}
-	for (c = kj_cli_optind(); c < argc; c++) {
+	for (c = 0; c < a.n_operands; c++) {
+		const char *path = a.operands[c];
 		struct stat st;
 
-		if (stat(argv[c], &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (walk_dir(cmd, argv[c], &files, 0))
+		/* A path that does not exist is judged as a file: its record
+		 * says it cannot be read (exit 1), as the original's. */
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			size_t before = files.n;
+
+			if (walk_dir(cmd, path, &files, 0))
 				goto out;
-		} else if (push_path(&files, argv[c])) {
+			/* A folder with nothing to judge is a mistaken path,
+			 * not a clean result. */
+			if (files.n == before) {
+				kj_cli_error(cmd, "'%s': no candidate files (.py, .cu, "
+					     ".cuh) under it", path);
+				goto out;
+			}
+		} else if (push_path(&files, path)) {
 			kj_cli_error(cmd, "out of memory");
 			goto out;
 		}
@@ -292,6 +293,7 @@ out:
 	kj_validator_free(v);
 	kj_vrules_free(rules);
 	free_paths(&files);
+	kj_cli_args_release(&a);
 	if (fflush(stdout) != 0)
 		return kj_cli_error(cmd, "cannot write to standard output");
 	return rc;

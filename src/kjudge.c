@@ -32,13 +32,15 @@ static const struct kj_cli_command commands[] = {
 			"  4  every launched kernel only loads, stores or fills\n"
 			"What is forbidden is data: rules/validate-default.json, compiled in,\n"
 			"which --rules FILE extends (docs/validate.md).  A directory operand\n"
-			"stands for the .py, .cu and .cuh files under it.\n",
+			"stands for the .py, .cu and .cuh files under it; one that holds\n"
+			"none is a usage error.\n",
 		.options = kj_validate_options,
-		/* the original is called as validate_triton_impl.py FILE --json */
-		.permute = 1,
+		/* At least one, checked by the command: --print-rules needs none. */
+		.max_operands = -1,
 		.exit_codes = "  0  every candidate is valid\n"
 			      "  1  some candidate is degraded, or cannot be read (its record says why)\n"
-			      "  2  bad flags or a bad rule file: nothing was judged\n",
+			      "  2  bad flags, a bad rule file or a directory without a\n"
+			      "     candidate file: nothing was judged\n",
 	},
 	{
 		.name = "compare",
@@ -68,6 +70,9 @@ static const struct kj_cli_command commands[] = {
 			"--golden-dtype / --actual-dtype when the two differ).  hifloat32\n"
 			"data is float32; --dtype hifloat32 selects its threshold.\n",
 		.options = kj_compare_options,
+		.min_operands = 2,
+		.max_operands = 2,
+		.operands = "GOLDEN.npy and ACTUAL.npy",
 		.exit_codes = "  0  the actual output matches\n"
 			      "  1  it does not (the reason and figures are printed)\n"
 			      "  2  bad input: a missing or malformed file, an unknown dtype, a bad flag\n",
@@ -89,6 +94,7 @@ static const struct kj_cli_command commands[] = {
 			"accuracy failures, the comparator's figures; it never stops the\n"
 			"other cases.\n",
 		.options = kj_verify_options,
+		.environment = kj_cli_torch_env,
 		.exit_codes = "  0  every case passed\n"
 			      "  1  some case failed or timed out (\"验证超时\" on stderr)\n"
 			      "  2  nothing could be judged: bad flags, no task file, no Python\n",
@@ -112,6 +118,7 @@ static const struct kj_cli_command commands[] = {
 			"and the geometric-mean speedup_vs_torch; kjudge adds each case's\n"
 			"median, stdev, min, max and the time that escaped the events.\n",
 		.options = kj_benchmark_options,
+		.environment = kj_cli_torch_env,
 		.exit_codes = "  0  the benchmark ran (per-case pass/fail is in the JSON)\n"
 			      "  1  it could not run (no Python, a worker that does not start)\n"
 			      "  2  the L1 verify gate refused, or bad flags\n",
@@ -141,60 +148,128 @@ static const struct kj_cli_command commands[] = {
 			"A warning means kjudge works, less well (noisier timings, a runner\n"
 			"that cannot run); a failure means something it needs is missing.\n",
 		.options = kj_doctor_options,
+		.environment = kj_doctor_env,
 		.exit_codes = "  0  no probe failed (warnings allowed)\n"
 			      "  1  some probe failed\n"
 			      "  2  bad flags\n",
+	},
+	{
+		.name = "skill",
+		.run = kj_cmd_skill,
+		.summary = "Make a triton-op-verifier skill directory run kjudge.",
+		.usage = "[options] DIR",
+		.description =
+			"Writes DIR/scripts/verify.py, benchmark.py and\n"
+			"validate_triton_impl.py (making scripts/ when it is missing): each\n"
+			"a few lines of Python that exec kjudge verify, kjudge benchmark or\n"
+			"kjudge validate with the script's own arguments, so that an agent\n"
+			"whose prompt says 'python3 DIR/scripts/verify.py --op_name ...'\n"
+			"runs kjudge without a word of the prompt changed, and gets kjudge's\n"
+			"exit codes.  The scripts run this kjudge (its real path), or the\n"
+			"kjudge on PATH once that one is gone, and set KJ_PYTHON to the\n"
+			"Python that runs them when KJ_PYTHON is not set.  An original\n"
+			"script is kept once, as NAME.py.orig; running skill again rewrites\n"
+			"kjudge's own scripts and never touches an .orig.\n",
+		.options = kj_skill_options,
+		.min_operands = 1,
+		.max_operands = 1,
+		.operands = "one DIR, the skill directory",
+		.exit_codes = "  0  the three scripts are written\n"
+			      "  2  bad flags, DIR is not a directory, a script cannot be\n"
+			      "     written, or one is not kjudge's and its .orig exists\n"
+			      "     (see --force): nothing was changed\n",
 	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* What kjudge is, for `kjudge --help` and kjudge(1). */
+static const char intro[] =
+	"kjudge judges generated compute kernels: is it really a kernel,\n"
+	"is it correct on every case, and how much faster is it.\n";
+
 static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: kjudge [--version] [--help] COMMAND [ARGS]\n\n"
-		     "kjudge judges generated compute kernels: is it really a kernel,\n"
-		     "is it correct on every case, and how much faster is it.\n\n"
-		     "commands:\n");
+	fprintf(out, "usage: kjudge [--version] [--help] COMMAND [ARGS]\n\n%s\n"
+		     "commands:\n", intro);
 	for (i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'kjudge COMMAND --help' tells more about a command.\n");
+	fprintf(out, "\nOptions and operands may come in any order; --opt=value and\n"
+		     "--opt value are the same; -- ends the options.  'kjudge COMMAND\n"
+		     "--help' tells more about a command, 'man kjudge' about the rules.\n");
+}
+
+static const struct kj_cli_command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/*
+ * `kjudge help [CMD]`, and two forms for the build and for scripts that
+ * --help does not list: `kjudge help --man [CMD]` prints the man page
+ * (kjudge.1, or kjudge-CMD.1) and `kjudge help --commands` the command
+ * names, one per line.
+ */
+static int help(int argc, char **argv)
+{
+	const struct kj_cli_command *c;
+	int man = argc > 1 && !strcmp(argv[1], "--man");
+	size_t i;
+
+	if (argc > 1 && !strcmp(argv[1], "--commands") && argc == 2) {
+		for (i = 0; i < N_COMMANDS; i++)
+			printf("%s\n", commands[i].name);
+	} else if (argc == 1 + man) {
+		if (man)
+			kj_cli_print_man_main(stdout, intro, commands, N_COMMANDS);
+		else
+			usage(stdout);
+	} else if (argc == 2 + man) {
+		if (!(c = find_command(argv[1 + man])))
+			return kj_cli_error(NULL, "'%s' is not a kjudge command",
+					    argv[1 + man]);
+		if (man)
+			kj_cli_print_man(stdout, c, commands, N_COMMANDS);
+		else
+			kj_cli_print_help(stdout, c);
+	} else {
+		return kj_cli_error(NULL, "help wants at most one command, got '%s'",
+				    argv[argc - 1]);
+	}
+	if (fflush(stdout) != 0)
+		return kj_cli_error(NULL, "cannot write to standard output");
+	return KJ_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct kj_cli_command *c;
 
 	if (argc < 2) {
 		usage(stderr);
 		return KJ_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
-		if (argc > 2 && strcmp(argv[1], "help") == 0) {
-			for (i = 0; i < N_COMMANDS; i++)
-				if (!strcmp(argv[2], commands[i].name)) {
-					kj_cli_print_help(stdout, &commands[i]);
-					return KJ_EXIT_OK;
-				}
-			return kj_cli_error(NULL, "'%s' is not a kjudge command",
-					    argv[2]);
-		}
-		usage(stdout);
-		return KJ_EXIT_OK;
-	}
+	if (!strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return help(1, argv + 1);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("kjudge %s\n", KJ_VERSION);
 		return KJ_EXIT_OK;
 	}
-	for (i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(&commands[i], argc - 1, argv + 1);
+	if ((c = find_command(argv[1])) != NULL)
+		return c->run(c, argc - 1, argv + 1);
 	if (argv[1][0] == '-')
-		kj_cli_error(NULL, "unknown option '%s'", argv[1]);
+		kj_cli_error(NULL, "unknown option '%s' (see 'kjudge --help')", argv[1]);
 	else
-		kj_cli_error(NULL, "'%s' is not a kjudge command", argv[1]);
-	fprintf(stderr, "see 'kjudge --help'\n");
+		kj_cli_error(NULL, "'%s' is not a kjudge command (see 'kjudge --help')",
+			     argv[1]);
 	return KJ_EXIT_USAGE;
 }

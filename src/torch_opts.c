@@ -1,60 +1,73 @@
 /*
- * torch_opts.c - the options `kjudge verify` and `kjudge benchmark` share,
- * parsed in one place so that both accept the same values.
+ * torch_opts.c - the options `kjudge verify` and `kjudge benchmark` share
+ * (their rows are KJ_TORCH_OPTION_ROWS in cli.h, so that both accept the
+ * same values), the environment both read, and the JSON file writer both
+ * use.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/fileio.h"
 #include "cli.h"
 #include "base/banned.h"
 
-int kj_cli_torch_option(const struct kj_cli_command *cmd, int key,
-			const char *arg, struct kj_torch_opts *o)
-{
-	char *end;
+const char *const kj_cli_devices[] = { "cpu", "cuda", "cuda:N", NULL };
+/* Index 0 is each command's default: verify and benchmark compare integers
+ * exactly, float64 by the seed's rule. */
+const char *const kj_cli_int_rules[] = { "exact", "spec", NULL };
+const char *const kj_cli_float64_rules[] = { "spec", "float64", NULL };
 
-	switch (key) {
-	case KJ_OPT_OP_NAME:
-		o->op_name = arg;
-		return 1;
-	case KJ_OPT_VERIFY_DIR:
-		o->verify_dir = arg;
-		return 1;
-	case KJ_OPT_IMPL:
-		o->impl_name = arg;
-		return 1;
-	case KJ_OPT_DEVICE:
-		if (strcmp(arg, "cpu") && strcmp(arg, "cuda") && strncmp(arg, "cuda:", 5)) {
-			kj_cli_error(cmd, "--device wants cpu or cuda, not '%s'", arg);
-			return -1;
-		}
-		o->device = arg;
-		return 1;
-	case KJ_OPT_TIMEOUT:
-		o->timeout_s = strtod(arg, &end);
-		if (end == arg || *end || !(o->timeout_s > 0) || o->timeout_s > 1e9) {
-			kj_cli_error(cmd, "option '--timeout' wants a positive number "
-				     "of seconds, not '%s'", arg);
-			return -1;
-		}
-		return 1;
-	case KJ_OPT_SEED:
-		errno = 0;
-		o->seed = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || arg[0] == '-') {
-			kj_cli_error(cmd, "option '--seed' wants a whole number, "
-				     "not '%s'", arg);
-			return -1;
-		}
+const struct kj_cli_env kj_cli_torch_env[] = {
+	{ "KJ_PYTHON", "the workers' interpreter, with torch (and Triton for Triton "
+		       "candidates), when --python is not given; else python3" },
+	{ "KJ_STATE_DIR", "where the secret seed key lives (default "
+			  "$XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge)" },
+	{ "KJ_CACHE_DIR", "the golden cache (default /dev/shm/kjudge-cache-UID; off "
+			  "disables it)" },
+	{ "KJ_CACHE_MAX_MB", "the golden cache's cap (default a quarter of its file "
+			     "system)" },
+	{ "KJ_SCRATCH_DIR", "where a run's scratch directory is made (default "
+			    "/dev/shm, else $TMPDIR, else /tmp)" },
+	{ "KJ_SCRATCH", "shared keeps the scratch directory a plain directory" },
+	{ "KJ_SANDBOX", "off runs candidate workers without the sandbox" },
+	{ "KJ_LIMIT_MEM_MB", "a candidate worker's memory (default half of RAM)" },
+	{ "KJ_LIMIT_CPU_S", "its CPU time in seconds (default 14400)" },
+	{ "KJ_LIMIT_PROCS", "its processes and threads (default 1024)" },
+	{ "KJ_LIMIT_FILE_MB", "the largest file it may write (default a quarter of RAM)" },
+	{ "KJ_LIMIT_NOFILE", "the files it may have open (default 4096)" },
+	{ "KJ_LIMIT_TMP_MB", "its private /tmp and /dev/shm (default 256)" },
+	{ "KJ_THREADS", "the comparator's threads (default 0: one per CPU, at most 16)" },
+	{ "TRITON_INTERPRET", "passed to the workers; the worker sets it to 1 on the "
+			      "CPU unless it is given" },
+	{ NULL, NULL },
+};
+
+
+void kj_cli_torch_opts(const struct kj_cli_args *a, struct kj_torch_spec *s,
+		       struct kj_judge_opts *o, const char **python)
+{
+	const struct kj_cli_value *v = a->opt;
+
+	if (v[KJ_OPT_OP_NAME].count)
+		s->op_name = v[KJ_OPT_OP_NAME].text;
+	if (v[KJ_OPT_VERIFY_DIR].count)
+		s->verify_dir = v[KJ_OPT_VERIFY_DIR].text;
+	if (v[KJ_OPT_IMPL].count)
+		s->impl_name = v[KJ_OPT_IMPL].text;
+	if (v[KJ_OPT_DEVICE].count)
+		s->device = v[KJ_OPT_DEVICE].text;
+	if (v[KJ_OPT_TIMEOUT].count)
+		s->timeout_s = o->timeout_s = v[KJ_OPT_TIMEOUT].number;
+	if (v[KJ_OPT_SEED].count) {
+		o->seed = (uint64_t)v[KJ_OPT_SEED].integer;
 		o->seed_fixed = 1;
-		return 1;
-	case KJ_OPT_PYTHON:
-		o->python = arg;
-		return 1;
-	default:
-		return 0;
 	}
+	if (v[KJ_OPT_INT_RULE].count)
+		o->cmp.int_rule = v[KJ_OPT_INT_RULE].choice ? KJ_CMP_INT_SPEC : KJ_CMP_INT_EXACT;
+	if (v[KJ_OPT_FLOAT64_RULE].count)
+		o->cmp.float64_rule = v[KJ_OPT_FLOAT64_RULE].choice ? KJ_CMP_FLOAT64_FLOAT64
+								  : KJ_CMP_FLOAT64_SPEC;
+	*python = v[KJ_OPT_PYTHON].count ? v[KJ_OPT_PYTHON].text : NULL;
 }
 
 int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
@@ -86,15 +99,5 @@ int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
 		kj_cli_error(cmd, "%s", err.msg);
 		return -1;
 	}
-	return 0;
-}
-
-int kj_cli_torch_check(const struct kj_cli_command *cmd, int argc, char **argv,
-		       const struct kj_torch_opts *o)
-{
-	if (kj_cli_optind() != argc)
-		return kj_cli_error(cmd, "unexpected argument '%s'", argv[kj_cli_optind()]);
-	if (!o->op_name)
-		return kj_cli_error(cmd, "--op_name is required");
 	return 0;
 }

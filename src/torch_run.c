@@ -140,7 +140,7 @@ void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *w
 		r->seed_fixed ? "fixed" : "secret", written_to);
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
-		const char *msg = c->message ? c->message : kj_vtype_text(c->type);
+		const char *msg = c->message ? c->message : kj_etype_text(c->type);
 		int len = 0;
 
 		if (kj_case_status(c) == KJ_STATUS_PASS)
@@ -148,6 +148,6 @@ void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *w
 		/* The first line: the worker puts the exception there. */
 		while (msg[len] && msg[len] != '\n' && len < 300)
 			len++;
-		fprintf(out, "  case %d: %s: %.*s\n", i + 1, kj_vtype_name(c->type), len, msg);
+		fprintf(out, "  case %d: %s: %.*s\n", i + 1, kj_etype_name(c->type), len, msg);
 	}
 }

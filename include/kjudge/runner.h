@@ -66,7 +66,7 @@ struct kj_reply {
 	/* !ok: how the side failed, as the runner classified it (a
 	 * candidate-charged type for either side; the pipeline decides what a
 	 * failure of the reference means) */
-	enum kj_vtype type;
+	enum kj_etype type;
 	char *message;           /* cleaned, bounded */
 	char *exception;         /* the exception class the worker named, or NULL */
 	char phase[16];          /* "import", "init", "inputs", "forward",

@@ -125,20 +125,20 @@ enum kj_category {
 	X(NOT_JUDGED, "NotJudged", JUDGE, JUDGE,                                            \
 	  "the case was never judged (the run stopped before it)")
 
-enum kj_vtype {
-#define KJ__VT_ENUM(e, name, charge, cat, text) KJ_VT_##e,
-	KJ_VERDICT_MAP(KJ__VT_ENUM)
-#undef KJ__VT_ENUM
-	KJ_VT_COUNT_
+enum kj_etype {
+#define KJ__ET_ENUM(e, name, charge, cat, text) KJ_ET_##e,
+	KJ_VERDICT_MAP(KJ__ET_ENUM)
+#undef KJ__ET_ENUM
+	KJ_ET_COUNT_
 };
 
-const char *kj_vtype_name(enum kj_vtype t);     /* "AccuracyError" */
-const char *kj_vtype_text(enum kj_vtype t);     /* what it means */
-enum kj_charge kj_vtype_charge(enum kj_vtype t);
-enum kj_category kj_vtype_category(enum kj_vtype t);
-enum kj_status kj_vtype_status(enum kj_vtype t);
+const char *kj_etype_name(enum kj_etype t);     /* "AccuracyError" */
+const char *kj_etype_text(enum kj_etype t);     /* what it means */
+enum kj_charge kj_etype_charge(enum kj_etype t);
+enum kj_category kj_etype_category(enum kj_etype t);
+enum kj_status kj_etype_status(enum kj_etype t);
 /* The type of a name, or -1 when there is none. */
-int kj_vtype_from_name(const char *name);
+int kj_etype_from_name(const char *name);
 
 const char *kj_status_name(enum kj_status s);    /* "pass", "fail", "task_error", "judge_error" */
 const char *kj_charge_name(enum kj_charge c);    /* "none", "candidate", "task", "judge" */
@@ -160,7 +160,7 @@ struct kj_case {
 	int index;              /* 0-based */
 	int input_set;          /* 1-based set that decided the case; 0 none */
 	uint64_t seed;          /* of that set */
-	enum kj_vtype type;     /* KJ_VT_NONE exactly when the case passed */
+	enum kj_etype type;     /* KJ_ET_NONE exactly when the case passed */
 	char *message;          /* cleaned, owned; NULL for a pass */
 	char *exception;        /* the candidate's exception class, or NULL */
 	int output;             /* 1-based output that failed, 0 when none */
@@ -189,12 +189,12 @@ enum kj_status kj_case_status(const struct kj_case *c);
  * verdict of the case is replaced.  Returns 0, or KJ_ENOMEM when the
  * message could not be kept (the type is set all the same).
  */
-int kj_case_fail(struct kj_case *c, enum kj_vtype t, const char *fmt, ...)
+int kj_case_fail(struct kj_case *c, enum kj_etype t, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* The same with the message given as bytes of untrusted text (a traceback,
  * captured output), cleaned before it is kept. */
-int kj_case_fail_text(struct kj_case *c, enum kj_vtype t, const char *text, size_t len);
+int kj_case_fail_text(struct kj_case *c, enum kj_etype t, const char *text, size_t len);
 
 /* Keep the candidate's exception class name (cleaned, bounded). */
 int kj_case_set_exception(struct kj_case *c, const char *name);

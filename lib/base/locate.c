@@ -1,6 +1,7 @@
 /*
- * locate.c - finding programs in $PATH and files beside the kjudge binary
- * (see locate.h for why these rules live in one place).
+ * locate.c - finding programs in $PATH and the files kjudge ships, beside
+ * the kjudge binary or where it is installed (see locate.h for why these
+ * rules live in one place).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -66,6 +67,8 @@ const char *kj__python_name(const char *given, const char **source)
 int kj__beside_self(const char *file, char *out, size_t size)
 {
 	char self[PATH_MAX];
+	/* /proc/self/exe is the real path: a kjudge reached through a link
+	 * in ~/bin still finds the files of the tree it was installed in. */
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
 
@@ -76,27 +79,19 @@ int kj__beside_self(const char *file, char *out, size_t size)
 	if (!slash)
 		return -1;
 	*slash = '\0';
-	return snprintf(out, size, "%s/%s", self, file) < (int)size ? 0 : -1;
-}
-
-int kj__find_worker(const char *file, char *out, size_t size)
-{
-	char self[PATH_MAX], *slash;
-
-	if (kj__beside_self(file, out, size) == 0 && access(out, R_OK) == 0)
-		return 0;
-	if (!realpath("/proc/self/exe", self) || !(slash = strrchr(self, '/')))
+	/* A build directory has it beside the binary; an installed kjudge
+	 * (PREFIX/bin/kjudge) in PREFIX/libexec/kjudge/, by the rule of
+	 * `make install`.  When neither has it, the place beside the binary
+	 * is the one named, for the message that says it is missing. */
+	if (snprintf(out, size, "%s/%s", self, file) >= (int)size)
 		return -1;
-	*slash = '\0';
+	if (access(out, F_OK) == 0)
+		return 0;
+	/* The parent of bin/, written out rather than as "bin/..": the path
+	 * is bound into the sandbox and shown by the doctor. */
 	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	{
-		char p[PATH_MAX + 64];
-
-		if (snprintf(p, sizeof(p), "%s/libexec/kjudge/%s", self, file) >= (int)sizeof(p) ||
-		    access(p, R_OK) != 0)
-			return kj__beside_self(file, out, size), -1;
-		return snprintf(out, size, "%s", p) < (int)size ? 0 : -1;
-	}
+	if (slash && snprintf(out, size, "%.*s/libexec/kjudge/%s", (int)(slash - self),
+			      self, file) < (int)size && access(out, F_OK) == 0)
+		return 0;
+	return snprintf(out, size, "%s/%s", self, file) < (int)size ? 0 : -1;
 }

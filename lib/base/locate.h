@@ -34,20 +34,14 @@ int kj__find_in_path(const char *name, char *out, size_t size);
 const char *kj__python_name(const char *given, const char **source);
 
 /*
- * The path of `file` in the directory of the running executable
- * (/proc/self/exe): where `make` installs kjudge_worker.py beside kjudge.
- * Returns 0, or -1 when the executable cannot be read or the path does not
- * fit.
+ * The path of `file`, one of the files kjudge ships (kjudge_worker.py), from
+ * the real path of the running executable (/proc/self/exe): beside it, where
+ * `make` puts it in build/; else ../libexec/kjudge/FILE from the
+ * executable's directory, where `make install` puts it; when neither exists,
+ * the path beside it.  Returns 0, or -1 when the executable cannot be read
+ * or the path does not fit.
  */
 int kj__beside_self(const char *file, char *out, size_t size);
 
-/*
- * A file the kjudge binary ships with (kjudge_worker.py): beside the
- * running executable (the build tree, `make` puts it there), else in
- * ../libexec/kjudge/ relative to the executable's real path (where `make
- * install` puts it).  Returns 0 with the path in out, or -1 when it is in
- * neither place (out then holds the first place looked at).
- */
-int kj__find_worker(const char *file, char *out, size_t size);
 
 #endif /* KJ_LOCATE_H */

@@ -99,7 +99,7 @@ int kj_verify_exit(const struct kj_result *r, char *why, size_t size)
 		if (why)
 			snprintf(why, size, "the judge or the machine failed (case %d: %s); the "
 				 "verdict is not the candidate's", i < r->n_cases ? i + 1 : 0,
-				 i < r->n_cases ? kj_vtype_name(r->cases[i].type) : "infrastructure");
+				 i < r->n_cases ? kj_etype_name(r->cases[i].type) : "infrastructure");
 		return 2;
 	}
 	if (te) {
@@ -108,7 +108,7 @@ int kj_verify_exit(const struct kj_result *r, char *why, size_t size)
 				break;
 		if (why)
 			snprintf(why, size, "the task failed on case %d (%s); the verdict is not "
-				 "the candidate's", i + 1, kj_vtype_name(r->cases[i].type));
+				 "the candidate's", i + 1, kj_etype_name(r->cases[i].type));
 		return 2;
 	}
 	if (r->n_cases > 0 && passed == r->n_cases)
@@ -158,7 +158,7 @@ static int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *r
 		/* The machine could not start a worker: nobody's verdict. */
 		res->infra_errors++;
 		s->infra_errors++;
-		return kj_case_fail(c, rc == KJ_ESANDBOX ? KJ_VT_SANDBOX : KJ_VT_SPAWN,
+		return kj_case_fail(c, rc == KJ_ESANDBOX ? KJ_ET_SANDBOX : KJ_ET_SPAWN,
 				    "the %s's worker could not be started: %s",
 				    kj_side_name(s->role), e.msg) == KJ_OK
 			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -167,15 +167,15 @@ static int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *r
 		return *usable = 1, KJ_OK;
 	if (s->role == KJ_SIDE_CANDIDATE) {
 		const struct kj_reply *f = &s->load_failure;
-		enum kj_vtype t = kj_vtype_charge(f->type) == KJ_CHARGE_CANDIDATE ? f->type
-										 : KJ_VT_LOAD;
+		enum kj_etype t = kj_etype_charge(f->type) == KJ_CHARGE_CANDIDATE ? f->type
+										 : KJ_ET_LOAD;
 
 		rc = kj_case_fail(c, t, "%s", f->message ? f->message : "the candidate "
 				  "could not be loaded");
 		if (rc == KJ_OK)
 			rc = kj_case_set_exception(c, f->exception);
 	} else {
-		rc = kj_case_fail(c, KJ_VT_TASK, "the task could not be loaded again: %s",
+		rc = kj_case_fail(c, KJ_ET_TASK, "the task could not be loaded again: %s",
 				  s->load_failure.message ? s->load_failure.message : "");
 	}
 	return rc == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -193,24 +193,24 @@ static int side_failed(const struct kj_side *s, const struct kj_reply *rep, stru
 	const char *msg = rep->message ? rep->message : "";
 	int rc;
 
-	if (rep->type == KJ_VT_TIMEOUT)
+	if (rep->type == KJ_ET_TIMEOUT)
 		res->timed_out = 1;
 	if (rep->disk_full) {
 		res->infra_errors++;
-		rc = kj_case_fail(c, KJ_VT_JUDGE, "the file system of the %s's outputs is full: %s",
+		rc = kj_case_fail(c, KJ_ET_JUDGE, "the file system of the %s's outputs is full: %s",
 				  kj_side_name(s->role), msg);
 	} else if (s->role == KJ_SIDE_CANDIDATE) {
-		enum kj_vtype t = kj_vtype_charge(rep->type) == KJ_CHARGE_CANDIDATE ? rep->type
-										   : KJ_VT_PROTOCOL;
+		enum kj_etype t = kj_etype_charge(rep->type) == KJ_CHARGE_CANDIDATE ? rep->type
+										   : KJ_ET_PROTOCOL;
 
 		rc = kj_case_fail(c, t, "%s", msg);
 		if (rc == KJ_OK)
 			rc = kj_case_set_exception(c, rep->exception);
 	} else if (!strcmp(rep->phase, "inputs")) {
-		rc = kj_case_fail(c, KJ_VT_TASK, "the task's input generators failed: %s", msg);
+		rc = kj_case_fail(c, KJ_ET_TASK, "the task's input generators failed: %s", msg);
 	} else {
-		rc = kj_case_fail(c, KJ_VT_REFERENCE, "the reference failed (%s): %s",
-				  kj_vtype_name(rep->type), msg);
+		rc = kj_case_fail(c, KJ_ET_REFERENCE, "the reference failed (%s): %s",
+				  kj_etype_name(rep->type), msg);
 	}
 	return rc == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 }
@@ -279,10 +279,10 @@ static int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, ui
 	if (!g->rep.ok)
 		return side_failed(&t->ref, &g->rep, c, res, err);
 	if (!g->rep.outputs || g->rep.outputs->n == 0)
-		return kj_case_fail(c, KJ_VT_TASK, "the reference returned no outputs") == KJ_OK
+		return kj_case_fail(c, KJ_ET_TASK, "the reference returned no outputs") == KJ_OK
 			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (kj_value_unsupported(g->rep.outputs, why, sizeof(why)))
-		return kj_case_fail(c, KJ_VT_UNSUPPORTED, "the reference returned %s: kjudge "
+		return kj_case_fail(c, KJ_ET_UNSUPPORTED, "the reference returned %s: kjudge "
 				    "compares tensors, numbers, strings, None and lists, tuples "
 				    "and dicts of them", why) == KJ_OK
 			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -336,10 +336,10 @@ static int compare_all(const struct kj_value *gold, const char *gdir,
 
 	*same = 0;
 	if (!cand || cand->kind != KJ_VAL_LIST)
-		return kj_case_fail(c, KJ_VT_PROTOCOL, "the candidate's worker sent no outputs") ==
+		return kj_case_fail(c, KJ_ET_PROTOCOL, "the candidate's worker sent no outputs") ==
 				       KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (cand->n != gold->n)
-		return kj_case_fail(c, KJ_VT_OUTPUT_COUNT, "output count mismatch: reference %zu, "
+		return kj_case_fail(c, KJ_ET_OUTPUT_COUNT, "output count mismatch: reference %zu, "
 				    "candidate %zu", gold->n, cand->n) == KJ_OK
 			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	for (i = 0; i < gold->n; i++) {
@@ -459,7 +459,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	if (cr.inputs_changed) {
-		rc = kj_case_fail(c, KJ_VT_INPUT_MODIFIED, "the candidate changed its input "
+		rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
 				  "tensors") == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM,
 									       "out of memory");
 		goto out;
@@ -748,13 +748,13 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	if (cr.inputs_changed) {
-		rc = kj_case_fail(c, KJ_VT_INPUT_MODIFIED, "the candidate changed its input "
+		rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
 				  "tensors during the timed runs") == KJ_OK
 			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (!cr.n_distinct || cr.n_samples != (size_t)b->repeats) {
-		rc = kj_case_fail(c, KJ_VT_PROTOCOL, "the candidate's worker reported %zu timed "
+		rc = kj_case_fail(c, KJ_ET_PROTOCOL, "the candidate's worker reported %zu timed "
 				  "calls and %zu output sets for %d repeats", cr.n_samples,
 				  cr.n_distinct, b->repeats) == KJ_OK
 			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -773,7 +773,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (!same) {
 		char *m = NULL;
 
-		if (c->type != KJ_VT_PROTOCOL) {
+		if (c->type != KJ_ET_PROTOCOL) {
 			if (asprintf(&m, "an output of the timed runs is wrong: %s",
 				     c->message ? c->message : "") < 0) {
 				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -781,7 +781,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			}
 			free(c->message);
 			c->message = m;
-			c->type = KJ_VT_TIMED_MISMATCH;
+			c->type = KJ_ET_TIMED_MISMATCH;
 		}
 		goto out;
 	}

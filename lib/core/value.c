@@ -377,10 +377,10 @@ struct cmp {
 };
 
 /* A failure of the candidate at `path` (e.g. "output 2[0]"). */
-static int mismatch(struct cmp *m, enum kj_vtype t, const char *path, const char *fmt, ...)
+static int mismatch(struct cmp *m, enum kj_etype t, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static int mismatch(struct cmp *m, enum kj_vtype t, const char *path, const char *fmt, ...)
+static int mismatch(struct cmp *m, enum kj_etype t, const char *path, const char *fmt, ...)
 {
 	char detail[1024];
 	va_list ap;
@@ -489,7 +489,7 @@ static int cmp_tensor(struct cmp *m, const struct kj_value *r, const struct kj_v
 		kj_tensor_release(&t);
 		if (rc == KJ_ENOMEM || rc == KJ_EIO)
 			return kj_error_set(m->err, rc, "candidate output: %s", why);
-		return mismatch(m, rc == KJ_EDTYPE ? KJ_VT_OUTPUT_TYPE : KJ_VT_PROTOCOL, path,
+		return mismatch(m, rc == KJ_EDTYPE ? KJ_ET_OUTPUT_TYPE : KJ_ET_PROTOCOL, path,
 				"%s", why);
 	}
 	rc = kj_compare(&g, &t, m->copt, &res, &e);
@@ -501,7 +501,7 @@ static int cmp_tensor(struct cmp *m, const struct kj_value *r, const struct kj_v
 		*same = 1;
 		return KJ_OK;
 	}
-	rc = mismatch(m, KJ_VT_ACCURACY, path, "%s", res.message);
+	rc = mismatch(m, KJ_ET_ACCURACY, path, "%s", res.message);
 	if (rc != KJ_OK)
 		return rc;
 	json_decref(m->c->metrics);
@@ -583,26 +583,26 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 		}
 		kj_value_describe(r, rd, sizeof(rd));
 		kj_value_describe(a, ad, sizeof(ad));
-		return mismatch(m, KJ_VT_ACCURACY, path, "the reference returned %s, the "
+		return mismatch(m, KJ_ET_ACCURACY, path, "the reference returned %s, the "
 				"candidate %s", rd, ad);
 	}
 	if (!(is_seq(r) && is_seq(a)) && r->kind != a->kind) {
 		kj_value_describe(r, rd, sizeof(rd));
 		kj_value_describe(a, ad, sizeof(ad));
-		return mismatch(m, KJ_VT_OUTPUT_TYPE, path, "the reference returned %s, the "
+		return mismatch(m, KJ_ET_OUTPUT_TYPE, path, "the reference returned %s, the "
 				"candidate %s", rd, ad);
 	}
 	switch (r->kind) {
 	case KJ_VAL_BOOL:
 		if (r->boolean == a->boolean)
 			return *same = 1, KJ_OK;
-		return mismatch(m, KJ_VT_ACCURACY, path, "the reference returned %s, the "
+		return mismatch(m, KJ_ET_ACCURACY, path, "the reference returned %s, the "
 				"candidate %s", r->boolean ? "True" : "False",
 				a->boolean ? "True" : "False");
 	case KJ_VAL_STR:
 		if (!strcmp(r->text, a->text))
 			return *same = 1, KJ_OK;
-		return mismatch(m, KJ_VT_ACCURACY, path, "the strings differ: reference "
+		return mismatch(m, KJ_ET_ACCURACY, path, "the strings differ: reference "
 				"'%.80s', candidate '%.80s'", r->text, a->text);
 	case KJ_VAL_NONE:
 		return *same = 1, KJ_OK;
@@ -611,7 +611,7 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 		if (r->n != a->n) {
 			kj_value_describe(r, rd, sizeof(rd));
 			kj_value_describe(a, ad, sizeof(ad));
-			return mismatch(m, KJ_VT_OUTPUT_TYPE, path, "the reference returned %s, "
+			return mismatch(m, KJ_ET_OUTPUT_TYPE, path, "the reference returned %s, "
 					"the candidate %s", rd, ad);
 		}
 		for (i = 0; i < r->n; i++) {
@@ -625,7 +625,7 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 		if (r->n != a->n) {
 			kj_value_describe(r, rd, sizeof(rd));
 			kj_value_describe(a, ad, sizeof(ad));
-			return mismatch(m, KJ_VT_OUTPUT_TYPE, path, "the reference returned %s, "
+			return mismatch(m, KJ_ET_OUTPUT_TYPE, path, "the reference returned %s, "
 					"the candidate %s", rd, ad);
 		}
 		for (i = 0; i < r->n; i++) {
@@ -636,7 +636,7 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 				if (key_equal(rk, a->items[2 * j]))
 					break;
 			if (j == a->n)
-				return mismatch(m, KJ_VT_OUTPUT_TYPE, path, "the candidate's "
+				return mismatch(m, KJ_ET_OUTPUT_TYPE, path, "the candidate's "
 						"dict has no key %s", rd);
 			snprintf(sub, sizeof(sub), "%.300s[%.200s]", path, rd);
 			rc = cmp_node(m, r->items[2 * i + 1], a->items[2 * j + 1], sub, same);
@@ -648,7 +648,7 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 		/* "other" on the reference side: the caller checks
 		 * kj_value_unsupported first; never a pass here. */
 		kj_value_describe(r, rd, sizeof(rd));
-		return mismatch(m, KJ_VT_OUTPUT_TYPE, path, "the reference returned %s, which "
+		return mismatch(m, KJ_ET_OUTPUT_TYPE, path, "the reference returned %s, which "
 				"cannot be compared", rd);
 	}
 }

@@ -19,9 +19,9 @@ struct vt_row {
 };
 
 static const struct vt_row vt_rows[] = {
-#define KJ__VT_ROW(e, name, charge, cat, text) { name, KJ_CHARGE_##charge, KJ_CAT_##cat, text },
-	KJ_VERDICT_MAP(KJ__VT_ROW)
-#undef KJ__VT_ROW
+#define KJ__ET_ROW(e, name, charge, cat, text) { name, KJ_CHARGE_##charge, KJ_CAT_##cat, text },
+	KJ_VERDICT_MAP(KJ__ET_ROW)
+#undef KJ__ET_ROW
 };
 
 static const char *const cat_names[] = {
@@ -31,38 +31,38 @@ static const char *const cat_names[] = {
 };
 
 /* An out-of-range type is treated as the judge's own error, never a pass. */
-static const struct vt_row *row(enum kj_vtype t)
+static const struct vt_row *row(enum kj_etype t)
 {
-	if ((unsigned)t >= KJ_VT_COUNT_)
-		return &vt_rows[KJ_VT_JUDGE];
+	if ((unsigned)t >= KJ_ET_COUNT_)
+		return &vt_rows[KJ_ET_JUDGE];
 	return &vt_rows[t];
 }
 
-const char *kj_vtype_name(enum kj_vtype t)
+const char *kj_etype_name(enum kj_etype t)
 {
 	return row(t)->name;
 }
 
-const char *kj_vtype_text(enum kj_vtype t)
+const char *kj_etype_text(enum kj_etype t)
 {
 	return row(t)->text;
 }
 
-enum kj_charge kj_vtype_charge(enum kj_vtype t)
+enum kj_charge kj_etype_charge(enum kj_etype t)
 {
 	return row(t)->charge;
 }
 
-enum kj_category kj_vtype_category(enum kj_vtype t)
+enum kj_category kj_etype_category(enum kj_etype t)
 {
 	return row(t)->cat;
 }
 
-enum kj_status kj_vtype_status(enum kj_vtype t)
+enum kj_status kj_etype_status(enum kj_etype t)
 {
-	switch (kj_vtype_charge(t)) {
+	switch (kj_etype_charge(t)) {
 	case KJ_CHARGE_NONE:
-		return (unsigned)t < KJ_VT_COUNT_ && t == KJ_VT_NONE ? KJ_STATUS_PASS
+		return (unsigned)t < KJ_ET_COUNT_ && t == KJ_ET_NONE ? KJ_STATUS_PASS
 								      : KJ_STATUS_JUDGE_ERROR;
 	case KJ_CHARGE_CANDIDATE:
 		return KJ_STATUS_FAIL;
@@ -73,11 +73,11 @@ enum kj_status kj_vtype_status(enum kj_vtype t)
 	}
 }
 
-int kj_vtype_from_name(const char *name)
+int kj_etype_from_name(const char *name)
 {
 	int i;
 
-	for (i = 1; name && i < KJ_VT_COUNT_; i++)
+	for (i = 1; name && i < KJ_ET_COUNT_; i++)
 		if (!strcmp(vt_rows[i].name, name))
 			return i;
 	return -1;
@@ -124,7 +124,7 @@ void kj_case_init(struct kj_case *c, int index)
 {
 	memset(c, 0, sizeof(*c));
 	c->index = index;
-	c->type = KJ_VT_NOT_JUDGED;
+	c->type = KJ_ET_NOT_JUDGED;
 	c->speedup = NAN;
 }
 
@@ -140,24 +140,24 @@ void kj_case_release(struct kj_case *c)
 
 enum kj_status kj_case_status(const struct kj_case *c)
 {
-	return kj_vtype_status(c->type);
+	return kj_etype_status(c->type);
 }
 
-static int set_message(struct kj_case *c, enum kj_vtype t, char *clean)
+static int set_message(struct kj_case *c, enum kj_etype t, char *clean)
 {
 	/* A type that means "passed" cannot be set as a failure. */
-	c->type = t == KJ_VT_NONE ? KJ_VT_JUDGE : t;
+	c->type = t == KJ_ET_NONE ? KJ_ET_JUDGE : t;
 	free(c->message);
 	c->message = clean;
 	return clean ? KJ_OK : KJ_ENOMEM;
 }
 
-int kj_case_fail_text(struct kj_case *c, enum kj_vtype t, const char *text, size_t len)
+int kj_case_fail_text(struct kj_case *c, enum kj_etype t, const char *text, size_t len)
 {
 	return set_message(c, t, kj__text_clean(text, len, KJ_CASE_MSG_MAX));
 }
 
-int kj_case_fail(struct kj_case *c, enum kj_vtype t, const char *fmt, ...)
+int kj_case_fail(struct kj_case *c, enum kj_etype t, const char *fmt, ...)
 {
 	char *raw = NULL;
 	va_list ap;
@@ -183,11 +183,11 @@ int kj_case_set_exception(struct kj_case *c, const char *name)
 int kj_case_pass(struct kj_case *c, int compared, int expected)
 {
 	if (expected <= 0 || compared != expected) {
-		kj_case_fail(c, KJ_VT_JUDGE, "internal: the case was about to pass with %d of %d "
+		kj_case_fail(c, KJ_ET_JUDGE, "internal: the case was about to pass with %d of %d "
 			     "outputs compared", compared, expected);
 		return KJ_EINVAL;
 	}
-	c->type = KJ_VT_NONE;
+	c->type = KJ_ET_NONE;
 	free(c->message);
 	c->message = NULL;
 	c->compared = compared;

@@ -138,11 +138,11 @@ static json_t *failure_json(struct rec *r, const struct kj_case *c)
 
 	put(r, f, "case_idx", json_integer(c->index + 1));
 	put(r, f, "input_desc", c->input_desc ? json_incref(c->input_desc) : json_array());
-	put(r, f, "error_type", json_string(kj_vtype_name(c->type)));
-	put(r, f, "error_msg", json_string(c->message ? c->message : kj_vtype_text(c->type)));
+	put(r, f, "error_type", json_string(kj_etype_name(c->type)));
+	put(r, f, "error_msg", json_string(c->message ? c->message : kj_etype_text(c->type)));
 	put(r, f, "status", json_string(kj_status_name(kj_case_status(c))));
-	put(r, f, "charged", json_string(kj_charge_name(kj_vtype_charge(c->type))));
-	put(r, f, "category", json_string(kj_category_name(kj_vtype_category(c->type))));
+	put(r, f, "charged", json_string(kj_charge_name(kj_etype_charge(c->type))));
+	put(r, f, "category", json_string(kj_category_name(kj_etype_category(c->type))));
 	put(r, f, "exception", str_or_null(c->exception));
 	put(r, f, "seed", json_integer((json_int_t)c->seed));
 	put(r, f, "input_set", json_integer(c->input_set));
@@ -263,10 +263,10 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 			put(&r, rec, "framework", json_null());
 			put(&r, rec, "implementation", json_null());
 			put(&r, rec, "speedup_vs_torch", json_null());
-			put(&r, rec, "error_type", json_string(kj_vtype_name(c->type)));
+			put(&r, rec, "error_type", json_string(kj_etype_name(c->type)));
 			put(&r, rec, "error_msg", json_string(c->message ? c->message
-							      : kj_vtype_text(c->type)));
-			put(&r, rec, "charged", json_string(kj_charge_name(kj_vtype_charge(c->type))));
+							      : kj_etype_text(c->type)));
+			put(&r, rec, "charged", json_string(kj_charge_name(kj_etype_charge(c->type))));
 			put(&r, rec, "exception", str_or_null(c->exception));
 			put(&r, rec, "seed", json_integer((json_int_t)c->seed));
 			if (c->metrics)

@@ -225,9 +225,10 @@ static void probe_worker(struct kj__doctor *d)
 			       "(build/kjudge)", "cannot tell where the kjudge binary is "
 			       "(/proc/self/exe)");
 	else if (access(path, R_OK) != 0)
-		kj__doctor_set(c, KJ_DOCTOR_FAIL, "make (it installs "
-			       "build/kjudge_worker.py beside build/kjudge; an installed "
-			       "kjudge needs worker/kjudge_worker.py copied beside it)",
+		kj__doctor_set(c, KJ_DOCTOR_FAIL, "make (it puts "
+			       "build/kjudge_worker.py beside build/kjudge), or make "
+			       "install (it puts PREFIX/libexec/kjudge/kjudge_worker.py "
+			       "with PREFIX/bin/kjudge)",
 			       "%s: %s: the torch runner cannot start workers", path,
 			       strerror(errno));
 	else

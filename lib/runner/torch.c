@@ -64,7 +64,7 @@ void kj_torch_spec_init(struct kj_torch_spec *s)
 void kj_reply_init(struct kj_reply *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->type = KJ_VT_NOT_JUDGED;
+	r->type = KJ_ET_NOT_JUDGED;
 }
 
 void kj_reply_release(struct kj_reply *r)
@@ -287,22 +287,22 @@ static int proc_failed(struct tside *ts, int rc, const struct kj_error *e, struc
 	ts->s->loaded = 0;
 	ts->pending = 0;
 	if (rc == KJ_ETIMEDOUT) {
-		r->type = KJ_VT_TIMEOUT;
+		r->type = KJ_ET_TIMEOUT;
 		snprintf(msg, sizeof(msg), "验证超时（%g秒）: the %s did not finish the case",
 			 ts->tt->timeout_s, role);
 	} else {
-		r->type = rc == KJ_EPROTOCOL ? KJ_VT_PROTOCOL : KJ_VT_CRASH;
+		r->type = rc == KJ_EPROTOCOL ? KJ_ET_PROTOCOL : KJ_ET_CRASH;
 		/* The sandbox's limits, each a verdict of its own. */
 		if (p->output_over)
-			r->type = KJ_VT_OUTPUT_LIMIT;
+			r->type = KJ_ET_OUTPUT_LIMIT;
 		else if (p->oom_killed)
-			r->type = KJ_VT_MEMORY_LIMIT;
+			r->type = KJ_ET_MEMORY_LIMIT;
 		else if (ts->s->sandboxed && p->reaped && WIFSIGNALED(p->status) &&
 			 (WTERMSIG(p->status) == SIGXCPU || WTERMSIG(p->status) == SIGKILL) &&
 			 ts->tt->cfg->limits.cpu_s > 0 && p->cpu_s >= ts->tt->cfg->limits.cpu_s - 0.5)
 			/* As PID 1 of its namespace the worker ignores SIGXCPU;
 			 * the hard limit's SIGKILL and its CPU time tell. */
-			r->type = KJ_VT_CPU_LIMIT;
+			r->type = KJ_ET_CPU_LIMIT;
 		snprintf(msg, sizeof(msg), "the %s's worker: %s", role, e->msg);
 	}
 	if (set_message(r, NULL, msg, p) != KJ_OK)
@@ -322,15 +322,15 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 	r->ok = 0;
 	snprintf(r->phase, sizeof(r->phase), "%s", phase && strlen(phase) < 16 ? phase : "");
 	if (!strcmp(r->phase, "inputs"))
-		r->type = KJ_VT_TASK_INPUTS;
+		r->type = KJ_ET_TASK_INPUTS;
 	else if (!strcmp(r->phase, "import") || !strcmp(r->phase, "init"))
-		r->type = KJ_VT_LOAD;
+		r->type = KJ_ET_LOAD;
 	else if (sticky)
-		r->type = KJ_VT_CUDA;
+		r->type = KJ_ET_CUDA;
 	else if (cls && strstr(cls, "CompilationError"))
-		r->type = KJ_VT_COMPILE;
+		r->type = KJ_ET_COMPILE;
 	else
-		r->type = KJ_VT_FORWARD;
+		r->type = KJ_ET_FORWARD;
 	if (sticky || json_is_true(json_object_get(rep, "exits"))) {
 		/* A CUDA error is sticky: the worker exits (as after SystemExit);
 		 * never reuse it. */
@@ -352,7 +352,7 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 	    kj__tree_bytes(ts->s->out_dir) + kj__tree_bytes(ts->tt->cand_home) >
 		    ts->tt->cfg->limits.file_bytes) {
 		r->disk_full = 0;
-		r->type = KJ_VT_OUTPUT_LIMIT;
+		r->type = KJ_ET_OUTPUT_LIMIT;
 	}
 	if (set_message(r, NULL, jstr(rep, "error_msg"), NULL) != KJ_OK)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -365,7 +365,7 @@ static int reply_malformed(struct tside *ts, struct kj_reply *r, const char *wha
 			   struct kj_error *err)
 {
 	r->ok = 0;
-	r->type = KJ_VT_PROTOCOL;
+	r->type = KJ_ET_PROTOCOL;
 	r->lost = 1;
 	ts->s->loaded = 0;
 	ts->s->ops->stop(ts->s);
@@ -616,12 +616,12 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		} else if (rcs[i] != KJ_OK) {
 			if (proc_failed(ts, rcs[i], &es[i], f, err) != KJ_OK)
 				rc = err->code;
-			f->type = KJ_VT_TASK;
+			f->type = KJ_ET_TASK;
 		} else if (!json_is_true(json_object_get(reps[i], "ok"))) {
 			if (reply_failed(ts, reps[i], f, err) != KJ_OK)
 				rc = err->code;
 			/* Nothing of the candidate has run yet: the task's. */
-			f->type = KJ_VT_TASK;
+			f->type = KJ_ET_TASK;
 			snprintf(f->phase, sizeof(f->phase), "task");
 		} else {
 			ts->cases = (int)json_integer_value(json_object_get(reps[i], "cases"));
@@ -637,7 +637,7 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		uint64_t nonce = 0;
 		json_t *req;
 
-		skip[i] = s->load_failure.type != KJ_VT_NOT_JUDGED;
+		skip[i] = s->load_failure.type != KJ_ET_NOT_JUDGED;
 		if (skip[i])
 			continue;
 		req = json_pack("{s:s, s:s, s:s}", "op", "load", "module",
@@ -661,12 +661,12 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		} else if (rcs[i] != KJ_OK) {
 			if (proc_failed(ts, rcs[i], &es[i], f, err) != KJ_OK)
 				rc = err->code;
-			if (f->type == KJ_VT_CRASH)
-				f->type = KJ_VT_LOAD;
+			if (f->type == KJ_ET_CRASH)
+				f->type = KJ_ET_LOAD;
 		} else if (!json_is_true(json_object_get(rep, "ok"))) {
 			if (reply_failed(ts, rep, f, err) != KJ_OK)
 				rc = err->code;
-			f->type = KJ_VT_LOAD;
+			f->type = KJ_ET_LOAD;
 		} else {
 			ts->s->loaded = 1;
 		}
@@ -1095,7 +1095,7 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	}
 	if (cfg->worker)
 		snprintf(tt->worker, sizeof(tt->worker), "%s", cfg->worker);
-	else if (kj__find_worker("kjudge_worker.py", tt->worker, sizeof(tt->worker)) < 0)
+	else if (kj__beside_self("kjudge_worker.py", tt->worker, sizeof(tt->worker)) < 0)
 		tt->worker[0] = '\0';
 	if (!kj__is_file(tt->worker)) {
 		rc = kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is missing (it is "
@@ -1146,7 +1146,7 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	}
 	if (!t->have_candidate) {
 		/* Every case says so; nothing of it is started. */
-		t->cand.load_failure.type = KJ_VT_NO_CANDIDATE;
+		t->cand.load_failure.type = KJ_ET_NO_CANDIDATE;
 		if (asprintf(&t->cand.load_failure.message, "'%s': no candidate file", t->cand_file) < 0) {
 			t->cand.load_failure.message = NULL;
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");

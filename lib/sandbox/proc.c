@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -401,6 +402,22 @@ char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * Milliseconds from now to `deadline` for poll(), 0 when it has passed.  A
+ * wait longer than an int of milliseconds (24.8 days) polls INT_MAX ms at a
+ * time: converting a larger double to int is undefined, and on x86 gives
+ * INT_MIN, a timeout at once.  kjudge's own --timeout stops at 2147483 s,
+ * which fits; other callers need not know.
+ */
+static int ms_until(double deadline)
+{
+	double ms = (deadline - kj__now_s()) * 1000;
+
+	if (!(ms > 0))
+		return 0;
+	return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+}
+
 static int write_all(int fd, const char *s, size_t len, double deadline)
 {
 	while (len) {
@@ -417,7 +434,7 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd pf = { fd, POLLOUT, 0 };
-			int ms = (int)((deadline - kj__now_s()) * 1000);
+			int ms = ms_until(deadline);
 
 			if (ms <= 0)
 				return KJ_ETIMEDOUT;
@@ -558,7 +575,7 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		if (p->line_len > KJ_PROC_LINE_MAX)
 			return fail_request(p, KJ_EPROTOCOL, timeout_s, err);
-		ms = (int)((deadline - kj__now_s()) * 1000);
+		ms = ms_until(deadline);
 		if (ms <= 0)
 			return fail_request(p, KJ_ETIMEDOUT, timeout_s, err);
 		pf[nf++] = (struct pollfd){ p->proto, POLLIN, 0 };

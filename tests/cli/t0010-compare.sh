@@ -26,7 +26,7 @@ test_expect 'usage errors exit 2 with one line on stderr' '
 	expect_exit 2 $KJUDGE compare --bogus a b 2> e.txt
 	grep -q "unknown option" e.txt
 	expect_exit 2 $KJUDGE compare --dtype 2> e.txt
-	grep -q "needs an argument" e.txt
+	grep -q "option .--dtype. needs a value" e.txt
 	expect_exit 2 $KJUDGE compare --threads abc a b 2> e.txt
 	grep -q "whole number" e.txt
 '

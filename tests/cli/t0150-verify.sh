@@ -38,10 +38,10 @@ PY
 test_expect 'help and usage errors' '
 	$KJUDGE verify --help | grep -q -- "--triton_impl_name IMPL"
 	expect_exit 2 $KJUDGE verify 2> e.txt
-	grep -q "op_name is required" e.txt
+	grep -q "option .--op_name. is required" e.txt
 	expect_exit 2 $KJUDGE verify --op_name x --timeout abc 2> e.txt
 	expect_exit 2 $KJUDGE verify --op_name x --device tpu 2> e.txt
-	grep -q "cpu or cuda" e.txt
+	grep -q "wants cpu, cuda or cuda:N, not .tpu." e.txt
 	expect_exit 2 $KJUDGE verify --op_name x --verify_dir nowhere 2> e.txt
 	grep -q "not a directory" e.txt
 	mkdir d

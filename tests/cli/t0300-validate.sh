@@ -19,7 +19,7 @@ test_expect 'help, and usage errors exit 2' '
 	expect_exit 2 $KJUDGE validate --bogus x.py 2> e.txt
 	grep -q "unknown option" e.txt
 	expect_exit 2 $KJUDGE validate --rules 2> e.txt
-	grep -q "needs an argument" e.txt
+	grep -q "option .--rules. needs a value" e.txt
 '
 
 test_expect 'the spec JSON record of a valid candidate, exit 0' '
@@ -97,6 +97,20 @@ import json
 recs = [json.loads(l) for l in open(\"r.json\")]
 assert [r[\"filepath\"] for r in recs] == [\"d/b.py\", \"d/sub/a.cu\"], recs
 "
+'
+
+test_expect 'a directory without a candidate file is a usage error (exit 2), a missing path a record (exit 1)' '
+	mkdir -p empty notes/sub
+	echo "not a candidate" > notes/sub/README.txt
+	cp "$corpus/triton/clean_basic.py" ok.py
+	expect_exit 2 $KJUDGE validate empty 2> e.txt
+	test "$(cat e.txt)" = "kjudge validate: '"'"'empty'"'"': no candidate files (.py, .cu, .cuh) under it"
+	# Nothing is judged, not even the operands that could be.
+	expect_exit 2 $KJUDGE validate --json ok.py notes > r.json 2> e.txt
+	test ! -s r.json
+	grep -q "'"'"'notes'"'"': no candidate files" e.txt
+	expect_exit 1 $KJUDGE validate --json nowhere > r.json
+	jget r.json "d[\"error\"]" | grep -q nowhere
 '
 
 test_expect 'a task rule file extends the defaults: allowing torch.matmul where only the epilogue is the challenge' '

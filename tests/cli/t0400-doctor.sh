@@ -86,11 +86,11 @@ test_expect '--group keeps one group, or those of a list' '
 
 test_expect 'bad flags exit 2 with one line on stderr' '
 	expect_exit 2 $KJUDGE doctor --group bogus 2> e.txt
-	grep -q "unknown group .bogus." e.txt
+	grep -q "option .--group. wants sandbox, timing or runtimes, or a comma list of them, not .bogus.$" e.txt
 	test "$(wc -l < e.txt)" -eq 1
 	expect_exit 2 $KJUDGE doctor --group sandbox, 2> e.txt
 	expect_exit 2 $KJUDGE doctor --group 2> e.txt
-	grep -q "needs an argument" e.txt
+	grep -q "option .--group. needs a value" e.txt
 	expect_exit 2 $KJUDGE doctor --bogus 2> e.txt
 	grep -q "unknown option" e.txt
 	expect_exit 2 $KJUDGE doctor --timeout 0 2> e.txt

@@ -70,6 +70,28 @@ KJ_TEST(proc_reply_and_noise)
 	KJ_CHECK_INT(p.pid, 0);
 }
 
+/* A timeout longer than an int of milliseconds is a long wait, not an
+ * overflow that times out at once: kjudge verify --timeout 2147483 starts its
+ * workers with it, and other callers may pass more. */
+KJ_TEST(proc_very_long_timeouts_wait_for_the_reply)
+{
+	static const double timeouts[] = { 2147483, 2147484, 1e7, 1e300 };
+	size_t i;
+
+	for (i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+		struct kj_proc p;
+		struct kj_error err;
+		json_t *rep = NULL;
+
+		start_sh(&p, ECHO_NONCE "sleep 0.2; "
+			 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 5");
+		KJ_CHECK_OK(kj_proc_request(&p, req(), timeouts[i], &rep, &err), &err);
+		KJ_CHECK(json_is_true(json_object_get(rep, "ok")));
+		json_decref(rep);
+		kj_proc_release(&p, 0.1);
+	}
+}
+
 KJ_TEST(proc_timeout_kills_the_group)
 {
 	struct kj_proc p;

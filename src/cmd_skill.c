@@ -1,0 +1,334 @@
+/*
+ * cmd_skill.c - `kjudge skill DIR`: make a triton-op-verifier skill
+ * directory run kjudge.
+ *
+ * The skill's prompts tell an agent to run `python3 <skill>/scripts/verify.py
+ * --op_name ...`, `scripts/benchmark.py ...` and `scripts/
+ * validate_triton_impl.py FILE --json`.  In their place this writes three
+ * short Python scripts that exec kjudge (verify, benchmark, validate) with
+ * the same arguments, so that the prompts work without a word changed and
+ * the exit codes are kjudge's own (os.execv: the script's process becomes
+ * kjudge).  Each script runs the kjudge that wrote it (its real path, from
+ * /proc/self/exe), or the kjudge on PATH when that one is gone, and sets
+ * KJ_PYTHON to the interpreter that runs it when KJ_PYTHON is not set: the
+ * agent's python3 is the one with torch.
+ *
+ * An original script is kept once, as NAME.py.orig: a hard link made before
+ * the new script replaces it (kj_write_file_atomic), so that at no moment is
+ * there no NAME.py, and an .orig is never overwritten.  A script that is
+ * already kjudge's (it carries SHIM_MARK) is rewritten in place.  A script
+ * that is neither, beside an .orig that exists already, is refused unless
+ * --force.  Every script is checked before any is written, so a refusal
+ * leaves the directory as it was.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kjudge/fileio.h"
+#include "cli.h"
+#include "base/banned.h"
+
+enum {
+	OPT_FORCE,
+	OPT_COUNT_
+};
+
+const struct kj_cli_option kj_skill_options[] = {
+	[OPT_FORCE] = { .name = "force", .type = KJ_CLI_FLAG,
+			.help = "replace a script that is not kjudge's even when its "
+				".orig exists already (the .orig is kept; the script "
+				"is lost)" },
+	[OPT_COUNT_] = { .name = NULL },
+};
+
+/* The start of a line every script this command writes carries, by which a
+ * second run knows its own work from an original. */
+#define SHIM_MARK "# kjudge-skill-script:"
+
+static const struct {
+	const char *file;
+	const char *command;
+} scripts[] = {
+	{ "verify.py", "verify" },
+	{ "benchmark.py", "benchmark" },
+	{ "validate_triton_impl.py", "validate" },
+};
+
+#define N_SCRIPTS (sizeof(scripts) / sizeof(scripts[0]))
+
+/* What to do with one script's place. */
+enum plan { PLAN_NEW, PLAN_REFRESH, PLAN_KEEP_ORIG, PLAN_FORCE };
+
+/* A growing text buffer; on allocation failure `failed` is set and the
+ * text stops growing. */
+struct text {
+	char *s;
+	size_t len, cap;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = t->cap - t->len;
+
+		if (t->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = 1;
+			return;
+		}
+		if (t->s && (size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
+			char *s = realloc(t->s, cap);
+
+			if (!s) {
+				t->failed = 1;
+				return;
+			}
+			t->s = s;
+			t->cap = cap;
+		}
+	}
+}
+
+/* A Python bytes literal of s: anything but plain path characters as \xNN,
+ * so that no path (quotes, backslashes, bytes that are not UTF-8) can break
+ * out of it. */
+static void add_bytes_literal(struct text *t, const char *s)
+{
+	add(t, "b\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("/._-+:@,=~", c))
+			add(t, "%c", c);
+		else
+			add(t, "\\x%02x", c);
+	}
+	add(t, "\"");
+}
+
+/* The script that stands for `file`, running `kjudge COMMAND ARGS`. */
+static void make_script(struct text *t, const char *file, const char *command,
+			const char *kjudge)
+{
+	add(t, "#!/usr/bin/env python3\n"
+	       "# Written by `kjudge skill` (kjudge %s): runs `kjudge %s` with this\n"
+	       "# script's arguments, so that what calls scripts/%s gets kjudge.\n"
+	       SHIM_MARK " an original script is kept as %s.orig beside it.\n"
+	       "import os\n"
+	       "import shutil\n"
+	       "import sys\n"
+	       "\n"
+	       "WROTE_ME = os.fsdecode(",
+	    KJ_VERSION, command, file, file);
+	add_bytes_literal(t, kjudge);
+	add(t, ")\n"
+	       "kjudge = WROTE_ME\n"
+	       "if not os.access(kjudge, os.X_OK):\n"
+	       "    # That kjudge is gone (a tree rebuilt elsewhere): the one on PATH.\n"
+	       "    kjudge = shutil.which(\"kjudge\")\n"
+	       "    if kjudge is None:\n"
+	       "        sys.stderr.write(\"%s: kjudge is neither at %%s nor on PATH\\n\" %% WROTE_ME)\n"
+	       "        sys.exit(2)\n"
+	       "# The interpreter running this script is the agent's, the one with\n"
+	       "# torch: the workers run it too, unless KJ_PYTHON says otherwise.\n"
+	       "if not os.environ.get(\"KJ_PYTHON\") and sys.executable:\n"
+	       "    os.environ[\"KJ_PYTHON\"] = sys.executable\n"
+	       "try:\n"
+	       "    os.execv(kjudge, [kjudge, \"%s\"] + sys.argv[1:])\n"
+	       "except OSError as e:\n"
+	       "    sys.stderr.write(\"%s: cannot run %%s: %%s\\n\" %% (kjudge, e.strerror))\n"
+	       "    sys.exit(2)\n",
+	    file, command, file);
+}
+
+/* Whether the file at path is one this command wrote. */
+static int is_ours(const char *path)
+{
+	char head[4096];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	head[n] = '\0';
+	return strstr(head, "\n" SHIM_MARK " ") != NULL;
+}
+
+/* Copy path to orig, which must not exist (O_EXCL): for file systems that
+ * have no hard links.  Returns 0, or -1 with errno set. */
+static int copy_excl(const char *path, const char *orig)
+{
+	char buf[65536];
+	int in = open(path, O_RDONLY | O_CLOEXEC), out = -1, saved;
+	struct stat st;
+	ssize_t n;
+
+	if (in < 0 || fstat(in, &st) != 0)
+		goto fail;
+	out = open(orig, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+	if (out < 0)
+		goto fail;
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		ssize_t w = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail_unlink;
+		while (w < n) {
+			ssize_t k = write(out, buf + w, (size_t)(n - w));
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0)
+				goto fail_unlink;
+			w += k;
+		}
+	}
+	if (fsync(out) != 0 || close(out) != 0) {
+		out = -1;
+		goto fail_unlink;
+	}
+	close(in);
+	return 0;
+fail_unlink:
+	saved = errno;
+	unlink(orig);
+	errno = saved;
+fail:
+	saved = errno;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	errno = saved;
+	return -1;
+}
+
+/* Decide what to do with dir/NAME.  Returns 0, or KJ_EXIT_USAGE after
+ * printing why not. */
+static int plan_script(const struct kj_cli_command *cmd, const char *path,
+		       const char *orig, int force, enum plan *plan)
+{
+	struct stat st, so;
+
+	if (lstat(path, &st) != 0) {
+		if (errno != ENOENT)
+			return kj_cli_error(cmd, "'%s': %s", path, strerror(errno));
+		*plan = PLAN_NEW;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		return kj_cli_error(cmd, "'%s' is a directory", path);
+	if (is_ours(path)) {
+		*plan = PLAN_REFRESH;
+		return 0;
+	}
+	if (lstat(orig, &so) != 0) {
+		if (errno != ENOENT)
+			return kj_cli_error(cmd, "'%s': %s", orig, strerror(errno));
+		*plan = PLAN_KEEP_ORIG;
+		return 0;
+	}
+	if (!force)
+		return kj_cli_error(cmd, "'%s' is not kjudge's and '%s' exists already: "
+				    "move one of them away, or --force replaces the "
+				    "script", path, orig);
+	*plan = PLAN_FORCE;
+	return 0;
+}
+
+int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	char self[PATH_MAX], sdir[PATH_MAX], path[N_SCRIPTS][PATH_MAX],
+		orig[N_SCRIPTS][PATH_MAX];
+	enum plan plan[N_SCRIPTS];
+	struct kj_cli_args a;
+	struct kj_error err;
+	const char *dir;
+	struct stat st;
+	ssize_t n;
+	size_t i;
+	int rc, force;
+	mode_t mask;
+
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	dir = a.operands[0];
+	force = a.opt[OPT_FORCE].count > 0;
+	kj_cli_args_release(&a);
+
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return kj_cli_error(cmd, "'%s': not a directory", dir);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+		return kj_cli_error(cmd, "cannot tell where this kjudge is (/proc/self/exe)");
+	self[n] = '\0';
+	if (snprintf(sdir, sizeof(sdir), "%s/scripts", dir) >= (int)sizeof(sdir))
+		return kj_cli_error(cmd, "'%s': path too long", dir);
+	for (i = 0; i < N_SCRIPTS; i++) {
+		if (snprintf(path[i], sizeof(path[i]), "%s/%s", sdir,
+			     scripts[i].file) >= (int)sizeof(path[i]) ||
+		    snprintf(orig[i], sizeof(orig[i]), "%s.orig", path[i]) >=
+			    (int)sizeof(orig[i]))
+			return kj_cli_error(cmd, "'%s': path too long", dir);
+		if ((rc = plan_script(cmd, path[i], orig[i], force, &plan[i])) != 0)
+			return rc;
+	}
+	if (mkdir(sdir, 0777) != 0 && errno != EEXIST)
+		return kj_cli_error(cmd, "cannot make '%s': %s", sdir, strerror(errno));
+	mask = umask(022);
+	umask(mask);
+	for (i = 0; i < N_SCRIPTS; i++) {
+		struct text t = { NULL, 0, 0, 0 };
+
+		if (plan[i] == PLAN_KEEP_ORIG && link(path[i], orig[i]) != 0 &&
+		    copy_excl(path[i], orig[i]) != 0)
+			return kj_cli_error(cmd, "cannot keep '%s' as '%s': %s", path[i],
+					    orig[i], strerror(errno));
+		make_script(&t, scripts[i].file, scripts[i].command, self);
+		if (t.failed) {
+			free(t.s);
+			return kj_cli_error(cmd, "out of memory");
+		}
+		rc = kj_write_file_atomic(path[i], t.s, t.len, &err);
+		free(t.s);
+		if (rc != KJ_OK)
+			return kj_cli_error(cmd, "%s", err.msg);
+		/* Runnable directly too, as the originals usually are. */
+		if (chmod(path[i], 0755 & ~mask) != 0)
+			return kj_cli_error(cmd, "'%s': %s", path[i], strerror(errno));
+		printf("%s: runs kjudge %s%s%s%s\n", path[i], scripts[i].command,
+		       plan[i] == PLAN_KEEP_ORIG ? " (the original is kept as " : "",
+		       plan[i] == PLAN_KEEP_ORIG ? orig[i] : "",
+		       plan[i] == PLAN_KEEP_ORIG ? ")" : "");
+	}
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return KJ_EXIT_OK;
+}
