@@ -142,7 +142,8 @@ $(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
 $(BUILD)/kjudge: $(CLI_OBJ) $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libkjudge.a
+# The unit tests run some helpers (tests/helpers/segv.c) as workers.
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libkjudge.a | $(HELPERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

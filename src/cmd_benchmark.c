@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "kjudge/torch.h"
+#include "kjudge/proc.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 enum {
@@ -151,7 +153,14 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!not_required && (rc = gate(cmd, o.verify_dir, o.impl_name)) != 0)
 		return rc;
 
+	if (kj_cli_guard(cmd))
+		return KJ_EXIT_USAGE;
 	rc = kj_torch_benchmark(&o, &b, &res, &err);
+	/* A run a signal interrupted measured nothing: no report is written. */
+	if (kj_proc_interrupted()) {
+		json_decref(res);
+		return kj_cli_interrupted(cmd);
+	}
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
 		return KJ_EXIT_FAIL;

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/proc.h"
 #include "kjudge/torch.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 enum {
@@ -94,7 +96,14 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 			  o.verify_dir) >= (int)sizeof(out_path))
 		return kj_cli_error(cmd, "--verify_dir too long");
 
+	if (kj_cli_guard(cmd))
+		return KJ_EXIT_USAGE;
 	rc = kj_torch_verify(&o, &res, &err);
+	/* A run a signal interrupted judged nothing: no verdict is written. */
+	if (kj_proc_interrupted()) {
+		json_decref(res);
+		return kj_cli_interrupted(cmd);
+	}
 	if (rc != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
 	if (kj_cli_write_json(cmd, out_path, res)) {

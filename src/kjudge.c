@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kjudge/proc.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 static const struct kj_cli_command commands[] = {
@@ -183,8 +185,13 @@ int main(int argc, char **argv)
 		return KJ_EXIT_OK;
 	}
 	for (i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(&commands[i], argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			int rc = commands[i].run(&commands[i], argc - 1, argv + 1);
+
+			/* A signal the guard caught, even after the run was
+			 * done, is what the caller must see. */
+			return kj_proc_interrupted() ? kj_cli_interrupted(&commands[i]) : rc;
+		}
 	if (argv[1][0] == '-')
 		kj_cli_error(NULL, "unknown option '%s'", argv[1]);
 	else

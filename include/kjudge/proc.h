@@ -55,6 +55,28 @@ struct kj_capture {
 	size_t dropped;      /* bytes seen past the cap */
 };
 
+/*
+ * A link in the judge's list of live process groups: the list the signal
+ * guard kills (kj_proc_guard_signals) and the orphan sweep spares.  It is
+ * part of struct kj_proc, so the list needs no allocation and has no limit;
+ * its fields belong to lib/sandbox/spawn.c.  While linked, the struct that
+ * holds it must stay where it is (it must not be moved, copied over or
+ * freed before kj_proc_release).
+ */
+struct kj_proc_link {
+	struct kj_proc_link *prev, *next;
+	pid_t pgid;          /* the group; 0 when not in the list */
+};
+
+/* How far a process is kept from outliving the judge (see below). */
+enum kj_isolation {
+	KJ_ISOLATION_NONE = 0,   /* not started */
+	KJ_ISOLATION_GROUP,      /* its own process group; descendants that
+				  * leave it are swept as orphans */
+	KJ_ISOLATION_PIDNS,      /* also PID 1 of its own PID namespace */
+	KJ_ISOLATION_SANDBOX,    /* kjudge/sandbox.h (its own PID namespace too) */
+};
+
 struct kj_proc {
 	pid_t pid;           /* also the process group id; 0 when none */
 	int proto, out, err; /* our ends; -1 when closed */
@@ -71,6 +93,9 @@ struct kj_proc {
 	int output_limit;    /* set by the caller: output past the capture cap
 			      * fails the request (else it is dropped) */
 	int output_over;     /* a request failed for that */
+	struct kj_proc_link link;       /* in the judge's list while it lives */
+	enum kj_isolation isolation;    /* what the spawn achieved */
+	struct kj_limits_in_force limits; /* what bounds it (sandboxed ones) */
 };
 
 void kj_proc_init(struct kj_proc *p);
@@ -126,5 +151,41 @@ char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size);
 /* Ask the worker to exit (an "exit" request), wait up to grace_s, then kill;
  * close everything, free buffers.  p is empty afterwards. */
 void kj_proc_release(struct kj_proc *p, double grace_s);
+
+/* "process-group", "pid-namespace", "sandbox" (or "none"). */
+const char *kj_isolation_name(enum kj_isolation iso);
+
+/*
+ * What keeps p bounded, as a new JSON object the caller json_decrefs (NULL
+ * when out of memory): {"isolation": kj_isolation_name, "cgroup": "v1" |
+ * "v2" | null, "memory_bytes", "swap_limited", "pids_max", "cpu_s",
+ * "file_bytes", "nproc", "nofile"}, each limit 0 where none is in force.
+ * For a result to record the limits actually applied.
+ */
+json_t *kj_proc_limits_json(const struct kj_proc *p);
+
+/*
+ * The signal guard.  Called once by a program that starts workers (the
+ * CLI, before a run), it installs handlers for SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT that, async-signal-safely, kill (SIGKILL) every live worker's
+ * process group and remember the first signal.  From then on every wait
+ * and send (kj_proc_wait, kj_proc_send, kj_proc_request) returns KJ_EINTR
+ * promptly, whatever state the worker was in, and no spawn starts anything
+ * (KJ_EINTR): a worker that ended because of the signal is never reported
+ * as a worker that crashed, which would charge the candidate.  The caller
+ * unwinds (releasing its workers and scratch as usual), writes no verdict,
+ * and exits 128 + the signal.  A second signal ends the process at once
+ * (exit 128 + the first signal), the workers killed first.
+ *
+ * A signal that arrives on another thread is passed on to the thread that
+ * called this function, which must be the one that starts and releases the
+ * workers: the handler then never runs while that thread changes the list
+ * (the signals are blocked while it does).  Returns KJ_OK, or KJ_EIO when a
+ * handler cannot be installed.
+ */
+int kj_proc_guard_signals(struct kj_error *err);
+
+/* The signal that interrupted the run, or 0. */
+int kj_proc_interrupted(void);
 
 #endif /* KJUDGE_PROC_H */

@@ -19,6 +19,10 @@
 	"read line <&3; "                                                       \
 	"n=$(printf '%s' \"$line\" | sed 's/.*\"nonce\": *\\([0-9]*\\).*/\\1/'); "
 
+/* Sets $hp to the shell's pid as the judge sees it: /proc is the judge's,
+ * so /proc/self is, while $$ is the pid in the worker's own namespace. */
+#define HOST_PID "read -r hp rest < /proc/self/stat; "
+
 static void start_sh(struct kj_proc *p, const char *script)
 {
 	char sh[] = "/bin/sh", c[] = "-c";
@@ -28,6 +32,24 @@ static void start_sh(struct kj_proc *p, const char *script)
 	struct kj_error err;
 
 	KJ_CHECK_OK(kj_proc_spawn(p, argv, envp, NULL, &err), &err);
+}
+
+/* A program of tests/helpers/, built beside this one. */
+static const char *helper(const char *name)
+{
+	static char path[4200];
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	KJ_CHECK(n > 0);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	KJ_CHECK(slash != NULL);
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/%s", self, name);
+	KJ_CHECK(access(path, X_OK) == 0);
+	return path;
 }
 
 static json_t *req(void)
@@ -100,7 +122,14 @@ KJ_TEST(proc_death_is_described)
 	KJ_CHECK(strstr(p.cap_err.data, "dying") != NULL);
 	kj_proc_release(&p, 0.1);
 
-	start_sh(&p, "read line <&3; kill -SEGV $$");
+	/* A real crash: as PID 1 of its namespace the worker would ignore
+	 * a signal it sent itself (kill -SEGV $$). */
+	{
+		char script[4400];
+
+		snprintf(script, sizeof(script), "read line <&3; exec %s", helper("segv"));
+		start_sh(&p, script);
+	}
 	KJ_CHECK_INT(kj_proc_request(&p, req(), 10, &rep, &err), KJ_EWORKER);
 	KJ_CHECK(strstr(kj_proc_describe_exit(&p, how, sizeof(how)),
 			"killed by signal 11") != NULL);
@@ -133,9 +162,10 @@ KJ_TEST(proc_only_the_protocol_descriptor_is_inherited)
 	json_t *rep = NULL;
 	const char *fds;
 
-	/* The worker lists its descriptors in the reply. */
+	/* The worker lists its descriptors in the reply (ls inherits the
+	 * shell's; /proc/self, because $$ is 1 in the worker's namespace). */
 	start_sh(&p, ECHO_NONCE
-		 "f=$(ls /proc/$$/fd | sort -n | tr '\\n' ' '); "
+		 "f=$(ls /proc/self/fd | sort -n | tr '\\n' ' '); "
 		 "echo \"{\\\"nonce\\\": $n, \\\"fds\\\": \\\"$f\\\"}\" >&3");
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	fds = json_string_value(json_object_get(rep, "fds"));
@@ -161,7 +191,7 @@ KJ_TEST(proc_orphans_that_left_the_group_are_swept)
 
 		/* A daemon in its own session, which kill(-pgid) cannot reach. */
 		snprintf(script, sizeof(script), "%s"
-			 "setsid sh -c 'echo $$ > %s; exec sleep 100' & sleep 0.3; "
+			 "setsid sh -c '" HOST_PID "echo $hp > %s; exec sleep 100' & sleep 0.3; "
 			 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
 			 ECHO_NONCE, pidfile);
 		start_sh(&p, script);
