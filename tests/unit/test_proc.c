@@ -4,15 +4,26 @@
  * speak the protocol: read a request line from fd 3, answer with its nonce.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kjudge/proc.h"
 #include "unit.h"
+#include "base/internal.h"
 
 /* Reads one request and prints `before` (any text) then the reply. */
 #define ECHO_NONCE                                                              \
@@ -32,24 +43,6 @@ static void start_sh(struct kj_proc *p, const char *script)
 	struct kj_error err;
 
 	KJ_CHECK_OK(kj_proc_spawn(p, argv, envp, NULL, &err), &err);
-}
-
-/* A program of tests/helpers/, built beside this one. */
-static const char *helper(const char *name)
-{
-	static char path[4200];
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	KJ_CHECK(n > 0);
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	KJ_CHECK(slash != NULL);
-	*slash = '\0';
-	snprintf(path, sizeof(path), "%s/%s", self, name);
-	KJ_CHECK(access(path, X_OK) == 0);
-	return path;
 }
 
 static json_t *req(void)
@@ -127,7 +120,7 @@ KJ_TEST(proc_death_is_described)
 	{
 		char script[4400];
 
-		snprintf(script, sizeof(script), "read line <&3; exec %s", helper("segv"));
+		snprintf(script, sizeof(script), "read line <&3; exec %s", kj_test_helper("segv"));
 		start_sh(&p, script);
 	}
 	KJ_CHECK_INT(kj_proc_request(&p, req(), 10, &rep, &err), KJ_EWORKER);
@@ -207,4 +200,375 @@ KJ_TEST(proc_orphans_that_left_the_group_are_swept)
 	kj_proc_release(&p, 0.1);
 	/* Killed and reaped: no such process any more. */
 	KJ_CHECK(kill(daemon_pid, 0) < 0 && errno == ESRCH);
+}
+
+/* --- nothing outlives the judge ----------------------------------------------------- */
+
+/*
+ * Make this (test) process's clone() refuse new PID namespaces, and with
+ * arg0_mask 0 any other system call nr, with errno e: the kernel's own
+ * answer on a machine that does not allow them, for the fallbacks.
+ */
+static void refuse(long nr, unsigned arg0_mask, int e)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, arg0_mask ? arg0_mask : ~0u, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)e & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	KJ_CHECK_INT(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	KJ_CHECK_INT(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+}
+
+#define REFUSE_PID_NAMESPACES() refuse(SYS_clone, CLONE_NEWPID, EPERM)
+
+/* The pids, as the judge sees them, that a worker's processes wrote into
+ * `file` one a line; waits up to 10 s for `want` of them. */
+static int read_pids(const char *file, pid_t *pids, int want)
+{
+	int n = 0, tries;
+
+	for (tries = 0; tries < 1000 && n < want; tries++) {
+		FILE *f = fopen(file, "r");
+		char line[32];
+
+		n = 0;
+		while (f && n < want && fgets(line, sizeof(line), f))
+			pids[n++] = (pid_t)strtol(line, NULL, 10);
+		if (f)
+			fclose(f);
+		if (n < want)
+			usleep(10000);
+	}
+	return n;
+}
+
+/* Gone: no such process, or a zombie (reaped when it is ours). */
+static int gone(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *f;
+	int z = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL)
+		z = rp[1] == ' ' && rp[2] == 'Z';
+	fclose(f);
+	if (z)
+		waitpid(pid, NULL, WNOHANG);
+	return z;
+}
+
+static int all_gone_within(const pid_t *pids, int n, double s)
+{
+	double end = kj__now_s() + s;
+	int i, left;
+
+	do {
+		for (i = 0, left = 0; i < n; i++)
+			left += !gone(pids[i]);
+		if (!left)
+			return 1;
+		usleep(10000);
+	} while (kj__now_s() < end);
+	return 0;
+}
+
+/*
+ * A worker that ignores SIGTERM, starts a child and a grandchild, and a
+ * daemon in a session of its own; each writes its pid.  After release none
+ * is left.
+ */
+#define FAMILY(file)                                                            \
+	"trap '' TERM INT HUP; " HOST_PID "echo $hp >> " file "; "              \
+	"( " HOST_PID "echo $hp >> " file "; "                                  \
+	"  ( " HOST_PID "echo $hp >> " file "; exec sleep 100 ) & exec sleep 100 ) & " \
+	"setsid sh -c '" HOST_PID "echo $hp >> " file "; exec sleep 100' & "
+
+static void release_leaves_nothing(void)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[8192];
+	pid_t pids[4];
+
+	snprintf(script, sizeof(script), FAMILY("%s") "%s"
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
+		 kj_test_path("pids"), kj_test_path("pids"), kj_test_path("pids"),
+		 kj_test_path("pids"), ECHO_NONCE);
+	start_sh(&p, script);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(read_pids(kj_test_path("pids"), pids, 4), 4);
+	kj_proc_release(&p, 0.2);
+	KJ_CHECK(all_gone_within(pids, 4, 1.0));
+}
+
+KJ_TEST(proc_release_leaves_no_process_of_the_worker)
+{
+	release_leaves_nothing();
+}
+
+KJ_TEST(proc_release_leaves_nothing_without_pid_namespaces)
+{
+	struct kj_proc p;
+
+	/* The fallback: a plain process group, orphans swept as the
+	 * judge's re-parented children. */
+	REFUSE_PID_NAMESPACES();
+	start_sh(&p, "sleep 100");
+	KJ_CHECK_INT(p.isolation, KJ_ISOLATION_GROUP);
+	kj_proc_release(&p, 0);
+	release_leaves_nothing();
+}
+
+KJ_TEST(proc_workers_have_a_pid_namespace_and_say_so)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL, *lim;
+
+	start_sh(&p, ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"pid\\\": $$}\" >&3; sleep 100");
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	/* Where the machine allows one (here, as root or with user
+	 * namespaces), the worker is PID 1 of its own. */
+	KJ_CHECK_INT(json_integer_value(json_object_get(rep, "pid")),
+		     p.isolation == KJ_ISOLATION_PIDNS ? 1 : p.pid);
+	lim = kj_proc_limits_json(&p);
+	KJ_CHECK_STR(json_string_value(json_object_get(lim, "isolation")),
+		     kj_isolation_name(p.isolation));
+	KJ_CHECK(json_is_null(json_object_get(lim, "cgroup")));
+	json_decref(lim);
+	json_decref(rep);
+	kj_proc_release(&p, 0.1);
+}
+
+/*
+ * The judge killed by SIGKILL: a process standing for it starts a worker
+ * (with a child of its own), says so, and is killed.  The worker goes by
+ * its parent-death signal; with a PID namespace its child goes with it.
+ */
+static void judge_killed(int with_namespaces)
+{
+	int ready[2];
+	pid_t judge, pids[2];
+	char c;
+	int n = with_namespaces ? 2 : 1, i;
+
+	/* Orphans come to this process, which reaps them (as the kill
+	 * tests' harness does). */
+	KJ_CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	KJ_CHECK_INT(pipe(ready), 0);
+	judge = fork();
+	KJ_CHECK(judge >= 0);
+	if (judge == 0) {
+		struct kj_proc p;
+		char script[4200];
+
+		if (!with_namespaces)
+			REFUSE_PID_NAMESPACES();
+		snprintf(script, sizeof(script), HOST_PID "echo $hp >> %s; "
+			 "( " HOST_PID "echo $hp >> %s; exec sleep 100 ) & exec sleep 100",
+			 kj_test_path("pids"), kj_test_path("pids"));
+		start_sh(&p, script);
+		if (p.isolation != (with_namespaces ? KJ_ISOLATION_PIDNS : KJ_ISOLATION_GROUP))
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	KJ_CHECK_INT(read(ready[0], &c, 1), 1);
+	KJ_CHECK_INT(read_pids(kj_test_path("pids"), pids, 2), 2);
+	KJ_CHECK_INT(kill(judge, SIGKILL), 0);
+	KJ_CHECK_INT(waitpid(judge, NULL, 0), judge);
+	KJ_CHECK(all_gone_within(pids, n, 1.0));
+	/* Without a namespace the worker's child outlives it (it was in the
+	 * worker's group, which only a living judge kills): the test's own
+	 * cleaning. */
+	for (i = n; i < 2; i++)
+		kill(pids[i], SIGKILL);
+}
+
+KJ_TEST(proc_worker_dies_with_a_judge_killed_by_sigkill)
+{
+	judge_killed(1);
+}
+
+KJ_TEST(proc_worker_dies_with_its_judge_without_pid_namespaces)
+{
+	judge_killed(0);
+}
+
+KJ_TEST(proc_worker_has_the_death_signal)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[4400];
+
+	/* The worker's program itself reads it (PR_GET_PDEATHSIG) after
+	 * execve, and prints it; outside the sandbox it may clear it. */
+	snprintf(script, sizeof(script), "read line <&3; exec %s", kj_test_helper("pdeathsig"));
+	start_sh(&p, script);
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 10, &rep, &err), KJ_EWORKER);
+	KJ_CHECK_STR(p.cap_out.data, "9 cleared\n");
+	kj_proc_release(&p, 0.1);
+}
+
+/* Descriptors 1500 and 70000 open (not close-on-exec) in the judge; the
+ * worker must see neither.  Where RLIMIT_NOFILE's hard limit is lower and
+ * cannot be raised (no CAP_SYS_RESOURCE), the highest it allows instead. */
+static void high_descriptors_closed(void)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	struct rlimit rl;
+	char script[4096];
+	int fd = open("/dev/null", O_RDONLY), top = 70000;
+
+	KJ_CHECK(fd >= 0);
+	KJ_CHECK_INT(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max <= (rlim_t)top) {
+		struct rlimit want = { (rlim_t)top + 1000, (rlim_t)top + 1000 };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+		else
+			top = (int)rl.rlim_max - 1;
+	}
+	KJ_CHECK(top > 1500);
+	rl.rlim_cur = rl.rlim_max;
+	KJ_CHECK_INT(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	KJ_CHECK_INT(dup2(fd, 1500), 1500);
+	KJ_CHECK_INT(dup2(fd, top), top);
+	snprintf(script, sizeof(script), "%s"
+		 "v=; for f in 1500 %d; do test -e /proc/self/fd/$f && v=\"$v $f\"; done; "
+		 "echo \"{\\\"nonce\\\": $n, \\\"open\\\": \\\"$v\\\"}\" >&3",
+		 ECHO_NONCE, top);
+	start_sh(&p, script);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	KJ_CHECK_STR(json_string_value(json_object_get(rep, "open")), "");
+	json_decref(rep);
+	kj_proc_release(&p, 0.1);
+	close(1500);
+	close(top);
+	close(fd);
+}
+
+KJ_TEST(proc_descriptors_above_1024_are_closed)
+{
+	high_descriptors_closed();
+}
+
+#ifdef SYS_close_range
+KJ_TEST(proc_descriptors_above_1024_are_closed_without_close_range)
+{
+	/* A kernel before 5.9: every descriptor up to the hard limit. */
+	refuse(SYS_close_range, 0, ENOSYS);
+	high_descriptors_closed();
+}
+#endif
+
+/* A signal the guard catches, from another thread after a while. */
+static void *signal_later(void *arg)
+{
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	kill(getpid(), *(int *)arg);
+	return NULL;
+}
+
+KJ_TEST(proc_guard_kills_workers_and_interrupts_the_wait)
+{
+	struct kj_proc a, b;
+	struct kj_error err;
+	json_t *rep = NULL;
+	uint64_t nonce;
+	pthread_t t;
+	int sig = SIGTERM, status;
+	double t0;
+	pid_t pa, pb;
+
+	KJ_CHECK_OK(kj_proc_guard_signals(&err), &err);
+	KJ_CHECK_INT(kj_proc_interrupted(), 0);
+	start_sh(&a, "trap '' TERM; read line <&3; sleep 100");
+	start_sh(&b, "trap '' TERM; sleep 100");
+	pa = a.pid;
+	pb = b.pid;
+	KJ_CHECK_OK(kj_proc_send(&a, req(), 30, &nonce, &err), &err);
+	t0 = kj__now_s();
+	KJ_CHECK_INT(pthread_create(&t, NULL, signal_later, &sig), 0);
+	/* The signal is process-wide; whichever thread takes it, the wait
+	 * ends at once, as an interruption, not a crash. */
+	KJ_CHECK_INT(kj_proc_wait(&a, nonce, 30, &rep, &err), KJ_EINTR);
+	KJ_CHECK(kj__now_s() - t0 < 5);
+	KJ_CHECK(strstr(err.msg, "interrupted by signal 15") != NULL);
+	pthread_join(t, NULL);
+	KJ_CHECK_INT(kj_proc_interrupted(), SIGTERM);
+	/* Both groups were killed by the handler, the one not waited for
+	 * too; a later send or spawn does nothing. */
+	KJ_CHECK(kill(-pa, 0) < 0 && errno == ESRCH);
+	KJ_CHECK_INT(waitpid(pb, &status, 0), pb);
+	KJ_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	b.reaped = 1;
+	KJ_CHECK_INT(kj_proc_send(&b, req(), 30, &nonce, &err), KJ_EINTR);
+	kj_proc_release(&a, 1);
+	kj_proc_release(&b, 1);
+	{
+		char sh[] = "/bin/sh", c[] = "-c", cmd[] = "exit 0";
+		char *argv[] = { sh, c, cmd, NULL };
+		char *envp[] = { NULL };
+
+		KJ_CHECK_INT(kj_proc_spawn(&a, argv, envp, NULL, &err), KJ_EINTR);
+	}
+}
+
+KJ_TEST(proc_guard_second_signal_ends_the_judge)
+{
+	struct kj_error err;
+	int status;
+	pid_t judge = fork();
+
+	KJ_CHECK(judge >= 0);
+	if (judge == 0) {
+		if (kj_proc_guard_signals(&err) != KJ_OK)
+			_exit(3);
+		kill(getpid(), SIGTERM);
+		if (kj_proc_interrupted() != SIGTERM)
+			_exit(4);
+		/* The user insists: out at once, with the first signal's
+		 * status. */
+		kill(getpid(), SIGINT);
+		_exit(5);
+	}
+	KJ_CHECK_INT(waitpid(judge, &status, 0), judge);
+	KJ_CHECK(WIFEXITED(status));
+	KJ_CHECK_INT(WEXITSTATUS(status), 128 + SIGTERM);
+}
+
+KJ_TEST(proc_guard_leaves_ignored_signals_ignored)
+{
+	struct kj_error err;
+	struct sigaction sa;
+
+	/* nohup: a hangup the shell meant to be ignored stays ignored. */
+	signal(SIGHUP, SIG_IGN);
+	KJ_CHECK_OK(kj_proc_guard_signals(&err), &err);
+	KJ_CHECK_INT(sigaction(SIGHUP, NULL, &sa), 0);
+	KJ_CHECK(sa.sa_handler == SIG_IGN);
+	KJ_CHECK_INT(sigaction(SIGTERM, NULL, &sa), 0);
+	KJ_CHECK(sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL);
 }
