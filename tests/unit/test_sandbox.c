@@ -171,6 +171,16 @@ static void start_box(struct box *b, struct kj_proc *p, const char *script)
 	KJ_CHECK_OK(kj_proc_spawn_in(p, argv, envp, b->rw, &b->sb, &err), &err);
 }
 
+/* Try to start a sleeping shell in the box: kj_proc_spawn_in's code. */
+static int try_box(struct box *b, struct kj_proc *p, struct kj_error *err)
+{
+	char sh[] = "/bin/sh", c[] = "-c", cmd[] = "sleep 100";
+	char *argv[] = { sh, c, cmd, NULL };
+	char *envp[] = { NULL };
+
+	return kj_proc_spawn_in(p, argv, envp, NULL, &b->sb, err);
+}
+
 static void bind_helpers(struct box *b)
 {
 	static char dir[4200];
@@ -231,15 +241,12 @@ KJ_TEST(sandbox_cgroup_limit_that_cannot_be_written_is_the_judges_error)
 	struct box b;
 	struct kj_proc p;
 	struct kj_error err;
-	char sh[] = "/bin/sh", c[] = "-c", cmd[] = "sleep 100";
-	char *argv[] = { sh, c, cmd, NULL };
-	char *envp[] = { NULL };
 	char group[4300];
 
 	box_init(&b);
 	b.sb.mem_bytes = 256LL << 20;
 	b.sb.cgroup_root = fake_v1_root();
-	KJ_CHECK_INT(kj_proc_spawn_in(&p, argv, envp, NULL, &b.sb, &err), KJ_ESANDBOX);
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
 	KJ_CHECK(strstr(err.msg, "memory.limit_in_bytes") != NULL);
 	KJ_CHECK(strstr(err.msg, "No such file") != NULL);
 	/* The group made for it is gone again, and so is the process. */
@@ -253,9 +260,6 @@ KJ_TEST(sandbox_cgroup_limit_the_kernel_refuses_is_the_judges_error)
 	struct box b;
 	struct kj_proc p;
 	struct kj_error err;
-	char sh[] = "/bin/sh", c[] = "-c", cmd[] = "sleep 100";
-	char *argv[] = { sh, c, cmd, NULL };
-	char *envp[] = { NULL };
 
 	box_init(&b);
 	b.sb.nproc = 64;
@@ -271,7 +275,7 @@ KJ_TEST(sandbox_cgroup_limit_the_kernel_refuses_is_the_judges_error)
 	kj_proc_release(&p, 0);
 	/* pids.max takes at most the kernel's PID_MAX_LIMIT (4194304). */
 	b.sb.nproc = 5000000;
-	KJ_CHECK_INT(kj_proc_spawn_in(&p, argv, envp, NULL, &b.sb, &err), KJ_ESANDBOX);
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
 	KJ_CHECK(strstr(err.msg, "pids.max") != NULL);
 	KJ_CHECK(strstr(err.msg, "Invalid argument") != NULL);
 	box_release(&b);
