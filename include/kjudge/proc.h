@@ -11,9 +11,11 @@
  *   (exec-error pipe, close-on-exec)          write errno if execve fails
  *                                             fd 0: /dev/null
  *
- * The worker gets no other descriptor and a clean environment (only the
- * variables the caller lists).  It leads its own process group, so a timeout
- * or the end of the attempt kills everything it started (kill(-pgid)).
+ * The worker gets no other descriptor (every one above 3 is closed, however
+ * high) and a clean environment (only the variables the caller lists).  It
+ * is started by the spawn core (lib/sandbox/spawn.h) and leads its own
+ * process group, so a timeout or the end of the attempt kills everything it
+ * started (kill(-pgid)).
  *
  * A request is one JSON line written to proto; the reply is the first line
  * read back that parses as a JSON object carrying the request's nonce.  Other
@@ -22,11 +24,23 @@
  * buffers so a flood of output can never block the worker or grow without
  * end.  The wait has a deadline; when it passes the whole group is killed.
  *
- * A worker's descendant that leaves the process group (setsid, a daemon) is
- * still caught: the calling process becomes a child subreaper, so orphans are
- * re-parented to it, and killing a worker also kills and reaps every child of
- * the calling process that is not a live worker.  A program that uses this
- * module must therefore not have children of its own besides its workers.
+ * Nothing a worker starts outlives the judge, however the judge ends.  The
+ * worker has SIGKILL as its parent-death signal, and it is PID 1 of a PID
+ * namespace of its own wherever the machine allows one (p->isolation says
+ * whether), so its death takes every descendant with it.  Where namespaces
+ * are refused, a descendant that leaves the process group (setsid, a
+ * daemon) is still caught while the judge lives: the calling process
+ * becomes a child subreaper, so orphans are re-parented to it, and killing a
+ * worker also kills and reaps every child of the calling process that is
+ * not a live worker.  A program that uses this module must therefore not
+ * have children of its own besides its workers.  A signal guard
+ * (kj_proc_guard_signals) kills every worker group when the judge is asked
+ * to stop, and makes every wait return KJ_EINTR.
+ *
+ * As PID 1 of its namespace a worker ignores the signals it has no handler
+ * for, from inside the namespace or from the judge, except SIGKILL (which
+ * is the only one the judge sends) and the kernel's own (a fault is still a
+ * crash).
  *
  * Ownership: struct kj_proc is caller-owned; kj_proc_spawn fills it, and
  * kj_proc_release kills what is left, reaps it, closes every descriptor and

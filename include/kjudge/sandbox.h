@@ -6,10 +6,12 @@
  * IPC and UTS namespaces:
  *
  *   judge (parent)                         child (PID 1 of its namespace)
- *   clone(CLONE_NEW*)  ------------------>  waits on the sync pipe
+ *   clone(CLONE_NEW*)  ------------------>  sets its parent-death signal,
+ *                                           waits on the sync socket
  *   writes /proc/CHILD/{uid,gid}_map        .
- *   puts CHILD into a fresh cgroup          .
- *   writes one byte on the sync pipe  ---->  builds the new root: a tmpfs
+ *   puts CHILD into a fresh cgroup, or      .
+ *     gives up if a limit cannot be set     .
+ *   writes one byte on the sync socket ---->  builds the new root: a tmpfs
  *                                           with read-only binds of
  *                                           sb->ro, writable binds of
  *                                           sb->rw, a minimal /dev (GPU
@@ -24,9 +26,17 @@
  * Inside, the process is root of its own user namespace, mapped to the
  * judge's own user, and holds no capability: it cannot mount, unmount,
  * trace, or see any process but its own descendants, and when it dies the
- * kernel kills everything left in its PID namespace.  Nothing of the host
- * file system is there but the paths named in the configuration.  There is
- * no network but a loopback device that is down.
+ * kernel kills everything left in its PID namespace.  It dies when the
+ * judge does (the parent-death signal, which the seccomp filter does not
+ * let it clear).  Nothing of the host file system is there but the paths
+ * named in the configuration.  There is no network but a loopback device
+ * that is down.  The mounts of its new root live in its own mount
+ * namespace and go with its last process.
+ *
+ * Limits fail closed: a cgroup limit that cannot be written, or a path that
+ * does not fit, stops the start (KJ_ESANDBOX); where the machine has no
+ * usable cgroup the rlimits alone apply and struct kj_limits_in_force (in
+ * the started struct kj_proc) says so.
  *
  * A sandbox that cannot be set up is the judge's failure (KJ_ESANDBOX), never
  * the candidate's.

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -172,27 +173,36 @@ struct child_args {
 	const char *cwd;
 	const struct kj_sandbox *sb;
 	int out, err, proto;   /* the child's ends; -1 when not asked for */
+	int own_proc;          /* mount a /proc of its own PID namespace */
 	int errpipe, sync;
 	int parent_ends[5];    /* the judge's ends, closed first; -1 unused */
+};
+
+/* Whose step failed, in a child_failure. */
+enum {
+	STEP_SPAWN,            /* the start itself: descriptors, chdir, execve */
+	STEP_SANDBOX,          /* the sandbox's setup */
+	STEP_NAMESPACE,        /* a plain worker's namespace: the judge falls
+				* back to a start without one */
 };
 
 /* What the child writes on the exec-error pipe when it cannot go on. */
 struct child_failure {
 	int err;
-	int in_sandbox;        /* the step is the sandbox's own */
+	int whose;             /* STEP_* */
 	char step[60];         /* the step that failed; "" for execve */
 };
 
-static void child_fail(int fd, const char *step, int in_sandbox)
+static void child_fail(int fd, const char *step, int whose)
 	__attribute__((noreturn));
-static void child_fail(int fd, const char *step, int in_sandbox)
+static void child_fail(int fd, const char *step, int whose)
 {
 	struct child_failure f;
 	size_t i;
 
 	memset(&f, 0, sizeof(f));
 	f.err = errno;
-	f.in_sandbox = in_sandbox;
+	f.whose = whose;
 	for (i = 0; step && step[i] && i + 1 < sizeof(f.step); i++)
 		f.step[i] = step[i];
 	if (write(fd, &f, sizeof(f)) < 0) {
@@ -272,16 +282,25 @@ static void child_main(const struct child_args *a)
 		if (a->parent_ends[i] >= 0)
 			close(a->parent_ends[i]);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(ep, "set the parent-death signal", 0);
+		child_fail(ep, "set the parent-death signal", STEP_SPAWN);
 	setpgid(0, 0);
 	/* A judge that died before the line above never sends the go byte:
 	 * its end of the socket closes, and the read sees end of file. */
 	if (read(a->sync, &go, 1) != 1)
 		_exit(127);
 	if (place_fds(a, &ep) < 0)
-		child_fail(ep, "set up the descriptors", 0);
+		child_fail(ep, "set up the descriptors", STEP_SPAWN);
+	/* A PID namespace with the judge's /proc would show the program the
+	 * judge's processes under its own pids (it is 1, and /proc/1 is
+	 * someone else): CUDA's driver refuses to start on that (error 304).
+	 * So the namespace gets a /proc of its own, in a mount namespace of
+	 * its own whose mounts do not propagate back; nothing else changes. */
+	if (a->own_proc &&
+	    (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
+		child_fail(ep, "mount a /proc of its own", STEP_NAMESPACE);
 	if (a->sb && kj__sandbox_child(a->sb, &step) < 0)
-		child_fail(ep, step, 1);
+		child_fail(ep, step, STEP_SANDBOX);
 	/* Default dispositions and an empty mask for the program (every
 	 * signal has been blocked since before fork). */
 	for (i = 1; i < NSIG; i++)
@@ -289,16 +308,17 @@ static void child_main(const struct child_args *a)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (a->cwd && chdir(a->cwd) < 0)
-		child_fail(ep, "change to the working directory", 0);
+		child_fail(ep, "change to the working directory", STEP_SPAWN);
 	execve(a->argv[0], a->argv, a->envp ? a->envp : empty);
-	child_fail(ep, "", 0);
+	child_fail(ep, "", STEP_SPAWN);
 }
 
 /* --- the judge's side ------------------------------------------------------------------ */
 
 enum mode {
 	MODE_FORK,        /* a plain fork: its own process group only */
-	MODE_PIDNS,       /* clone into a new PID namespace */
+	MODE_PIDNS,       /* clone into a new PID namespace (and mount
+			   * namespace, for its /proc) */
 	MODE_PIDNS_USER,  /* the same, with a user namespace for the right */
 	MODE_SANDBOX,     /* clone into every namespace of the sandbox */
 };
@@ -403,10 +423,12 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 			 CLONE_NEWIPC | CLONE_NEWUTS;
 		break;
 	case MODE_PIDNS_USER:
-		cflags = CLONE_NEWUSER | CLONE_NEWPID;
+		cflags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+		a.own_proc = 1;
 		break;
 	case MODE_PIDNS:
-		cflags = CLONE_NEWPID;
+		cflags = CLONE_NEWPID | CLONE_NEWNS;
+		a.own_proc = 1;
 		break;
 	case MODE_FORK:
 		break;
@@ -480,7 +502,9 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 	}
 	if (n > 0) {
 		abandon(s, pid);
-		if (f.in_sandbox)
+		if (f.whose == STEP_NAMESPACE)
+			rc = 1;
+		else if (f.whose == STEP_SANDBOX)
 			rc = kj_error_set(err, KJ_ESANDBOX, "sandbox: %s: %s", f.step,
 					  strerror(f.err));
 		else if (f.step[0])

@@ -20,7 +20,8 @@
  *   cgroup (sandbox), limits in force          every other descriptor closed
  *   go byte on sync  ------------------->      (close_range, else each one up
  *   reads the exec-error pipe:                 to RLIMIT_NOFILE's hard limit)
- *     end of file = execve succeeded         sandbox setup (sandbox.h)
+ *     end of file = execve succeeded         its own /proc (a PID namespace)
+ *                                            sandbox setup (sandbox.h)
  *     a record = errno and failed step       default signal dispositions,
  *                                              an empty signal mask, chdir
  *                                            execve (or the record, exit 127)
@@ -31,8 +32,10 @@
  * wherever the machine allows one (always for the sandbox; with
  * KJ__SPAWN_PIDNS for plain workers, in a user namespace of its own when
  * the judge lacks the privilege, mapping only the judge's uid and gid to
- * themselves, so that the program sees the same files and ids): when PID 1
- * of a namespace dies the kernel kills everything in it.  Where namespaces
+ * themselves, so that the program sees the same files and ids, and with a
+ * /proc of its own PID namespace, in a mount namespace of its own, because
+ * CUDA's driver will not start where /proc disagrees with getpid()): when
+ * PID 1 of a namespace dies the kernel kills everything in it.  Where namespaces
  * are refused the child is a plain fork() in its own process group
  * (KJ_ISOLATION_GROUP): the group is killed as a whole and orphans are
  * swept (proc.c), but a descendant that left the group survives a judge

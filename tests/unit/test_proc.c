@@ -3,6 +3,7 @@
  * timeouts, deaths and orphans.  The workers are small /bin/sh scripts that
  * speak the protocol: read a request line from fd 3, answer with its nonce.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -30,9 +31,69 @@
 	"read line <&3; "                                                       \
 	"n=$(printf '%s' \"$line\" | sed 's/.*\"nonce\": *\\([0-9]*\\).*/\\1/'); "
 
-/* Sets $hp to the shell's pid as the judge sees it: /proc is the judge's,
- * so /proc/self is, while $$ is the pid in the worker's own namespace. */
-#define HOST_PID "read -r hp rest < /proc/self/stat; "
+/* A line in `file` that says one more process of a worker has started. */
+#define STARTED(file) "echo started >> " file "; "
+
+/* Wait up to 10 s for `want` lines in file; returns how many there are. */
+static int wait_lines(const char *file, int want)
+{
+	int n = 0, tries;
+
+	for (tries = 0; tries < 1000 && n < want; tries++) {
+		FILE *f = fopen(file, "r");
+		char line[64];
+
+		n = 0;
+		while (f && fgets(line, sizeof(line), f))
+			n++;
+		if (f)
+			fclose(f);
+		if (n < want)
+			usleep(10000);
+	}
+	return n;
+}
+
+/*
+ * The pids, as this process sees them, of root's descendants (at most max):
+ * a worker's own pids are those of its namespace, so the test finds them
+ * through the judge's /proc, by parent.
+ */
+static int descendants(pid_t root, pid_t *out, int max)
+{
+	static pid_t pid[8192], ppid[8192];
+	int n = 0, k = 0, i, j;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	KJ_CHECK(d != NULL);
+	while ((e = readdir(d)) != NULL && n < 8192) {
+		char path[300], buf[512], *rp;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL &&
+		    rp[2] != 'Z') {
+			pid[n] = (pid_t)strtol(buf, NULL, 10);
+			ppid[n++] = (pid_t)strtol(rp + 4, NULL, 10);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	/* Breadth first: out[] is the queue. */
+	for (i = 0; i < n && k < max; i++)
+		if (ppid[i] == root)
+			out[k++] = pid[i];
+	for (j = 0; j < k; j++)
+		for (i = 0; i < n && k < max; i++)
+			if (ppid[i] == out[j])
+				out[k++] = pid[i];
+	return k;
+}
 
 static void start_sh(struct kj_proc *p, const char *script)
 {
@@ -48,6 +109,40 @@ static void start_sh(struct kj_proc *p, const char *script)
 static json_t *req(void)
 {
 	return json_pack("{s:s}", "op", "ping");
+}
+
+/* Gone: no such process, or a zombie (reaped when it is ours). */
+static int gone(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *f;
+	int z = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL)
+		z = rp[1] == ' ' && rp[2] == 'Z';
+	fclose(f);
+	if (z)
+		waitpid(pid, NULL, WNOHANG);
+	return z;
+}
+
+static int all_gone_within(const pid_t *pids, int n, double s)
+{
+	double end = kj__now_s() + s;
+	int i, left;
+
+	do {
+		for (i = 0, left = 0; i < n; i++)
+			left += !gone(pids[i]);
+		if (!left)
+			return 1;
+		usleep(10000);
+	} while (kj__now_s() < end);
+	return 0;
 }
 
 KJ_TEST(proc_spawn_failure_is_reported)
@@ -174,32 +269,24 @@ KJ_TEST(proc_orphans_that_left_the_group_are_swept)
 	struct kj_proc p;
 	struct kj_error err;
 	json_t *rep = NULL;
-	char pidfile[4200], buf[32];
-	FILE *f;
-	pid_t daemon_pid = 0;
+	char script[8192];
+	pid_t pids[16];
+	int n;
 
-	snprintf(pidfile, sizeof(pidfile), "%s/daemon.pid", kj_test_tmpdir());
-	{
-		char script[8192];
-
-		/* A daemon in its own session, which kill(-pgid) cannot reach. */
-		snprintf(script, sizeof(script), "%s"
-			 "setsid sh -c '" HOST_PID "echo $hp > %s; exec sleep 100' & sleep 0.3; "
-			 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
-			 ECHO_NONCE, pidfile);
-		start_sh(&p, script);
-	}
+	/* A daemon in its own session, which kill(-pgid) cannot reach. */
+	snprintf(script, sizeof(script), "%s"
+		 "setsid sh -c '" STARTED("%s") "exec sleep 100' & "
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
+		 ECHO_NONCE, kj_test_path("started"));
+	start_sh(&p, script);
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	json_decref(rep);
-	f = fopen(pidfile, "r");
-	KJ_CHECK(f != NULL);
-	KJ_CHECK(fgets(buf, sizeof(buf), f) != NULL);
-	fclose(f);
-	daemon_pid = (pid_t)strtol(buf, NULL, 10);
-	KJ_CHECK(daemon_pid > 0 && kill(daemon_pid, 0) == 0);
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 1), 1);
+	n = descendants(p.pid, pids, 16);
+	KJ_CHECK(n >= 2);
 	kj_proc_release(&p, 0.1);
 	/* Killed and reaped: no such process any more. */
-	KJ_CHECK(kill(daemon_pid, 0) < 0 && errno == ESRCH);
+	KJ_CHECK(all_gone_within(pids, n, 1.0));
 }
 
 /* --- nothing outlives the judge ----------------------------------------------------- */
@@ -227,71 +314,14 @@ static void refuse(long nr, unsigned arg0_mask, int e)
 
 #define REFUSE_PID_NAMESPACES() refuse(SYS_clone, CLONE_NEWPID, EPERM)
 
-/* The pids, as the judge sees them, that a worker's processes wrote into
- * `file` one a line; waits up to 10 s for `want` of them. */
-static int read_pids(const char *file, pid_t *pids, int want)
-{
-	int n = 0, tries;
-
-	for (tries = 0; tries < 1000 && n < want; tries++) {
-		FILE *f = fopen(file, "r");
-		char line[32];
-
-		n = 0;
-		while (f && n < want && fgets(line, sizeof(line), f))
-			pids[n++] = (pid_t)strtol(line, NULL, 10);
-		if (f)
-			fclose(f);
-		if (n < want)
-			usleep(10000);
-	}
-	return n;
-}
-
-/* Gone: no such process, or a zombie (reaped when it is ours). */
-static int gone(pid_t pid)
-{
-	char path[64], buf[256], *rp;
-	FILE *f;
-	int z = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL)
-		z = rp[1] == ' ' && rp[2] == 'Z';
-	fclose(f);
-	if (z)
-		waitpid(pid, NULL, WNOHANG);
-	return z;
-}
-
-static int all_gone_within(const pid_t *pids, int n, double s)
-{
-	double end = kj__now_s() + s;
-	int i, left;
-
-	do {
-		for (i = 0, left = 0; i < n; i++)
-			left += !gone(pids[i]);
-		if (!left)
-			return 1;
-		usleep(10000);
-	} while (kj__now_s() < end);
-	return 0;
-}
-
 /*
  * A worker that ignores SIGTERM, starts a child and a grandchild, and a
- * daemon in a session of its own; each writes its pid.  After release none
- * is left.
+ * daemon in a session of its own.  After release none is left.
  */
 #define FAMILY(file)                                                            \
-	"trap '' TERM INT HUP; " HOST_PID "echo $hp >> " file "; "              \
-	"( " HOST_PID "echo $hp >> " file "; "                                  \
-	"  ( " HOST_PID "echo $hp >> " file "; exec sleep 100 ) & exec sleep 100 ) & " \
-	"setsid sh -c '" HOST_PID "echo $hp >> " file "; exec sleep 100' & "
+	"trap '' TERM INT HUP; " STARTED(file)                                  \
+	"( " STARTED(file) "( " STARTED(file) "exec sleep 100 ) & exec sleep 100 ) & " \
+	"setsid sh -c '" STARTED(file) "exec sleep 100' & "
 
 static void release_leaves_nothing(void)
 {
@@ -299,18 +329,22 @@ static void release_leaves_nothing(void)
 	struct kj_error err;
 	json_t *rep = NULL;
 	char script[8192];
-	pid_t pids[4];
+	pid_t pids[16];
+	int n;
 
 	snprintf(script, sizeof(script), FAMILY("%s") "%s"
 		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
-		 kj_test_path("pids"), kj_test_path("pids"), kj_test_path("pids"),
-		 kj_test_path("pids"), ECHO_NONCE);
+		 kj_test_path("started"), kj_test_path("started"), kj_test_path("started"),
+		 kj_test_path("started"), ECHO_NONCE);
 	start_sh(&p, script);
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	json_decref(rep);
-	KJ_CHECK_INT(read_pids(kj_test_path("pids"), pids, 4), 4);
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 4), 4);
+	n = descendants(p.pid, pids, 16);
+	KJ_CHECK(n >= 3);
+	pids[n++] = p.pid;
 	kj_proc_release(&p, 0.2);
-	KJ_CHECK(all_gone_within(pids, 4, 1.0));
+	KJ_CHECK(all_gone_within(pids, n, 1.0));
 }
 
 KJ_TEST(proc_release_leaves_no_process_of_the_worker)
@@ -337,12 +371,16 @@ KJ_TEST(proc_workers_have_a_pid_namespace_and_say_so)
 	struct kj_error err;
 	json_t *rep = NULL, *lim;
 
-	start_sh(&p, ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"pid\\\": $$}\" >&3; sleep 100");
+	start_sh(&p, ECHO_NONCE "c=$(cat /proc/1/comm); "
+		 "echo \"{\\\"nonce\\\": $n, \\\"pid\\\": $$, \\\"one\\\": \\\"$c\\\"}\" >&3; sleep 100");
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	/* Where the machine allows one (here, as root or with user
-	 * namespaces), the worker is PID 1 of its own. */
+	 * namespaces), the worker is PID 1 of its own, and its /proc agrees
+	 * (CUDA's driver needs that): /proc/1 is the worker itself. */
 	KJ_CHECK_INT(json_integer_value(json_object_get(rep, "pid")),
 		     p.isolation == KJ_ISOLATION_PIDNS ? 1 : p.pid);
+	if (p.isolation == KJ_ISOLATION_PIDNS)
+		KJ_CHECK_STR(json_string_value(json_object_get(rep, "one")), "sh");
 	lim = kj_proc_limits_json(&p);
 	KJ_CHECK_STR(json_string_value(json_object_get(lim, "isolation")),
 		     kj_isolation_name(p.isolation));
@@ -360,9 +398,8 @@ KJ_TEST(proc_workers_have_a_pid_namespace_and_say_so)
 static void judge_killed(int with_namespaces)
 {
 	int ready[2];
-	pid_t judge, pids[2];
-	char c;
-	int n = with_namespaces ? 2 : 1, i;
+	pid_t judge, worker, pids[16];
+	int n, i;
 
 	/* Orphans come to this process, which reaps them (as the kill
 	 * tests' harness does). */
@@ -376,27 +413,30 @@ static void judge_killed(int with_namespaces)
 
 		if (!with_namespaces)
 			REFUSE_PID_NAMESPACES();
-		snprintf(script, sizeof(script), HOST_PID "echo $hp >> %s; "
-			 "( " HOST_PID "echo $hp >> %s; exec sleep 100 ) & exec sleep 100",
-			 kj_test_path("pids"), kj_test_path("pids"));
+		snprintf(script, sizeof(script), "( " STARTED("%s") "exec sleep 100 ) & "
+			 "exec sleep 100", kj_test_path("started"));
 		start_sh(&p, script);
 		if (p.isolation != (with_namespaces ? KJ_ISOLATION_PIDNS : KJ_ISOLATION_GROUP))
 			_exit(3);
-		if (write(ready[1], "r", 1) != 1)
+		if (write(ready[1], &p.pid, sizeof(p.pid)) != sizeof(p.pid))
 			_exit(4);
 		for (;;)
 			pause();
 	}
 	close(ready[1]);
-	KJ_CHECK_INT(read(ready[0], &c, 1), 1);
-	KJ_CHECK_INT(read_pids(kj_test_path("pids"), pids, 2), 2);
+	KJ_CHECK_INT(read(ready[0], &worker, sizeof(worker)), sizeof(worker));
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 1), 1);
+	n = descendants(worker, pids, 16);
+	KJ_CHECK(n >= 1);
 	KJ_CHECK_INT(kill(judge, SIGKILL), 0);
 	KJ_CHECK_INT(waitpid(judge, NULL, 0), judge);
-	KJ_CHECK(all_gone_within(pids, n, 1.0));
-	/* Without a namespace the worker's child outlives it (it was in the
-	 * worker's group, which only a living judge kills): the test's own
-	 * cleaning. */
-	for (i = n; i < 2; i++)
+	KJ_CHECK(all_gone_within(&worker, 1, 1.0));
+	/* With a namespace the worker's child goes with it; without one it
+	 * outlives it (it was in the worker's group, which only a living
+	 * judge kills): the test's own cleaning then. */
+	if (with_namespaces)
+		KJ_CHECK(all_gone_within(pids, n, 1.0));
+	for (i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
 }
 
