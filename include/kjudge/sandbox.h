@@ -127,8 +127,8 @@ int kj_sandbox_rw(struct kj_sandbox *sb, const char *path);
  * returns KJ_ESANDBOX, with the file and the reason in err, so that no
  * process runs without a limit it was meant to have.  (Only a missing swap
  * control file, which a kernel without swap accounting lacks, is not a
- * failure: cg->swap_limited says so.)  The first call in a process also
- * sweeps the groups of judges that were killed (kj_cgroup_sweep).
+ * failure: cg->swap_limited says so.)  The groups of judges that were
+ * killed are swept by the spawn core's first start (kj_cgroup_sweep).
  */
 int kj_cgroup_attach(struct kj_cgroup *cg, const struct kj_sandbox *sb, int pid,
 		     struct kj_error *err);

@@ -51,7 +51,9 @@
  * structs) is read by the signal guard (kj_proc_guard_signals) to kill
  * every group on SIGINT, SIGTERM, SIGHUP and SIGQUIT; it is changed with
  * those signals blocked, and the handler runs only on the thread that
- * installed it, so it never sees a list half changed.  A child is linked
+ * installed it, so it never sees a list half changed.  It has no lock: the
+ * judge starts and releases its children from that one thread (a caller
+ * that would spawn from several threads must serialise the calls).  A child is linked
  * before the signals are unblocked after fork, so no signal can fall
  * between its birth and its entry in the list; it must be unlinked
  * (kj__spawn_unlink) after its group has been killed and before its leader
