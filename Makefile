@@ -159,8 +159,9 @@ $(BUILD)/kjudge: $(CLI_OBJ) $(FAULT_OBJ) $(BUILD)/libkjudge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The unit tests include the CLI's option parser and man page writer
-# (tests/unit/test_cli.c), which need nothing else of src/.
-$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a
+# (tests/unit/test_cli.c), which need nothing else of src/, and run some
+# helpers (tests/helpers/segv.c) as workers.
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a | $(HELPERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -280,8 +280,6 @@ int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *ru
 int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
 /* Release run; returns exit_code. */
 int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code);
-/* 128 + the signal that interrupted the run. */
-int kj_cli_interrupted_exit(void);
 /* Whether a result file can be written at path (found before the run):
  * 0, or KJ_EXIT_USAGE after printing why. */
 int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path);

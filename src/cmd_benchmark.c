@@ -21,6 +21,7 @@
 #include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 enum {
@@ -151,7 +152,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	rc = kj_benchmark(&run.task, &run.attempt, &run.judge, &b, NULL, &run.result, &run.err);
 	if (rc == KJ_EINTR)
-		return kj_cli_torch_close(&run, kj_cli_interrupted_exit());
+		return kj_cli_torch_close(&run, kj_cli_interrupted(cmd));
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", run.err.msg);
 		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "kjudge/doctor.h"
+#include "kjudge/proc.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 enum {
@@ -100,7 +102,16 @@ int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv)
 	/* Probes fork: what stdout holds must not be written twice. */
 	fflush(stdout);
 	kj_doctor_report_init(&r);
-	if (kj_doctor_run(&o, &r, &err) != KJ_OK) {
+	if (kj_cli_guard(cmd))
+		return KJ_EXIT_USAGE;
+	rc = kj_doctor_run(&o, &r, &err);
+	/* Probes cut short by a signal would report failures that are not
+	 * the machine's: no report. */
+	if (kj_proc_interrupted()) {
+		kj_doctor_report_release(&r);
+		return kj_cli_interrupted(cmd);
+	}
+	if (rc != KJ_OK) {
 		kj_doctor_report_release(&r);
 		return kj_cli_error(cmd, "%s", err.msg);
 	}

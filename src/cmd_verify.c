@@ -15,6 +15,7 @@
 #include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 enum {
@@ -70,7 +71,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 		return rc;
 	rc = kj_verify(&run.task, &run.attempt, &run.judge, NULL, &run.result, &run.err);
 	if (rc == KJ_EINTR)
-		return kj_cli_torch_close(&run, kj_cli_interrupted_exit());
+		return kj_cli_torch_close(&run, kj_cli_interrupted(cmd));
 	if (rc != KJ_OK)
 		kj_cli_error(cmd, "%s", run.err.msg);
 	/* Even a run that stopped is written: what it judged, the rest

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kjudge/proc.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 static const struct kj_cli_command commands[] = {
@@ -264,8 +266,13 @@ int main(int argc, char **argv)
 		printf("kjudge %s\n", KJ_VERSION);
 		return KJ_EXIT_OK;
 	}
-	if ((c = find_command(argv[1])) != NULL)
-		return c->run(c, argc - 1, argv + 1);
+	if ((c = find_command(argv[1])) != NULL) {
+		int rc = c->run(c, argc - 1, argv + 1);
+
+		/* A signal the guard caught, even after the run was done, is
+		 * what the caller must see. */
+		return kj_proc_interrupted() ? kj_cli_interrupted(c) : rc;
+	}
 	if (argv[1][0] == '-')
 		kj_cli_error(NULL, "unknown option '%s' (see 'kjudge --help')", argv[1]);
 	else

@@ -17,6 +17,7 @@
 #include "kjudge/proc.h"
 #include "kjudge/torch.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "base/banned.h"
 
 int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
@@ -37,8 +38,9 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 	int rc;
 
 	/* From here on, a signal takes every worker with it and the run
-	 * unwinds (kj_cli_interrupted_exit). */
-	kj_proc_guard_signals();
+	 * unwinds (kj_cli_interrupted). */
+	if (kj_cli_guard(cmd))
+		return KJ_EXIT_USAGE;
 	rc = kj_attempt_open(&run->attempt, &run->cfg, &run->err);
 	if (rc != KJ_OK)
 		return kj_cli_error(cmd, "%s", run->err.msg);
@@ -64,7 +66,7 @@ int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *ru
 	int rc = kj_task_start(&run->task, &run->err);
 
 	if (rc == KJ_EINTR)
-		return kj_cli_interrupted_exit();
+		return kj_cli_interrupted(cmd);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", run->err.msg);
 		return KJ_EXIT_USAGE;
@@ -91,13 +93,6 @@ int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code)
 		kj_attempt_close(&run->attempt);
 	run->task_open = run->attempt_open = 0;
 	return exit_code;
-}
-
-int kj_cli_interrupted_exit(void)
-{
-	int sig = kj_proc_interrupted();
-
-	return 128 + (sig > 0 ? sig : 2);
 }
 
 int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path)

@@ -44,7 +44,7 @@
 	X(PROTOCOL, "malformed worker reply")                             \
 	X(RULES, "malformed rule file")                                   \
 	X(LIMIT, "input beyond a limit of the analysis")                  \
-	X(SANDBOX, "cannot set up the sandbox")                          \
+	X(SANDBOX, "cannot set up the sandbox")                           \
 	X(INTR, "interrupted")
 
 enum kj_errcode {

@@ -11,9 +11,11 @@
  *   (exec-error pipe, close-on-exec)          write errno if execve fails
  *                                             fd 0: /dev/null
  *
- * The worker gets no other descriptor and a clean environment (only the
- * variables the caller lists).  It leads its own process group, so a timeout
- * or the end of the attempt kills everything it started (kill(-pgid)).
+ * The worker gets no other descriptor (every one above 3 is closed, however
+ * high) and a clean environment (only the variables the caller lists).  It
+ * is started by the spawn core (lib/sandbox/spawn.h) and leads its own
+ * process group, so a timeout or the end of the attempt kills everything it
+ * started (kill(-pgid)).
  *
  * A request is one JSON line written to proto; the reply is the first line
  * read back that parses as a JSON object carrying the request's nonce.  Other
@@ -22,11 +24,23 @@
  * buffers so a flood of output can never block the worker or grow without
  * end.  The wait has a deadline; when it passes the whole group is killed.
  *
- * A worker's descendant that leaves the process group (setsid, a daemon) is
- * still caught: the calling process becomes a child subreaper, so orphans are
- * re-parented to it, and killing a worker also kills and reaps every child of
- * the calling process that is not a live worker.  A program that uses this
- * module must therefore not have children of its own besides its workers.
+ * Nothing a worker starts outlives the judge, however the judge ends.  The
+ * worker has SIGKILL as its parent-death signal, and it is PID 1 of a PID
+ * namespace of its own wherever the machine allows one (p->isolation says
+ * whether), so its death takes every descendant with it.  Where namespaces
+ * are refused, a descendant that leaves the process group (setsid, a
+ * daemon) is still caught while the judge lives: the calling process
+ * becomes a child subreaper, so orphans are re-parented to it, and killing a
+ * worker also kills and reaps every child of the calling process that is
+ * not a live worker.  A program that uses this module must therefore not
+ * have children of its own besides its workers.  A signal guard
+ * (kj_proc_guard_signals) kills every worker group when the judge is asked
+ * to stop, and makes every wait return KJ_EINTR.
+ *
+ * As PID 1 of its namespace a worker ignores the signals it has no handler
+ * for, from inside the namespace or from the judge, except SIGKILL (which
+ * is the only one the judge sends) and the kernel's own (a fault is still a
+ * crash).
  *
  * Ownership: struct kj_proc is caller-owned; kj_proc_spawn fills it, and
  * kj_proc_release kills what is left, reaps it, closes every descriptor and
@@ -55,6 +69,28 @@ struct kj_capture {
 	size_t dropped;      /* bytes seen past the cap */
 };
 
+/*
+ * A link in the judge's list of live process groups: the list the signal
+ * guard kills (kj_proc_guard_signals) and the orphan sweep spares.  It is
+ * part of struct kj_proc, so the list needs no allocation and has no limit;
+ * its fields belong to lib/sandbox/spawn.c.  While linked, the struct that
+ * holds it must stay where it is (it must not be moved, copied over or
+ * freed before kj_proc_release).
+ */
+struct kj_proc_link {
+	struct kj_proc_link *prev, *next;
+	pid_t pgid;          /* the group; 0 when not in the list */
+};
+
+/* How far a process is kept from outliving the judge (see below). */
+enum kj_isolation {
+	KJ_ISOLATION_NONE = 0,   /* not started */
+	KJ_ISOLATION_GROUP,      /* its own process group; descendants that
+				  * leave it are swept as orphans */
+	KJ_ISOLATION_PIDNS,      /* also PID 1 of its own PID namespace */
+	KJ_ISOLATION_SANDBOX,    /* kjudge/sandbox.h (its own PID namespace too) */
+};
+
 struct kj_proc {
 	pid_t pid;           /* also the process group id; 0 when none */
 	int proto, out, err; /* our ends; -1 when closed */
@@ -71,6 +107,9 @@ struct kj_proc {
 	int output_limit;    /* set by the caller: output past the capture cap
 			      * fails the request (else it is dropped) */
 	int output_over;     /* a request failed for that */
+	struct kj_proc_link link;       /* in the judge's list while it lives */
+	enum kj_isolation isolation;    /* what the spawn achieved */
+	struct kj_limits_in_force limits; /* what bounds it (sandboxed ones) */
 };
 
 void kj_proc_init(struct kj_proc *p);
@@ -126,5 +165,41 @@ char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size);
 /* Ask the worker to exit (an "exit" request), wait up to grace_s, then kill;
  * close everything, free buffers.  p is empty afterwards. */
 void kj_proc_release(struct kj_proc *p, double grace_s);
+
+/* "process-group", "pid-namespace", "sandbox" (or "none"). */
+const char *kj_isolation_name(enum kj_isolation iso);
+
+/*
+ * What keeps p bounded, as a new JSON object the caller json_decrefs (NULL
+ * when out of memory): {"isolation": kj_isolation_name, "cgroup": "v1" |
+ * "v2" | null, "memory_bytes", "swap_limited", "pids_max", "cpu_s",
+ * "file_bytes", "nproc", "nofile"}, each limit 0 where none is in force.
+ * For a result to record the limits actually applied.
+ */
+json_t *kj_proc_limits_json(const struct kj_proc *p);
+
+/*
+ * The signal guard.  Called once by a program that starts workers (the
+ * CLI, before a run), it installs handlers for SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT that, async-signal-safely, kill (SIGKILL) every live worker's
+ * process group and remember the first signal.  From then on every wait
+ * and send (kj_proc_wait, kj_proc_send, kj_proc_request) returns KJ_EINTR
+ * promptly, whatever state the worker was in, and no spawn starts anything
+ * (KJ_EINTR): a worker that ended because of the signal is never reported
+ * as a worker that crashed, which would charge the candidate.  The caller
+ * unwinds (releasing its workers and scratch as usual), writes no verdict,
+ * and exits 128 + the signal.  A second signal ends the process at once
+ * (exit 128 + the first signal), the workers killed first.
+ *
+ * A signal that arrives on another thread is passed on to the thread that
+ * called this function, which must be the one that starts and releases the
+ * workers: the handler then never runs while that thread changes the list
+ * (the signals are blocked while it does).  Returns KJ_OK, or KJ_EIO when a
+ * handler cannot be installed.
+ */
+int kj_proc_guard_signals(struct kj_error *err);
+
+/* The signal that interrupted the run, or 0. */
+int kj_proc_interrupted(void);
 
 #endif /* KJUDGE_PROC_H */

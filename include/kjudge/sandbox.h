@@ -6,10 +6,12 @@
  * IPC and UTS namespaces:
  *
  *   judge (parent)                         child (PID 1 of its namespace)
- *   clone(CLONE_NEW*)  ------------------>  waits on the sync pipe
+ *   clone(CLONE_NEW*)  ------------------>  sets its parent-death signal,
+ *                                           waits on the sync socket
  *   writes /proc/CHILD/{uid,gid}_map        .
- *   puts CHILD into a fresh cgroup          .
- *   writes one byte on the sync pipe  ---->  builds the new root: a tmpfs
+ *   puts CHILD into a fresh cgroup, or      .
+ *     gives up if a limit cannot be set     .
+ *   writes one byte on the sync socket ---->  builds the new root: a tmpfs
  *                                           with read-only binds of
  *                                           sb->ro, writable binds of
  *                                           sb->rw, a minimal /dev (GPU
@@ -24,9 +26,17 @@
  * Inside, the process is root of its own user namespace, mapped to the
  * judge's own user, and holds no capability: it cannot mount, unmount,
  * trace, or see any process but its own descendants, and when it dies the
- * kernel kills everything left in its PID namespace.  Nothing of the host
- * file system is there but the paths named in the configuration.  There is
- * no network but a loopback device that is down.
+ * kernel kills everything left in its PID namespace.  It dies when the
+ * judge does (the parent-death signal, which the seccomp filter does not
+ * let it clear).  Nothing of the host file system is there but the paths
+ * named in the configuration.  There is no network but a loopback device
+ * that is down.  The mounts of its new root live in its own mount
+ * namespace and go with its last process.
+ *
+ * Limits fail closed: a cgroup limit that cannot be written, or a path that
+ * does not fit, stops the start (KJ_ESANDBOX); where the machine has no
+ * usable cgroup the rlimits alone apply and struct kj_limits_in_force (in
+ * the started struct kj_proc) says so.
  *
  * A sandbox that cannot be set up is the judge's failure (KJ_ESANDBOX), never
  * the candidate's.
@@ -48,6 +58,9 @@ struct kj_sandbox {
 	int n_ro;
 	const char *rw[KJ_SANDBOX_MAX_PATHS];
 	int n_rw;
+	/* Set when a path did not fit: such a sandbox is refused at spawn
+	 * (KJ_ESANDBOX), so a dropped path can never go unnoticed. */
+	int overflow;
 	/* An empty directory the child mounts its new root on (the caller
 	 * makes it, in a place only the judge can reach). */
 	const char *root_dir;
@@ -60,34 +73,78 @@ struct kj_sandbox {
 	long nproc;              /* RLIMIT_NPROC (per user namespace) and cgroup pids */
 	long nofile;             /* RLIMIT_NOFILE */
 	long long tmp_bytes;     /* size of the private /tmp and /dev/shm */
+	/* Where the cgroup hierarchies are mounted; NULL: /sys/fs/cgroup.
+	 * (Tests point it elsewhere.) */
+	const char *cgroup_root;
 };
 
-/* A cgroup made for one sandboxed process (v1 or v2, whichever the machine
- * has and lets us write); all-zero when none could be made. */
+/*
+ * A cgroup made for one sandboxed process (v1 or v2, whichever the machine
+ * has and lets us write); all-zero when none could be made.  The limits
+ * are those written and read back without error: what is in force.
+ */
 struct kj_cgroup {
 	int version;             /* 0 none, 1, 2 */
-	char mem[512];           /* v2: the group; v1: its memory group */
+	char mem[512];           /* v2: the group; v1: its memory group ("" none) */
 	char pids[512];          /* v1: its pids group ("" otherwise) */
+	long long mem_bytes;     /* memory limit in force; 0 none */
+	int swap_limited;        /* swap is limited too (memory.swap.max 0, or
+				  * memsw equal to the memory limit) */
+	long pids_max;           /* process limit in force; 0 none */
+};
+
+/*
+ * What bounds one started process, as set up rather than as asked for:
+ * a result records this, so that "sandbox: true" never stands for a limit
+ * the machine did not apply.
+ */
+struct kj_limits_in_force {
+	int cgroup;              /* 0 none, 1 v1, 2 v2 */
+	long long mem_bytes;     /* the cgroup's memory limit; 0 none */
+	int swap_limited;        /* see struct kj_cgroup */
+	long pids_max;           /* the cgroup's process limit; 0 none */
+	double cpu_s;            /* RLIMIT_CPU set in the child; 0 none */
+	long long fsize_bytes;   /* RLIMIT_FSIZE; 0 none */
+	long nproc;              /* RLIMIT_NPROC; 0 none */
+	long nofile;             /* RLIMIT_NOFILE; 0 the judge's */
 };
 
 void kj_sandbox_init(struct kj_sandbox *sb);
 
-/* Add a path to sb->ro or sb->rw; ignored past KJ_SANDBOX_MAX_PATHS (returns
- * -1 then). */
+/* Add a path to sb->ro or sb->rw.  Returns KJ_OK, or KJ_ELIMIT past
+ * KJ_SANDBOX_MAX_PATHS: then sb->overflow is set and a spawn in sb fails,
+ * whether or not the caller looked at the code. */
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path);
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path);
 
 /*
  * Make a cgroup for one process with the memory and process limits of sb,
- * and move pid into it.  Best effort: where neither cgroup version can be
- * written, cg->version stays 0 and the rlimits are the only limits.
+ * and move pid into it.  Where no cgroup can be made (no hierarchy, none
+ * writable, no memory or pids controller for our children) this is not an
+ * error: cg->version stays 0 and the rlimits are the only limits, which
+ * cg (all zero) says.  Once a group is made, every write that puts a limit
+ * or the process in it must succeed: a failed one removes the group and
+ * returns KJ_ESANDBOX, with the file and the reason in err, so that no
+ * process runs without a limit it was meant to have.  (Only a missing swap
+ * control file, which a kernel without swap accounting lacks, is not a
+ * failure: cg->swap_limited says so.)  The groups of judges that were
+ * killed are swept by the spawn core's first start (kj_cgroup_sweep).
  */
-void kj_cgroup_attach(struct kj_cgroup *cg, const struct kj_sandbox *sb, int pid);
+int kj_cgroup_attach(struct kj_cgroup *cg, const struct kj_sandbox *sb, int pid,
+		     struct kj_error *err);
 
 /* Whether the kernel killed something in the group for memory. */
 int kj_cgroup_oom_killed(const struct kj_cgroup *cg);
 
 /* Kill whatever is left in the group and remove it. */
 void kj_cgroup_release(struct kj_cgroup *cg);
+
+/*
+ * The groups a killed judge left (kjudge-PID-N where PID no longer runs),
+ * under root (NULL: /sys/fs/cgroup) in every place kj_cgroup_attach makes
+ * them: whatever still runs in them is killed, then they are removed.
+ * Returns the number of groups removed.
+ */
+int kj_cgroup_sweep(const char *root);
 
 #endif

@@ -19,10 +19,26 @@ int kj__online_cpus(void);
 /* Seconds on the monotonic clock (sys.c). */
 double kj__now_s(void);
 
-/* Whether name is "kjudge-PID-..." (a scratch directory or a cgroup a run
- * made) and PID no longer runs: what a judge killed before it could clean
- * up left behind (sys.c). */
+/*
+ * What a judge killed before it could clean up left behind (sys.c).  An
+ * entry is named "<prefix><PID>-...", PID the judge's; it is a dead run's
+ * when no process PID exists (kill(PID, 0) fails with ESRCH).  A PID reused
+ * since keeps the entry until that process ends too: the rule errs on the
+ * side of leaving things.  It assumes the judges that share the directory
+ * share a PID namespace (a judge in another one could look dead).
+ *
+ * kj__dead_run_entry: whether name is such an entry of a dead run.
+ * kj__left_by_dead_run: the same with the prefix "kjudge-" (scratch
+ * directories, cgroups).
+ * kj__sweep_dead_runs: call fn(path, arg) for every such entry of dir
+ * (path is dir/name, valid during the call; fn may remove it).  Returns
+ * the number of entries passed to fn; a directory that cannot be read has
+ * none.
+ */
+int kj__dead_run_entry(const char *name, const char *prefix);
 int kj__left_by_dead_run(const char *name);
+int kj__sweep_dead_runs(const char *dir, const char *prefix,
+			void (*fn)(const char *path, void *arg), void *arg);
 
 /*
  * Mount a private tmpfs (with transparent huge pages where the kernel has

@@ -1,8 +1,11 @@
 /*
- * sys.c - small facts about the machine the library runs on.
+ * sys.c - small facts about the machine the library runs on, and the rule
+ * for finding what judges that were killed left behind.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,15 +28,46 @@ double kj__now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int kj__left_by_dead_run(const char *name)
+int kj__dead_run_entry(const char *name, const char *prefix)
 {
+	size_t len = strlen(prefix);
+	const char *digits = name + len;
 	char *end;
 	long owner;
 
-	if (strncmp(name, "kjudge-", 7) != 0)
+	if (strncmp(name, prefix, len) != 0 || *digits < '0' || *digits > '9')
 		return 0;
-	owner = strtol(name + 7, &end, 10);
-	if (owner <= 0 || end == name + 7 || *end != '-')
+	errno = 0;
+	owner = strtol(digits, &end, 10);
+	if (errno || owner <= 1 || *end != '-')
 		return 0;
+	/* EPERM: it runs, as another user; only ESRCH means gone. */
 	return kill((pid_t)owner, 0) < 0 && errno == ESRCH;
+}
+
+int kj__left_by_dead_run(const char *name)
+{
+	return kj__dead_run_entry(name, "kjudge-");
+}
+
+int kj__sweep_dead_runs(const char *dir, const char *prefix,
+			void (*fn)(const char *path, void *arg), void *arg)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char p[4096];
+
+		if (!kj__dead_run_entry(e->d_name, prefix) ||
+		    (size_t)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= sizeof(p))
+			continue;
+		fn(p, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -6,19 +6,24 @@
  *
  * Children.  Every probe that runs a program or tries something that
  * changes a process (unshare, a seccomp filter, a mount) does it in a
- * forked child that leads its own process group:
+ * child that leads its own process group.  Programs are started by the
+ * library's spawn core (lib/sandbox/spawn.h), as workers are: a clean
+ * environment (the one given, else the doctor's), fd 0 /dev/null, 1 and 2
+ * capture pipes, no other descriptor, the parent-death signal, errno of a
+ * failed execve through a close-on-exec pipe, the group in the judge's
+ * live list (so the signal guard kills it too).  Probes that try an
+ * operation themselves are forked here (kj__doctor_in_child) and write
+ * their record on a pipe:
  *
  *   doctor                                 child (own process group)
  *   ------                                 -------------------------
  *   out  <== pipe ==                       fd 1 (a command's stdout, or
  *   err  <== pipe ==                       fd 2  a probe's result record)
- *   exec <== pipe, close-on-exec ==        errno, when execve fails
- *                                          fd 0: /dev/null
  *
- * The doctor reads the pipes with poll() until they close or the deadline
- * passes; then it kills the whole group and reaps the child.  Output past
- * a bounded buffer is read and dropped, so a flood neither blocks the
- * child nor grows the doctor.
+ * The doctor reads the pipes with poll() until they close, the deadline
+ * passes or the signal guard fires; then it kills the whole group and
+ * reaps the child.  Output past a bounded buffer is read and dropped, so a
+ * flood neither blocks the child nor grows the doctor.
  */
 #include <assert.h>
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,7 @@
 #include <unistd.h>
 
 #include "doctor/doctor_internal.h"
+#include "sandbox/spawn.h"
 
 extern char **environ;
 
@@ -220,10 +227,11 @@ static void close_fd(int *fd)
  * it is a zombie its pid, which is also its group's id, cannot be reused,
  * so killing the group afterwards cannot hit a stranger.  Then kill what is
  * left of the group (a daemon a program started, or the child itself when
- * the deadline passed) and reap the child into *status.  Returns 1 when the
- * deadline passed, else 0.
+ * the deadline passed), take it out of the live list (link, when it is in
+ * one) and reap the child into *status.  Returns 1 when the deadline
+ * passed, else 0.
  */
-static int finish(pid_t pid, double deadline, int *status)
+static int finish(pid_t pid, struct kj_proc_link *link, double deadline, int *status)
 {
 	const struct timespec tick = { 0, 5 * 1000 * 1000 };
 	int timed_out = 0;
@@ -239,7 +247,7 @@ static int finish(pid_t pid, double deadline, int *status)
 		}
 		if (si.si_pid == pid)
 			break;
-		if (kj__now_s() >= deadline) {
+		if (kj__now_s() >= deadline || kj_proc_interrupted()) {
 			timed_out = 1;
 			kill(pid, SIGKILL); /* in case it left its group */
 			break;
@@ -247,6 +255,7 @@ static int finish(pid_t pid, double deadline, int *status)
 		nanosleep(&tick, NULL);
 	}
 	kill(-pid, SIGKILL);
+	kj__spawn_unlink(link);
 	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
 	return timed_out;
@@ -308,7 +317,7 @@ static int read_until(struct sink k[2], pid_t pid, double deadline)
 		double t = kj__now_s(), slice = deadline - t;
 		int n = 0, i, rc;
 
-		if (slice <= 0)
+		if (slice <= 0 || kj_proc_interrupted())
 			return -1;
 		if (!grace_end && exited(pid))
 			grace_end = t + 0.2;
@@ -337,87 +346,52 @@ static int read_until(struct sink k[2], pid_t pid, double deadline)
 int kj__doctor_run_cmd(const char *const argv[], const char *const envp[],
 		       double timeout_s, struct kj__cmd *c)
 {
-	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, ex[2] = { -1, -1 };
 	struct sink k[2] = { { -1, NULL, 0, 0 }, { -1, NULL, 0, 0 } };
-	int e = 0;
+	/* execve's prototype predates const; it changes neither array. */
+	union {
+		const char *const *c;
+		char *const *m;
+	} a = { argv }, e = { envp };
+	struct kj_proc_link link;
+	struct kj__spawn s;
+	struct kj_error err;
 	double deadline;
-	ssize_t n;
-	pid_t pid;
 
 	memset(c, 0, sizeof(*c));
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    pipe2(ex, O_CLOEXEC) < 0)
-		goto fail;
-	pid = fork();
-	if (pid < 0)
-		goto fail;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		setpgid(0, 0);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
-		    dup2(err[1], 2) < 0) {
-			e = errno;
-		} else {
-			/* execve's prototype predates const; it changes
-			 * neither array. */
-			union {
-				const char *const *c;
-				char *const *m;
-			} a = { argv }, e2 = { envp };
-
-			execve(a.m[0], a.m, envp ? e2.m : environ);
-			e = errno;
+	memset(&s, 0, sizeof(s));
+	s.argv = a.m;
+	s.envp = envp ? e.m : environ;
+	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR;
+	s.link = &link;
+	if (kj__spawn(&s, &err) != KJ_OK) {
+		/* A program that failed to start is told from a child that
+		 * could not be made by the exec-error pipe, as isolate does. */
+		if (s.exec_errno) {
+			c->exec_errno = s.exec_errno;
+			return 0;
 		}
-		/* The parent tells a program that failed to start from one
-		 * that failed by this pipe, as isolate does. */
-		while (write(ex[1], &e, sizeof(e)) < 0 && errno == EINTR)
-			;
-		_exit(127);
-	}
-	setpgid(pid, pid); /* both sides set it: no window for a kill to miss */
-	close_fd(&out[1]);
-	close_fd(&err[1]);
-	close_fd(&ex[1]);
-	do
-		n = read(ex[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close_fd(&ex[0]);
-	if (n == (ssize_t)sizeof(e)) {
-		c->exec_errno = e;
-		close_fd(&out[0]);
-		close_fd(&err[0]);
-		finish(pid, kj__now_s() + timeout_s, &c->status);
-		return 0;
+		if (err.code == KJ_EINTR)
+			errno = EINTR;
+		return -1;
 	}
 	c->started = 1;
-	k[0].fd = out[0];
+	k[0].fd = s.out;
 	k[0].buf = c->out;
 	k[0].size = sizeof(c->out);
-	k[1].fd = err[0];
+	k[1].fd = s.err;
 	k[1].buf = c->err;
 	k[1].size = sizeof(c->err);
 	deadline = kj__now_s() + timeout_s;
 	/* A program can close its output and still run: the deadline holds
 	 * for the exit too. */
-	c->timed_out = read_until(k, pid, deadline) < 0;
-	if (finish(pid, c->timed_out ? 0 : deadline, &c->status))
+	c->timed_out = read_until(k, s.pid, deadline) < 0;
+	if (finish(s.pid, &link, c->timed_out ? 0 : deadline, &c->status))
 		c->timed_out = 1;
 	c->out_len = k[0].len;
 	c->err_len = k[1].len;
 	close_fd(&k[0].fd);
 	close_fd(&k[1].fd);
 	return 0;
-fail:
-	e = errno;
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&err[0]);
-	close_fd(&err[1]);
-	close_fd(&ex[0]);
-	close_fd(&ex[1]);
-	errno = e;
-	return -1;
 }
 
 /* The first line of s that is not blank, into line. */
@@ -478,6 +452,8 @@ int kj__doctor_in_child(int (*fn)(void *arg, char *msg, size_t size), void *arg,
 	double deadline;
 	pid_t pid;
 
+	pid_t parent = getpid();
+
 	msg[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		snprintf(msg, size, "cannot make a pipe: %s", strerror(errno));
@@ -496,6 +472,10 @@ int kj__doctor_in_child(int (*fn)(void *arg, char *msg, size_t size), void *arg,
 		size_t off = 0, mlen;
 
 		setpgid(0, 0);
+		/* A probe ends with the doctor, however the doctor ends. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(0);
 		close(p[0]);
 		v = (unsigned char)fn(arg, m, sizeof(m));
 		mlen = strlen(m);
@@ -521,7 +501,7 @@ int kj__doctor_in_child(int (*fn)(void *arg, char *msg, size_t size), void *arg,
 	deadline = kj__now_s() + timeout_s;
 	timed_out = read_until(k, pid, deadline) < 0;
 	close_fd(&k[0].fd);
-	if (finish(pid, timed_out ? 0 : deadline, &status) || timed_out) {
+	if (finish(pid, NULL, timed_out ? 0 : deadline, &status) || timed_out) {
 		snprintf(msg, size, "the probe did not finish within %g s",
 			 timeout_s);
 		return -1;

@@ -21,53 +21,17 @@
 #include <unistd.h>
 
 #include "kjudge/proc.h"
+#include "sandbox/spawn.h"
 #include "base/internal.h"
-
-#define PROTO_FD 3
-
-/*
- * Workers alive now, so that sweeping up orphans never touches a worker of
- * another side.  The judge drives its workers from one thread.
- */
-#define MAX_LIVE 64
-static pid_t live[MAX_LIVE];
-
-static void live_add(pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < MAX_LIVE; i++)
-		if (!live[i]) {
-			live[i] = pid;
-			return;
-		}
-}
-
-static void live_del(pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < MAX_LIVE; i++)
-		if (live[i] == pid)
-			live[i] = 0;
-}
-
-static int is_live(pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < MAX_LIVE; i++)
-		if (live[i] == pid)
-			return 1;
-	return 0;
-}
 
 /*
  * Orphans: a worker's descendant that left its process group (setsid, a
- * daemon) escapes kill(-pgid).  The judge is a child subreaper, so such
- * processes are re-parented to it when their parent dies; after a worker is
- * killed, every child of the judge that is not a live worker is killed and
- * reaped.  (A PID namespace will make this complete: see the sandbox.)
+ * daemon) escapes kill(-pgid).  Where the worker is PID 1 of a namespace of
+ * its own (KJ_ISOLATION_PIDNS, _SANDBOX) such a descendant dies with it;
+ * where the machine refused namespaces the judge's being a child subreaper
+ * catches it: it is re-parented to the judge when its parent dies, and
+ * after a worker is killed every child of the judge that is not a live
+ * process group of the spawn core is killed and reaped.
  */
 static void sweep_orphans(void)
 {
@@ -83,7 +47,7 @@ static void sweep_orphans(void)
 		int fd;
 		ssize_t n;
 
-		if (pid <= 0 || is_live(pid))
+		if (pid <= 0 || kj__spawn_is_live(pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -120,190 +84,45 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Runs in the child between fork and exec: only async-signal-safe calls. */
-/* What the child reports on the exec-error pipe when it cannot exec. */
-struct child_failure {
-	int err;
-	char step[60];  /* the sandbox step that failed, or "" */
-};
-
-static void child_exec(char *const argv[], char *const envp[], const char *cwd,
-		       int proto, int out, int err, int errpipe,
-		       const struct kj_sandbox *sb, int syncfd)
-{
-	struct child_failure f;
-	int devnull, fd;
-	const char *step = NULL;
-	char go;
-
-	sigset_t none;
-
-	memset(&f, 0, sizeof(f));
-	setpgid(0, 0);
-	if (sb) {
-		/* Wait until the parent has written our uid and gid maps and
-		 * put us in a cgroup; EOF means it gave up on us. */
-		if (read(syncfd, &go, 1) != 1)
-			_exit(127);
-		close(syncfd);
-		if (kj__sandbox_child(sb, &step) < 0)
-			goto fail;
-	}
-	/* Default signal dispositions and an empty mask for the worker. */
-	for (fd = 1; fd < NSIG; fd++)
-		signal(fd, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	devnull = open("/dev/null", O_RDONLY);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(err, 2) < 0 || dup2(proto, PROTO_FD) < 0)
-		goto fail;
-	/* Everything above the protocol descriptor goes, the exec-error pipe
-	 * included (it is close-on-exec and must stay open until execve). */
-	for (fd = PROTO_FD + 1; fd < 1024; fd++)
-		if (fd != errpipe)
-			close(fd);
-	if (cwd && chdir(cwd) < 0)
-		goto fail;
-	execve(argv[0], argv, envp);
-fail:
-	f.err = errno;
-	if (step)
-		snprintf(f.step, sizeof(f.step), "%s", step);
-	if (write(errpipe, &f, sizeof(f)) < 0) {
-		/* nothing more can be said */
-	}
-	_exit(127);
-}
-
-static int write_proc_file(int pid, const char *name, const char *text)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	return kj__write_text(path, text);
-}
-
-/* Map root of the child's user namespace to our own user and group. */
-static int map_ids(int pid)
-{
-	char m[64];
-
-	snprintf(m, sizeof(m), "0 %u 1\n", (unsigned)geteuid());
-	if (write_proc_file(pid, "uid_map", m) < 0)
-		return -1;
-	if (write_proc_file(pid, "setgroups", "deny") < 0 && errno != ENOENT)
-		return -1;
-	snprintf(m, sizeof(m), "0 %u 1\n", (unsigned)getegid());
-	return write_proc_file(pid, "gid_map", m);
-}
-
 /*
- * Start the child: fork() for a plain one; for a sandboxed one, clone() into
- * new namespaces (it is PID 1 of its own), then map its ids and give it a
- * cgroup before it may go on.  The judge starts workers from its only
- * thread, so the child of a raw clone() (which runs no fork handlers) finds
- * no lock held.
+ * Every worker goes through the spawn core (spawn.h): its own process
+ * group, the death signal, descriptors 0-3 and nothing else, and its own
+ * PID namespace where the machine allows one (the sandbox always has one).
  */
 static int spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 		 const char *cwd, const struct kj_sandbox *sb, struct kj_error *err)
 {
-	int sp[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-	int ep[2] = { -1, -1 }, sy[2] = { -1, -1 };
-	struct child_failure f;
-	ssize_t n;
-	pid_t pid;
+	struct kj__spawn s;
+	int rc;
 
 	kj_proc_init(p);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
-	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0 || (sb && pipe2(sy, O_CLOEXEC) < 0)) {
-		kj_error_set(err, KJ_ESPAWN, "cannot create pipes: %s",
-			     strerror(errno));
-		goto fail;
-	}
-	if (sb)
-		pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-				     CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
-				     NULL, NULL, NULL, NULL);
-	else
-		pid = fork();
-	if (pid < 0) {
-		kj_error_set(err, sb ? KJ_ESANDBOX : KJ_ESPAWN, "%s: %s",
-			     sb ? "clone into new namespaces" : "fork", strerror(errno));
-		goto fail;
-	}
-	if (pid == 0) {
-		close(ep[0]);
-		if (sb)
-			close(sy[1]);
-		child_exec(argv, envp, cwd, sp[1], po[1], pe[1], ep[1], sb, sy[0]);
-	}
-	/* Both sides call setpgid, so the group exists whoever runs first. */
-	setpgid(pid, pid);
-	p->pid = pid;
-	live_add(pid);
-	close_fd(&sp[1]);
-	close_fd(&po[1]);
-	close_fd(&pe[1]);
-	close_fd(&ep[1]);
-	close_fd(&sy[0]);
-	if (sb) {
-		if (map_ids(pid) < 0) {
-			kj_error_set(err, KJ_ESANDBOX, "cannot map the sandbox's user: %s",
-				     strerror(errno));
-			kj_proc_kill(p);
-			goto fail;
-		}
-		kj_cgroup_attach(&p->cg, sb, pid);
-		if (write(sy[1], "g", 1) != 1) {
-			kj_error_set(err, KJ_ESANDBOX, "the sandboxed process is gone");
-			kj_proc_kill(p);
-			goto fail;
-		}
-		close_fd(&sy[1]);
-	}
-	memset(&f, 0, sizeof(f));
-	do
-		n = read(ep[0], &f, sizeof(f));
-	while (n < 0 && errno == EINTR);
-	close_fd(&ep[0]);
-	if (n > 0) {
-		kj_proc_kill(p);
-		if (f.step[0])
-			kj_error_set(err, KJ_ESANDBOX, "sandbox: %s: %s", f.step,
-				     strerror(f.err));
-		else
-			kj_error_set(err, KJ_ESPAWN, "cannot run '%s': %s", argv[0],
-				     strerror(f.err));
-		goto fail;
-	}
+	memset(&s, 0, sizeof(s));
+	s.argv = argv;
+	s.envp = envp;
+	s.cwd = cwd;
+	s.sb = sb;
+	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR | KJ__SPAWN_PROTO | KJ__SPAWN_PIDNS;
+	s.link = &p->link;
+	rc = kj__spawn(&s, err);
+	if (rc != KJ_OK)
+		return rc;
+	p->pid = s.pid;
+	p->proto = s.proto;
+	p->out = s.out;
+	p->err = s.err;
+	p->cg = s.cg;
+	p->isolation = s.isolation;
+	p->limits = s.limits;
 	/* Nonces start at a random point, so that code in the worker cannot
 	 * guess the next one from the previous requests alone. */
 	if (getrandom(&p->next_nonce, sizeof(p->next_nonce), 0) !=
 	    (ssize_t)sizeof(p->next_nonce))
 		p->next_nonce = (uint64_t)kj__now_s() * 0x9e3779b97f4a7c15ull;
-	p->proto = sp[0];
-	p->out = po[0];
-	p->err = pe[0];
 	fcntl(p->out, F_SETFL, O_NONBLOCK);
 	fcntl(p->err, F_SETFL, O_NONBLOCK);
 	fcntl(p->proto, F_SETFL, O_NONBLOCK);
 	return KJ_OK;
-fail:
-	close_fd(&sp[0]);
-	close_fd(&sp[1]);
-	close_fd(&po[0]);
-	close_fd(&po[1]);
-	close_fd(&pe[0]);
-	close_fd(&pe[1]);
-	close_fd(&ep[0]);
-	close_fd(&ep[1]);
-	close_fd(&sy[0]);
-	close_fd(&sy[1]);
-	p->pid = 0;
-	return err->code;
 }
 
 int kj_proc_spawn(struct kj_proc *p, char *const argv[], char *const envp[],
@@ -354,16 +173,31 @@ static int drain(int *fd, struct kj_capture *c)
 	}
 }
 
-static void reap(struct kj_proc *p, int block)
+/*
+ * Whether the worker has exited, without reaping it: while it is a zombie
+ * its pid, which is also its group's id, cannot be reused, so killing the
+ * group afterwards cannot hit a stranger.
+ */
+static int exited(const struct kj_proc *p)
 {
+	siginfo_t si;
+
+	if (!p->pid || p->reaped)
+		return 1;
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	       si.si_pid == p->pid;
+}
+
+static void reap(struct kj_proc *p)
+{
+	struct rusage ru;
 	pid_t r;
 
 	if (!p->pid || p->reaped)
 		return;
-	struct rusage ru;
-
 	do
-		r = wait4(p->pid, &p->status, block ? 0 : WNOHANG, &ru);
+		r = wait4(p->pid, &p->status, 0, &ru);
 	while (r < 0 && errno == EINTR);
 	if (r == p->pid) {
 		p->reaped = 1;
@@ -376,11 +210,13 @@ void kj_proc_kill(struct kj_proc *p)
 {
 	if (!p->pid)
 		return;
-	/* The whole group: whatever the worker started goes with it; then
-	 * whatever left the group. */
-	kill(-p->pid, SIGKILL);
-	reap(p, 1);
-	live_del(p->pid);
+	/* The whole group: whatever the worker started goes with it (all of
+	 * its namespace, when it has one); the leader is unlinked before it
+	 * is reaped (spawn.h); then whatever left the group. */
+	if (!p->reaped)
+		kill(-p->pid, SIGKILL);
+	kj__spawn_unlink(&p->link);
+	reap(p);
 	if (p->cg.version) {
 		p->oom_killed |= kj_cgroup_oom_killed(&p->cg);
 		kj_cgroup_release(&p->cg);
@@ -403,24 +239,25 @@ char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)
 }
 
 /*
- * Milliseconds from now to `deadline` for poll(), 0 when it has passed.  A
- * wait longer than an int of milliseconds (24.8 days) polls INT_MAX ms at a
- * time: converting a larger double to int is undefined, and on x86 gives
- * INT_MIN, a timeout at once.  kjudge's own --timeout stops at 2147483 s,
- * which fits; other callers need not know.
+ * Milliseconds to wait in one poll until the deadline: at most a second, so
+ * that the int poll takes cannot overflow whatever the timeout (the wake
+ * descriptor, not this slice, is what makes an interruption prompt).  0
+ * when the deadline has passed.
  */
-static int ms_until(double deadline)
+static int slice_ms(double deadline)
 {
-	double ms = (deadline - kj__now_s()) * 1000;
+	double left = (deadline - kj__now_s()) * 1000;
 
-	if (!(ms > 0))
+	if (!(left > 0))
 		return 0;
-	return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+	return left > 1000 ? 1000 : (int)left + 1;
 }
 
 static int write_all(int fd, const char *s, size_t len, double deadline)
 {
 	while (len) {
+		if (kj_proc_interrupted())
+			return KJ_EINTR;
 		/* send, not write: a worker that has gone must not raise SIGPIPE
 		 * in the judge. */
 		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
@@ -433,12 +270,13 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pf = { fd, POLLOUT, 0 };
-			int ms = ms_until(deadline);
+			struct pollfd pf[2] = { { fd, POLLOUT, 0 },
+						{ kj__spawn_wake_fd(), POLLIN, 0 } };
+			int ms = slice_ms(deadline);
 
 			if (ms <= 0)
 				return KJ_ETIMEDOUT;
-			poll(&pf, 1, ms);
+			poll(pf, pf[1].fd >= 0 ? 2 : 1, ms);
 			continue;
 		}
 		return KJ_EWORKER;
@@ -508,7 +346,12 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 			struct kj_error *err)
 {
 	char how[96];
+	int sig = kj_proc_interrupted();
 
+	/* Whatever went wrong after the guard fired is the guard's doing (it
+	 * killed the worker): never a crash to charge to the worker. */
+	if (sig)
+		rc = KJ_EINTR;
 	if (p->out >= 0)
 		drain(&p->out, &p->cap_out);
 	if (p->err >= 0)
@@ -527,6 +370,9 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 	case KJ_EPROTOCOL:
 		return kj_error_set(err, rc, "worker sent a reply line longer "
 				    "than %u bytes", KJ_PROC_LINE_MAX);
+	case KJ_EINTR:
+		return kj_error_set(err, rc, "interrupted by signal %d (%s)", sig,
+				    strsignal(sig));
 	default:
 		return kj_error_set(err, rc, "%s", kj_strerror(rc));
 	}
@@ -539,6 +385,10 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	size_t len;
 	int rc;
 
+	if (kj_proc_interrupted()) {
+		json_decref(req);
+		return fail_request(p, KJ_EINTR, timeout_s, err);
+	}
 	if (p->proto < 0) {
 		json_decref(req);
 		return kj_error_set(err, KJ_EWORKER, "worker is not running");
@@ -566,16 +416,18 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 
 	*reply = NULL;
 	for (;;) {
-		struct pollfd pf[3];
-		int nf = 0, ms;
+		struct pollfd pf[4];
+		int nf = 0, ms, wake = kj__spawn_wake_fd();
 
+		if (kj_proc_interrupted())
+			return fail_request(p, KJ_EINTR, timeout_s, err);
 		if ((*reply = take_reply(p, nonce)) != NULL)
 			return KJ_OK;
 		if (p->proto < 0)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		if (p->line_len > KJ_PROC_LINE_MAX)
 			return fail_request(p, KJ_EPROTOCOL, timeout_s, err);
-		ms = ms_until(deadline);
+		ms = slice_ms(deadline);
 		if (ms <= 0)
 			return fail_request(p, KJ_ETIMEDOUT, timeout_s, err);
 		pf[nf++] = (struct pollfd){ p->proto, POLLIN, 0 };
@@ -583,6 +435,8 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			pf[nf++] = (struct pollfd){ p->out, POLLIN, 0 };
 		if (p->err >= 0)
 			pf[nf++] = (struct pollfd){ p->err, POLLIN, 0 };
+		if (wake >= 0)
+			pf[nf++] = (struct pollfd){ wake, POLLIN, 0 };
 		if (poll(pf, (nfds_t)nf, ms) < 0 && errno != EINTR)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		if (p->out >= 0)
@@ -621,12 +475,10 @@ void kj_proc_release(struct kj_proc *p, double grace_s)
 		/* A worker that cannot take the request is killed below anyway
 		 * (a failed send has killed it already). */
 		kj_proc_send(p, json_pack("{s:s}", "op", "exit"), grace_s, &nonce, NULL);
-		while (!p->reaped && kj__now_s() < deadline) {
+		while (!exited(p) && kj__now_s() < deadline && !kj_proc_interrupted()) {
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 
-			reap(p, 0);
-			if (!p->reaped)
-				nanosleep(&ts, NULL);
+			nanosleep(&ts, NULL);
 		}
 	}
 	kj_proc_kill(p);
@@ -637,4 +489,34 @@ void kj_proc_release(struct kj_proc *p, double grace_s)
 	free(p->cap_err.data);
 	free(p->line);
 	kj_proc_init(p);
+}
+
+const char *kj_isolation_name(enum kj_isolation iso)
+{
+	switch (iso) {
+	case KJ_ISOLATION_GROUP:
+		return "process-group";
+	case KJ_ISOLATION_PIDNS:
+		return "pid-namespace";
+	case KJ_ISOLATION_SANDBOX:
+		return "sandbox";
+	default:
+		return "none";
+	}
+}
+
+json_t *kj_proc_limits_json(const struct kj_proc *p)
+{
+	const struct kj_limits_in_force *l = &p->limits;
+
+	return json_pack("{s:s, s:s?, s:I, s:b, s:I, s:f, s:I, s:I, s:I}",
+			 "isolation", kj_isolation_name(p->isolation),
+			 "cgroup", l->cgroup == 2 ? "v2" : l->cgroup == 1 ? "v1" : NULL,
+			 "memory_bytes", (json_int_t)l->mem_bytes,
+			 "swap_limited", l->swap_limited,
+			 "pids_max", (json_int_t)l->pids_max,
+			 "cpu_s", l->cpu_s,
+			 "file_bytes", (json_int_t)l->fsize_bytes,
+			 "nproc", (json_int_t)l->nproc,
+			 "nofile", (json_int_t)l->nofile);
 }

@@ -33,22 +33,26 @@ void kj_sandbox_init(struct kj_sandbox *sb)
 	memset(sb, 0, sizeof(*sb));
 }
 
-static int add_path(const char **v, int *n, const char *path)
+static int add_path(struct kj_sandbox *sb, const char **v, int *n, const char *path)
 {
-	if (!path || *n >= KJ_SANDBOX_MAX_PATHS)
-		return -1;
+	if (!path)
+		return KJ_EINVAL;
+	if (*n >= KJ_SANDBOX_MAX_PATHS) {
+		sb->overflow = 1;
+		return KJ_ELIMIT;
+	}
 	v[(*n)++] = path;
-	return 0;
+	return KJ_OK;
 }
 
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path)
 {
-	return add_path(sb->ro, &sb->n_ro, path);
+	return add_path(sb, sb->ro, &sb->n_ro, path);
 }
 
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path)
 {
-	return add_path(sb->rw, &sb->n_rw, path);
+	return add_path(sb, sb->rw, &sb->n_rw, path);
 }
 
 /* --- the child -------------------------------------------------------------------- */
@@ -157,6 +161,12 @@ static int make_dev(const char *root, int gpu, long long shm_bytes)
  * needs and could use against the machine: tracing and reading other
  * processes, namespaces and mounts, kernel modules and keys, BPF.  The rest
  * of the kernel interface is allowed: Python, torch and CUDA use most of it.
+ *
+ * prctl itself is allowed (Python and CUDA call it), but not its
+ * PR_SET_PDEATHSIG: the death signal the spawn core set is what ends this
+ * process, PID 1 of its namespace and so everything in it, when the judge
+ * dies.  The kernel reads prctl's option as an int, the low 32 bits of the
+ * first argument, which is what the filter compares.
  */
 static int seccomp_filter(void)
 {
@@ -175,7 +185,10 @@ static int seccomp_filter(void)
 		SYS_open_by_handle_at, SYS_userfaultfd, SYS_perf_event_open,
 	};
 	enum { N = sizeof(denied) / sizeof(denied[0]) };
-	struct sock_filter f[4 + 2 * N + 1];
+	/* The low word of args[0]: its first half on a little-endian machine. */
+	const unsigned arg0_low = (unsigned)offsetof(struct seccomp_data, args[0]) +
+				  (kj__host_little_endian() ? 0u : 4u);
+	struct sock_filter f[4 + 2 * N + 6 + 1];
 	struct sock_fprog prog;
 	int i, k = 0;
 
@@ -185,6 +198,13 @@ static int seccomp_filter(void)
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, nr));
+	/* prctl: refuse PR_SET_PDEATHSIG, allow the rest. */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 4);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0_low);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PDEATHSIG, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	for (i = 0; i < N; i++) {
 		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						      (unsigned)denied[i], 0, 1);
@@ -300,8 +320,8 @@ static long long read_ll(const char *path, const char *key)
 	return -1;
 }
 
-/* The judge's own v2 group, as a directory under /sys/fs/cgroup. */
-static int v2_self(char *buf, size_t size)
+/* The judge's own v2 group, as a directory under root. */
+static int v2_self(const char *root, char *buf, size_t size)
 {
 	char line[300];
 	FILE *f = fopen("/proc/self/cgroup", "re");
@@ -312,106 +332,186 @@ static int v2_self(char *buf, size_t size)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "0::", 3)) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, size, "/sys/fs/cgroup%s", strcmp(line + 3, "/") ? line + 3 : "");
+			snprintf(buf, size, "%s%s", root, strcmp(line + 3, "/") ? line + 3 : "");
 			found = 1;
 		}
 	fclose(f);
 	return found ? 0 : -1;
 }
 
-/* Remove the empty groups that judges killed before they could clean up
- * left in dir: kjudge-PID-N, where PID no longer runs. */
-static void sweep_stale(const char *dir)
+/* Whether the space-separated list holds word (cgroup.subtree_control). */
+static int lists(const char *list, const char *word)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	size_t w = strlen(word);
+	const char *p;
 
-	while (d && (e = readdir(d)) != NULL) {
-		char p[600];
-
-		if (kj__left_by_dead_run(e->d_name)) {
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			(void)rmdir(p);
-		}
-	}
-	if (d)
-		closedir(d);
+	for (p = list; (p = strstr(p, word)) != NULL; p += w)
+		if ((p == list || p[-1] == ' ') && (p[w] == '\0' || p[w] == ' ' || p[w] == '\n'))
+			return 1;
+	return 0;
 }
 
-void kj_cgroup_attach(struct kj_cgroup *cg, const struct kj_sandbox *sb, int pid)
+/* Write text into dir/file.  On failure: KJ_ESANDBOX, err naming the file
+ * and the reason, and *errnum (when not NULL) the errno. */
+static int put(const char *dir, const char *file, const char *text, int *errnum,
+	       struct kj_error *err)
 {
-	static unsigned seq;
-	char base[400], p[600], v[32];
+	char p[600];
+	int e;
 
-	memset(cg, 0, sizeof(*cg));
-	if (seq == 0) {
-		sweep_stale("/sys/fs/cgroup/memory");
-		sweep_stale("/sys/fs/cgroup/pids");
-		if (v2_self(base, sizeof(base)) == 0)
-			sweep_stale(base);
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	if (kj__write_text(p, text) == 0)
+		return KJ_OK;
+	e = errno;
+	if (errnum)
+		*errnum = e;
+	return kj_error_set(err, KJ_ESANDBOX, "cgroup: cannot write '%s' to '%s': %s",
+			    text, p, strerror(e));
+}
+
+/* The swap limit: written when the kernel accounts swap (the file exists),
+ * else recorded as not in force. */
+static int put_swap(struct kj_cgroup *cg, const char *file, const char *text,
+		    struct kj_error *err)
+{
+	struct kj_error e;
+	int errnum = 0, rc = put(cg->mem, file, text, &errnum, &e);
+
+	if (rc == KJ_OK)
+		cg->swap_limited = 1;
+	else if (errnum != ENOENT) {
+		if (err)
+			*err = e;
+		return rc;
 	}
-	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-		if (v2_self(base, sizeof(base)) < 0)
-			return;
-		/* Controllers for the children of our group: refused where our
-		 * group holds processes and is not the root, and then there is
-		 * no cgroup limit, only the rlimits. */
-		snprintf(p, sizeof(p), "%s/cgroup.subtree_control", base);
-		(void)kj__write_text(p, "+memory +pids");
-		snprintf(cg->mem, sizeof(cg->mem), "%s/kjudge-%d-%u", base, (int)getpid(), seq++);
-		if (mkdir(cg->mem, 0700) < 0)
-			return;
-		cg->version = 2;
-		snprintf(p, sizeof(p), "%s/memory.max", cg->mem);
-		snprintf(v, sizeof(v), "%lld", sb->mem_bytes);
-		if (sb->mem_bytes > 0)
-			(void)kj__write_text(p, v);
-		snprintf(p, sizeof(p), "%s/memory.swap.max", cg->mem);
-		(void)kj__write_text(p, "0");
-		snprintf(p, sizeof(p), "%s/pids.max", cg->mem);
-		snprintf(v, sizeof(v), "%ld", sb->nproc);
-		if (sb->nproc > 0)
-			(void)kj__write_text(p, v);
-		snprintf(p, sizeof(p), "%s/cgroup.procs", cg->mem);
-		snprintf(v, sizeof(v), "%d", pid);
-		if (kj__write_text(p, v) < 0)
-			kj_cgroup_release(cg);
-		return;
-	}
-	if (access("/sys/fs/cgroup/memory/tasks", F_OK) != 0)
-		return;
-	snprintf(cg->mem, sizeof(cg->mem), "/sys/fs/cgroup/memory/kjudge-%d-%u",
-		 (int)getpid(), seq);
-	snprintf(cg->pids, sizeof(cg->pids), "/sys/fs/cgroup/pids/kjudge-%d-%u",
-		 (int)getpid(), seq++);
+	return KJ_OK;
+}
+
+/*
+ * cgroup v2: a child of the judge's own group, with the memory and pids
+ * controllers where the judge's group hands them to its children (it does
+ * not where it holds processes itself and is not the root: then there is
+ * no cgroup limit, only the rlimits, and no group is made).
+ */
+static int attach_v2(struct kj_cgroup *cg, const struct kj_sandbox *sb,
+		     const char *root, int pid, unsigned seq, struct kj_error *err)
+{
+	char base[400], p[600], ctl[256], v[32];
+	int mem, pids, rc;
+
+	if (v2_self(root, base, sizeof(base)) < 0)
+		return KJ_OK;
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", base);
+	(void)kj__write_text(p, "+memory +pids");
+	if (kj__read_text(p, ctl, sizeof(ctl)) < 0)
+		return KJ_OK;
+	mem = lists(ctl, "memory");
+	pids = lists(ctl, "pids");
+	if (!mem && !pids)
+		return KJ_OK;
+	snprintf(cg->mem, sizeof(cg->mem), "%s/kjudge-%d-%u", base, (int)getpid(), seq);
 	if (mkdir(cg->mem, 0700) < 0) {
-		cg->mem[0] = cg->pids[0] = '\0';
-		return;
+		cg->mem[0] = '\0';
+		return KJ_OK;
+	}
+	cg->version = 2;
+	if (mem && sb->mem_bytes > 0) {
+		snprintf(v, sizeof(v), "%lld", sb->mem_bytes);
+		if ((rc = put(cg->mem, "memory.max", v, NULL, err)) != KJ_OK)
+			return rc;
+		cg->mem_bytes = sb->mem_bytes;
+		if ((rc = put_swap(cg, "memory.swap.max", "0", err)) != KJ_OK)
+			return rc;
+	}
+	if (pids && sb->nproc > 0) {
+		snprintf(v, sizeof(v), "%ld", sb->nproc);
+		if ((rc = put(cg->mem, "pids.max", v, NULL, err)) != KJ_OK)
+			return rc;
+		cg->pids_max = sb->nproc;
+	}
+	snprintf(v, sizeof(v), "%d", pid);
+	return put(cg->mem, "cgroup.procs", v, NULL, err);
+}
+
+/* Whether dir is a v1 hierarchy we can see (its root has a tasks file). */
+static int v1_hierarchy(const char *root, const char *name, char *dir, size_t size)
+{
+	char p[600];
+
+	snprintf(dir, size, "%s/%s", root, name);
+	snprintf(p, sizeof(p), "%s/tasks", dir);
+	return access(p, F_OK) == 0;
+}
+
+/* The group kjudge-PID-SEQ in the v1 hierarchy `name`, into group: 1 when
+ * it was made (cg->version is then 1), else 0 with group "". */
+static int v1_group(struct kj_cgroup *cg, char *group, size_t size,
+		    const char *root, const char *name, unsigned seq)
+{
+	char dir[450];
+
+	group[0] = '\0';
+	if (!v1_hierarchy(root, name, dir, sizeof(dir)))
+		return 0;
+	snprintf(group, size, "%s/kjudge-%d-%u", dir, (int)getpid(), seq);
+	if (mkdir(group, 0700) < 0) {
+		group[0] = '\0';
+		return 0;
 	}
 	cg->version = 1;
-	snprintf(v, sizeof(v), "%lld", sb->mem_bytes);
-	snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", cg->mem);
-	if (sb->mem_bytes > 0)
-		(void)kj__write_text(p, v);
-	snprintf(p, sizeof(p), "%s/memory.memsw.limit_in_bytes", cg->mem);
-	if (sb->mem_bytes > 0)
-		(void)kj__write_text(p, v);
-	snprintf(v, sizeof(v), "%d", pid);
-	snprintf(p, sizeof(p), "%s/cgroup.procs", cg->mem);
-	(void)kj__write_text(p, v);
-	if (mkdir(cg->pids, 0700) == 0) {
-		snprintf(p, sizeof(p), "%s/pids.max", cg->pids);
-		if (sb->nproc > 0) {
-			char n[32];
+	return 1;
+}
 
-			snprintf(n, sizeof(n), "%ld", sb->nproc);
-			(void)kj__write_text(p, n);
+/* cgroup v1: a group in the memory hierarchy and one in the pids
+ * hierarchy, each where it can be made. */
+static int attach_v1(struct kj_cgroup *cg, const struct kj_sandbox *sb,
+		     const char *root, int pid, unsigned seq, struct kj_error *err)
+{
+	char v[32], n[32];
+	int rc;
+
+	snprintf(v, sizeof(v), "%d", pid);
+	if (v1_group(cg, cg->mem, sizeof(cg->mem), root, "memory", seq)) {
+		if (sb->mem_bytes > 0) {
+			snprintf(n, sizeof(n), "%lld", sb->mem_bytes);
+			if ((rc = put(cg->mem, "memory.limit_in_bytes", n, NULL, err)) != KJ_OK)
+				return rc;
+			cg->mem_bytes = sb->mem_bytes;
+			if ((rc = put_swap(cg, "memory.memsw.limit_in_bytes", n, err)) != KJ_OK)
+				return rc;
 		}
-		snprintf(p, sizeof(p), "%s/cgroup.procs", cg->pids);
-		(void)kj__write_text(p, v);
-	} else {
-		cg->pids[0] = '\0';
+		if ((rc = put(cg->mem, "cgroup.procs", v, NULL, err)) != KJ_OK)
+			return rc;
 	}
+	if (v1_group(cg, cg->pids, sizeof(cg->pids), root, "pids", seq)) {
+		if (sb->nproc > 0) {
+			snprintf(n, sizeof(n), "%ld", sb->nproc);
+			if ((rc = put(cg->pids, "pids.max", n, NULL, err)) != KJ_OK)
+				return rc;
+			cg->pids_max = sb->nproc;
+		}
+		if ((rc = put(cg->pids, "cgroup.procs", v, NULL, err)) != KJ_OK)
+			return rc;
+	}
+	return KJ_OK;
+}
+
+int kj_cgroup_attach(struct kj_cgroup *cg, const struct kj_sandbox *sb, int pid,
+		     struct kj_error *err)
+{
+	static unsigned seq;
+	const char *root = sb->cgroup_root ? sb->cgroup_root : "/sys/fs/cgroup";
+	char p[600];
+	int rc;
+
+	memset(cg, 0, sizeof(*cg));
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", root);
+	rc = access(p, F_OK) == 0 ? attach_v2(cg, sb, root, pid, seq, err)
+				  : attach_v1(cg, sb, root, pid, seq, err);
+	seq++;
+	if (rc != KJ_OK)
+		kj_cgroup_release(cg);
+	return rc;
 }
 
 int kj_cgroup_oom_killed(const struct kj_cgroup *cg)
@@ -422,7 +522,7 @@ int kj_cgroup_oom_killed(const struct kj_cgroup *cg)
 		snprintf(p, sizeof(p), "%s/memory.events", cg->mem);
 		return read_ll(p, "oom_kill") > 0;
 	}
-	if (cg->version == 1) {
+	if (cg->version == 1 && cg->mem[0]) {
 		long long n;
 
 		snprintf(p, sizeof(p), "%s/memory.oom_control", cg->mem);
@@ -480,4 +580,27 @@ void kj_cgroup_release(struct kj_cgroup *cg)
 		remove_group(cg->pids);
 	}
 	memset(cg, 0, sizeof(*cg));
+}
+
+static void sweep_group(const char *path, void *arg)
+{
+	(void)arg;
+	remove_group(path);
+}
+
+int kj_cgroup_sweep(const char *root)
+{
+	char dir[450], base[400];
+	int n = 0;
+
+	if (!root)
+		root = "/sys/fs/cgroup";
+	if (v1_hierarchy(root, "memory", dir, sizeof(dir)))
+		n += kj__sweep_dead_runs(dir, "kjudge-", sweep_group, NULL);
+	if (v1_hierarchy(root, "pids", dir, sizeof(dir)))
+		n += kj__sweep_dead_runs(dir, "kjudge-", sweep_group, NULL);
+	snprintf(dir, sizeof(dir), "%s/cgroup.controllers", root);
+	if (access(dir, F_OK) == 0 && v2_self(root, base, sizeof(base)) == 0)
+		n += kj__sweep_dead_runs(base, "kjudge-", sweep_group, NULL);
+	return n;
 }

@@ -13,6 +13,20 @@
  * (they inherit the namespace), by no one else, and it goes away with the
  * last of them, so a judge that dies leaves no data behind.
  *
+ * Why the mount cannot outlive the run: a mount namespace, and every mount
+ * in it, is freed when its last process leaves it.  The processes in the
+ * judge's namespace are the judge and the workers and descendants it
+ * starts outside the sandbox (a sandboxed worker gets a copy in a namespace
+ * of its own, which holds its root as well); every worker dies with the
+ * judge (the parent-death signal) and takes its descendants with it (PID 1
+ * of its own PID namespace), so when the judge dies, by any signal, the
+ * mount goes.  Two things could keep a namespace alive that are not the
+ * run's: a process that opened /proc/PID/ns/mnt of one of ours (the same
+ * user or root, with ptrace rights), and, on a machine without PID
+ * namespaces, a daemon a worker started that escaped its process group; the
+ * mount then lasts as long as that process.  What is left in the host's
+ * view is the empty mount point, which the next run's sweep removes.
+ *
  * unshare(CLONE_NEWUSER) works only in a single-threaded process: this runs
  * before the judge starts any thread.
  */

@@ -205,4 +205,19 @@ test_expect 'an nvidia-smi that fails or hangs is a warning, and the doctor does
 	sleep 0.2
 	! pgrep -f "sleep 6662"
 '
+
+test_expect 'a doctor stopped by SIGTERM kills the program it waits for, exits 143 and prints no report' '
+	fake bin nvidia-smi "sleep 6663"
+	PATH=$SCRATCH/bin:$PATH $KJUDGE doctor --json --group timing > t.json 2> e.txt &
+	pid=$!
+	for i in $(seq 100); do pgrep -f "sleep 6663" > /dev/null && break; sleep 0.1; done
+	pgrep -f "sleep 6663" > /dev/null
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	test $rc -eq 143
+	grep -q "interrupted by SIGTERM" e.txt
+	test ! -s t.json
+	sleep 0.2
+	! pgrep -f "sleep 6663"
+'
 test_done

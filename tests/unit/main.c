@@ -52,6 +52,25 @@ const char *kj_test_path(const char *name)
 	return pathbuf;
 }
 
+const char *kj_test_helper(const char *name)
+{
+	static char path[4200];
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		kj_test_fail(__FILE__, __LINE__, "cannot read /proc/self/exe");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/%s", self, name);
+	if (access(path, X_OK) != 0)
+		kj_test_fail(__FILE__, __LINE__, "no helper '%s' (make builds it)", path);
+	return path;
+}
+
 void kj_test_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;

@@ -4,6 +4,7 @@
  * children with deadlines, and the promises of a whole report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +221,23 @@ KJ_TEST(doctor_cmd_output_and_status)
 	KJ_CHECK(WIFEXITED(c->status) && WEXITSTATUS(c->status) == 3);
 	KJ_CHECK_STR(c->out, "out\n");
 	KJ_CHECK_STR(c->err, "err\n");
+	free(c);
+}
+
+KJ_TEST(doctor_cmd_gets_no_descriptor_of_the_doctor)
+{
+	/* Through the spawn core: 0, 1, 2 and nothing else, high ones too. */
+	const char *argv[] = { "/bin/sh", "-c",
+		"for f in 3 4 1500; do test -e /proc/self/fd/$f && echo $f; done; echo end", NULL };
+	struct kj__cmd *c = malloc(sizeof(*c));
+	int fd = open("/dev/null", O_RDONLY);
+
+	KJ_CHECK(c != NULL && fd >= 0);
+	KJ_CHECK_INT(dup2(fd, 1500), 1500);
+	KJ_CHECK_INT(kj__doctor_run_cmd(argv, NULL, 10, c), 0);
+	KJ_CHECK_STR(c->out, "end\n");
+	close(1500);
+	close(fd);
 	free(c);
 }
 

@@ -3,21 +3,97 @@
  * timeouts, deaths and orphans.  The workers are small /bin/sh scripts that
  * speak the protocol: read a request line from fd 3, answer with its nonce.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kjudge/proc.h"
 #include "unit.h"
+#include "base/internal.h"
 
 /* Reads one request and prints `before` (any text) then the reply. */
 #define ECHO_NONCE                                                              \
 	"read line <&3; "                                                       \
 	"n=$(printf '%s' \"$line\" | sed 's/.*\"nonce\": *\\([0-9]*\\).*/\\1/'); "
+
+/* A line in `file` that says one more process of a worker has started. */
+#define STARTED(file) "echo started >> " file "; "
+
+/* Wait up to 10 s for `want` lines in file; returns how many there are. */
+static int wait_lines(const char *file, int want)
+{
+	int n = 0, tries;
+
+	for (tries = 0; tries < 1000 && n < want; tries++) {
+		FILE *f = fopen(file, "r");
+		char line[64];
+
+		n = 0;
+		while (f && fgets(line, sizeof(line), f))
+			n++;
+		if (f)
+			fclose(f);
+		if (n < want)
+			usleep(10000);
+	}
+	return n;
+}
+
+/*
+ * The pids, as this process sees them, of root's descendants (at most max):
+ * a worker's own pids are those of its namespace, so the test finds them
+ * through the judge's /proc, by parent.
+ */
+static int descendants(pid_t root, pid_t *out, int max)
+{
+	static pid_t pid[8192], ppid[8192];
+	int n = 0, k = 0, i, j;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	KJ_CHECK(d != NULL);
+	while ((e = readdir(d)) != NULL && n < 8192) {
+		char path[300], buf[512], *rp;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL &&
+		    rp[2] != 'Z') {
+			pid[n] = (pid_t)strtol(buf, NULL, 10);
+			ppid[n++] = (pid_t)strtol(rp + 4, NULL, 10);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	/* Breadth first: out[] is the queue. */
+	for (i = 0; i < n && k < max; i++)
+		if (ppid[i] == root)
+			out[k++] = pid[i];
+	for (j = 0; j < k; j++)
+		for (i = 0; i < n && k < max; i++)
+			if (ppid[i] == out[j])
+				out[k++] = pid[i];
+	return k;
+}
 
 static void start_sh(struct kj_proc *p, const char *script)
 {
@@ -33,6 +109,40 @@ static void start_sh(struct kj_proc *p, const char *script)
 static json_t *req(void)
 {
 	return json_pack("{s:s}", "op", "ping");
+}
+
+/* Gone: no such process, or a zombie (reaped when it is ours). */
+static int gone(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *f;
+	int z = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) != NULL)
+		z = rp[1] == ' ' && rp[2] == 'Z';
+	fclose(f);
+	if (z)
+		waitpid(pid, NULL, WNOHANG);
+	return z;
+}
+
+static int all_gone_within(const pid_t *pids, int n, double s)
+{
+	double end = kj__now_s() + s;
+	int i, left;
+
+	do {
+		for (i = 0, left = 0; i < n; i++)
+			left += !gone(pids[i]);
+		if (!left)
+			return 1;
+		usleep(10000);
+	} while (kj__now_s() < end);
+	return 0;
 }
 
 KJ_TEST(proc_spawn_failure_is_reported)
@@ -122,7 +232,14 @@ KJ_TEST(proc_death_is_described)
 	KJ_CHECK(strstr(p.cap_err.data, "dying") != NULL);
 	kj_proc_release(&p, 0.1);
 
-	start_sh(&p, "read line <&3; kill -SEGV $$");
+	/* A real crash: as PID 1 of its namespace the worker would ignore
+	 * a signal it sent itself (kill -SEGV $$). */
+	{
+		char script[4400];
+
+		snprintf(script, sizeof(script), "read line <&3; exec %s", kj_test_helper("segv"));
+		start_sh(&p, script);
+	}
 	KJ_CHECK_INT(kj_proc_request(&p, req(), 10, &rep, &err), KJ_EWORKER);
 	KJ_CHECK(strstr(kj_proc_describe_exit(&p, how, sizeof(how)),
 			"killed by signal 11") != NULL);
@@ -155,9 +272,10 @@ KJ_TEST(proc_only_the_protocol_descriptor_is_inherited)
 	json_t *rep = NULL;
 	const char *fds;
 
-	/* The worker lists its descriptors in the reply. */
+	/* The worker lists its descriptors in the reply (ls inherits the
+	 * shell's; /proc/self, because $$ is 1 in the worker's namespace). */
 	start_sh(&p, ECHO_NONCE
-		 "f=$(ls /proc/$$/fd | sort -n | tr '\\n' ' '); "
+		 "f=$(ls /proc/self/fd | sort -n | tr '\\n' ' '); "
 		 "echo \"{\\\"nonce\\\": $n, \\\"fds\\\": \\\"$f\\\"}\" >&3");
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	fds = json_string_value(json_object_get(rep, "fds"));
@@ -173,30 +291,346 @@ KJ_TEST(proc_orphans_that_left_the_group_are_swept)
 	struct kj_proc p;
 	struct kj_error err;
 	json_t *rep = NULL;
-	char pidfile[4200], buf[32];
-	FILE *f;
-	pid_t daemon_pid = 0;
+	char script[8192];
+	pid_t pids[16];
+	int n;
 
-	snprintf(pidfile, sizeof(pidfile), "%s/daemon.pid", kj_test_tmpdir());
-	{
-		char script[8192];
-
-		/* A daemon in its own session, which kill(-pgid) cannot reach. */
-		snprintf(script, sizeof(script), "%s"
-			 "setsid sh -c 'echo $$ > %s; exec sleep 100' & sleep 0.3; "
-			 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
-			 ECHO_NONCE, pidfile);
-		start_sh(&p, script);
-	}
+	/* A daemon in its own session, which kill(-pgid) cannot reach. */
+	snprintf(script, sizeof(script), "%s"
+		 "setsid sh -c '" STARTED("%s") "exec sleep 100' & "
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
+		 ECHO_NONCE, kj_test_path("started"));
+	start_sh(&p, script);
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	json_decref(rep);
-	f = fopen(pidfile, "r");
-	KJ_CHECK(f != NULL);
-	KJ_CHECK(fgets(buf, sizeof(buf), f) != NULL);
-	fclose(f);
-	daemon_pid = (pid_t)strtol(buf, NULL, 10);
-	KJ_CHECK(daemon_pid > 0 && kill(daemon_pid, 0) == 0);
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 1), 1);
+	n = descendants(p.pid, pids, 16);
+	KJ_CHECK(n >= 2);
 	kj_proc_release(&p, 0.1);
 	/* Killed and reaped: no such process any more. */
-	KJ_CHECK(kill(daemon_pid, 0) < 0 && errno == ESRCH);
+	KJ_CHECK(all_gone_within(pids, n, 1.0));
+}
+
+/* --- nothing outlives the judge ----------------------------------------------------- */
+
+/*
+ * Make this (test) process's clone() refuse new PID namespaces, and with
+ * arg0_mask 0 any other system call nr, with errno e: the kernel's own
+ * answer on a machine that does not allow them, for the fallbacks.
+ */
+static void refuse(long nr, unsigned arg0_mask, int e)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, arg0_mask ? arg0_mask : ~0u, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)e & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	KJ_CHECK_INT(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	KJ_CHECK_INT(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+}
+
+#define REFUSE_PID_NAMESPACES() refuse(SYS_clone, CLONE_NEWPID, EPERM)
+
+/*
+ * A worker that ignores SIGTERM, starts a child and a grandchild, and a
+ * daemon in a session of its own.  After release none is left.
+ */
+#define FAMILY(file)                                                            \
+	"trap '' TERM INT HUP; " STARTED(file)                                  \
+	"( " STARTED(file) "( " STARTED(file) "exec sleep 100 ) & exec sleep 100 ) & " \
+	"setsid sh -c '" STARTED(file) "exec sleep 100' & "
+
+static void release_leaves_nothing(void)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[8192];
+	pid_t pids[16];
+	int n;
+
+	snprintf(script, sizeof(script), FAMILY("%s") "%s"
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 100",
+		 kj_test_path("started"), kj_test_path("started"), kj_test_path("started"),
+		 kj_test_path("started"), ECHO_NONCE);
+	start_sh(&p, script);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 4), 4);
+	n = descendants(p.pid, pids, 16);
+	KJ_CHECK(n >= 3);
+	pids[n++] = p.pid;
+	kj_proc_release(&p, 0.2);
+	KJ_CHECK(all_gone_within(pids, n, 1.0));
+}
+
+KJ_TEST(proc_release_leaves_no_process_of_the_worker)
+{
+	release_leaves_nothing();
+}
+
+KJ_TEST(proc_release_leaves_nothing_without_pid_namespaces)
+{
+	struct kj_proc p;
+
+	/* The fallback: a plain process group, orphans swept as the
+	 * judge's re-parented children. */
+	REFUSE_PID_NAMESPACES();
+	start_sh(&p, "sleep 100");
+	KJ_CHECK_INT(p.isolation, KJ_ISOLATION_GROUP);
+	kj_proc_release(&p, 0);
+	release_leaves_nothing();
+}
+
+KJ_TEST(proc_workers_have_a_pid_namespace_and_say_so)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL, *lim;
+
+	start_sh(&p, ECHO_NONCE "c=$(cat /proc/1/comm); "
+		 "echo \"{\\\"nonce\\\": $n, \\\"pid\\\": $$, \\\"one\\\": \\\"$c\\\"}\" >&3; sleep 100");
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	/* Where the machine allows one (here, as root or with user
+	 * namespaces), the worker is PID 1 of its own, and its /proc agrees
+	 * (CUDA's driver needs that): /proc/1 is the worker itself. */
+	KJ_CHECK_INT(json_integer_value(json_object_get(rep, "pid")),
+		     p.isolation == KJ_ISOLATION_PIDNS ? 1 : p.pid);
+	if (p.isolation == KJ_ISOLATION_PIDNS)
+		KJ_CHECK_STR(json_string_value(json_object_get(rep, "one")), "sh");
+	lim = kj_proc_limits_json(&p);
+	KJ_CHECK_STR(json_string_value(json_object_get(lim, "isolation")),
+		     kj_isolation_name(p.isolation));
+	KJ_CHECK(json_is_null(json_object_get(lim, "cgroup")));
+	json_decref(lim);
+	json_decref(rep);
+	kj_proc_release(&p, 0.1);
+}
+
+/*
+ * The judge killed by SIGKILL: a process standing for it starts a worker
+ * (with a child of its own), says so, and is killed.  The worker goes by
+ * its parent-death signal; with a PID namespace its child goes with it.
+ */
+static void judge_killed(int with_namespaces)
+{
+	int ready[2];
+	pid_t judge, worker, pids[16];
+	int n, i;
+
+	/* Orphans come to this process, which reaps them (as the kill
+	 * tests' harness does). */
+	KJ_CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	KJ_CHECK_INT(pipe(ready), 0);
+	judge = fork();
+	KJ_CHECK(judge >= 0);
+	if (judge == 0) {
+		struct kj_proc p;
+		char script[4200];
+
+		if (!with_namespaces)
+			REFUSE_PID_NAMESPACES();
+		snprintf(script, sizeof(script), "( " STARTED("%s") "exec sleep 100 ) & "
+			 "exec sleep 100", kj_test_path("started"));
+		start_sh(&p, script);
+		if (p.isolation != (with_namespaces ? KJ_ISOLATION_PIDNS : KJ_ISOLATION_GROUP))
+			_exit(3);
+		if (write(ready[1], &p.pid, sizeof(p.pid)) != sizeof(p.pid))
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	KJ_CHECK_INT(read(ready[0], &worker, sizeof(worker)), sizeof(worker));
+	KJ_CHECK_INT(wait_lines(kj_test_path("started"), 1), 1);
+	n = descendants(worker, pids, 16);
+	KJ_CHECK(n >= 1);
+	KJ_CHECK_INT(kill(judge, SIGKILL), 0);
+	KJ_CHECK_INT(waitpid(judge, NULL, 0), judge);
+	KJ_CHECK(all_gone_within(&worker, 1, 1.0));
+	/* With a namespace the worker's child goes with it; without one it
+	 * outlives it (it was in the worker's group, which only a living
+	 * judge kills): the test's own cleaning then. */
+	if (with_namespaces)
+		KJ_CHECK(all_gone_within(pids, n, 1.0));
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+}
+
+KJ_TEST(proc_worker_dies_with_a_judge_killed_by_sigkill)
+{
+	judge_killed(1);
+}
+
+KJ_TEST(proc_worker_dies_with_its_judge_without_pid_namespaces)
+{
+	judge_killed(0);
+}
+
+KJ_TEST(proc_worker_has_the_death_signal)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[4400];
+
+	/* The worker's program itself reads it (PR_GET_PDEATHSIG) after
+	 * execve, and prints it; outside the sandbox it may clear it. */
+	snprintf(script, sizeof(script), "read line <&3; exec %s", kj_test_helper("pdeathsig"));
+	start_sh(&p, script);
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 10, &rep, &err), KJ_EWORKER);
+	KJ_CHECK_STR(p.cap_out.data, "9 cleared\n");
+	kj_proc_release(&p, 0.1);
+}
+
+/* Descriptors 1500 and 70000 open (not close-on-exec) in the judge; the
+ * worker must see neither.  Where RLIMIT_NOFILE's hard limit is lower and
+ * cannot be raised (no CAP_SYS_RESOURCE), the highest it allows instead. */
+static void high_descriptors_closed(void)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	struct rlimit rl;
+	char script[4096];
+	int fd = open("/dev/null", O_RDONLY), top = 70000;
+
+	KJ_CHECK(fd >= 0);
+	KJ_CHECK_INT(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max <= (rlim_t)top) {
+		struct rlimit want = { (rlim_t)top + 1000, (rlim_t)top + 1000 };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+		else
+			top = (int)rl.rlim_max - 1;
+	}
+	KJ_CHECK(top > 1500);
+	rl.rlim_cur = rl.rlim_max;
+	KJ_CHECK_INT(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	KJ_CHECK_INT(dup2(fd, 1500), 1500);
+	KJ_CHECK_INT(dup2(fd, top), top);
+	snprintf(script, sizeof(script), "%s"
+		 "v=; for f in 1500 %d; do test -e /proc/self/fd/$f && v=\"$v $f\"; done; "
+		 "echo \"{\\\"nonce\\\": $n, \\\"open\\\": \\\"$v\\\"}\" >&3",
+		 ECHO_NONCE, top);
+	start_sh(&p, script);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
+	KJ_CHECK_STR(json_string_value(json_object_get(rep, "open")), "");
+	json_decref(rep);
+	kj_proc_release(&p, 0.1);
+	close(1500);
+	close(top);
+	close(fd);
+}
+
+KJ_TEST(proc_descriptors_above_1024_are_closed)
+{
+	high_descriptors_closed();
+}
+
+#ifdef SYS_close_range
+KJ_TEST(proc_descriptors_above_1024_are_closed_without_close_range)
+{
+	/* A kernel before 5.9: every descriptor up to the hard limit. */
+	refuse(SYS_close_range, 0, ENOSYS);
+	high_descriptors_closed();
+}
+#endif
+
+/* A signal the guard catches, from another thread after a while. */
+static void *signal_later(void *arg)
+{
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	kill(getpid(), *(int *)arg);
+	return NULL;
+}
+
+KJ_TEST(proc_guard_kills_workers_and_interrupts_the_wait)
+{
+	struct kj_proc a, b;
+	struct kj_error err;
+	json_t *rep = NULL;
+	uint64_t nonce;
+	pthread_t t;
+	int sig = SIGTERM, status;
+	double t0;
+	pid_t pa, pb;
+
+	KJ_CHECK_OK(kj_proc_guard_signals(&err), &err);
+	KJ_CHECK_INT(kj_proc_interrupted(), 0);
+	start_sh(&a, "trap '' TERM; read line <&3; sleep 100");
+	start_sh(&b, "trap '' TERM; sleep 100");
+	pa = a.pid;
+	pb = b.pid;
+	KJ_CHECK_OK(kj_proc_send(&a, req(), 30, &nonce, &err), &err);
+	t0 = kj__now_s();
+	KJ_CHECK_INT(pthread_create(&t, NULL, signal_later, &sig), 0);
+	/* The signal is process-wide; whichever thread takes it, the wait
+	 * ends at once, as an interruption, not a crash. */
+	KJ_CHECK_INT(kj_proc_wait(&a, nonce, 30, &rep, &err), KJ_EINTR);
+	KJ_CHECK(kj__now_s() - t0 < 5);
+	KJ_CHECK(strstr(err.msg, "interrupted by signal 15") != NULL);
+	pthread_join(t, NULL);
+	KJ_CHECK_INT(kj_proc_interrupted(), SIGTERM);
+	/* Both groups were killed by the handler, the one not waited for
+	 * too; a later send or spawn does nothing. */
+	KJ_CHECK(kill(-pa, 0) < 0 && errno == ESRCH);
+	KJ_CHECK_INT(waitpid(pb, &status, 0), pb);
+	KJ_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	b.reaped = 1;
+	KJ_CHECK_INT(kj_proc_send(&b, req(), 30, &nonce, &err), KJ_EINTR);
+	kj_proc_release(&a, 1);
+	kj_proc_release(&b, 1);
+	{
+		char sh[] = "/bin/sh", c[] = "-c", cmd[] = "exit 0";
+		char *argv[] = { sh, c, cmd, NULL };
+		char *envp[] = { NULL };
+
+		KJ_CHECK_INT(kj_proc_spawn(&a, argv, envp, NULL, &err), KJ_EINTR);
+	}
+}
+
+KJ_TEST(proc_guard_second_signal_ends_the_judge)
+{
+	struct kj_error err;
+	int status;
+	pid_t judge = fork();
+
+	KJ_CHECK(judge >= 0);
+	if (judge == 0) {
+		if (kj_proc_guard_signals(&err) != KJ_OK)
+			_exit(3);
+		kill(getpid(), SIGTERM);
+		if (kj_proc_interrupted() != SIGTERM)
+			_exit(4);
+		/* The user insists: out at once, with the first signal's
+		 * status. */
+		kill(getpid(), SIGINT);
+		_exit(5);
+	}
+	KJ_CHECK_INT(waitpid(judge, &status, 0), judge);
+	KJ_CHECK(WIFEXITED(status));
+	KJ_CHECK_INT(WEXITSTATUS(status), 128 + SIGTERM);
+}
+
+KJ_TEST(proc_guard_leaves_ignored_signals_ignored)
+{
+	struct kj_error err;
+	struct sigaction sa;
+
+	/* nohup: a hangup the shell meant to be ignored stays ignored. */
+	signal(SIGHUP, SIG_IGN);
+	KJ_CHECK_OK(kj_proc_guard_signals(&err), &err);
+	KJ_CHECK_INT(sigaction(SIGHUP, NULL, &sa), 0);
+	KJ_CHECK(sa.sa_handler == SIG_IGN);
+	KJ_CHECK_INT(sigaction(SIGTERM, NULL, &sa), 0);
+	KJ_CHECK(sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL);
 }

@@ -6,14 +6,17 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kjudge/proc.h"
 #include "unit.h"
+#include "base/internal.h"
 
 /* Answer the first request with {"nonce": N, "ok": true, "v": "..."}: what
  * expr prints, lines ended by ";". */
@@ -62,18 +65,24 @@ static void box_release(struct box *b)
 		fprintf(stderr, "cannot remove %s\n", b->dir);
 }
 
+/* The helper $H names inside the box (when bound). */
+static char helper_path[4200] = "/nonexistent";
+
 /* Run `script` in the box and return what it answered (static buffer). */
 static const char *ask_box(struct box *b, const char *script)
 {
 	static char out[256];
 	char sh[] = "/bin/sh", c[] = "-c", path[] = "PATH=/usr/bin:/bin", rw[128];
+	char h[4300];
 	char *argv[] = { sh, c, (char *)(uintptr_t)script, NULL };
-	char *envp[] = { path, rw, NULL };
+	char *envp[] = { path, rw, h, NULL };
 	struct kj_proc p;
 	struct kj_error err;
 	json_t *rep = NULL;
 
 	snprintf(rw, sizeof(rw), "RW=%s", b->rw);
+	/* $H: the helper that reads the death signal (bind_helpers). */
+	snprintf(h, sizeof(h), "H=%s", helper_path);
 	KJ_CHECK_OK(kj_proc_spawn_in(&p, argv, envp, b->rw, &b->sb, &err), &err);
 	KJ_CHECK_OK(kj_proc_request(&p, json_pack("{s:s}", "op", "probe"), 20, &rep, &err), &err);
 	snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(rep, "v")));
@@ -146,5 +155,307 @@ KJ_TEST(sandbox_setup_failure_is_the_judges)
 	b.sb.root_dir = "/nonexistent/kjudge-root";
 	KJ_CHECK_INT(kj_proc_spawn_in(&p, argv, envp, NULL, &b.sb, &err), KJ_ESANDBOX);
 	KJ_CHECK(strstr(err.msg, "mount the new root") != NULL);
+	box_release(&b);
+}
+
+/* --- the death signal, limits that fail closed, what killed judges left ------------- */
+
+/* Start `script` in the box; the caller releases p. */
+static void start_box(struct box *b, struct kj_proc *p, const char *script)
+{
+	char sh[] = "/bin/sh", c[] = "-c", path[] = "PATH=/usr/bin:/bin";
+	char *argv[] = { sh, c, (char *)(uintptr_t)script, NULL };
+	char *envp[] = { path, NULL };
+	struct kj_error err;
+
+	KJ_CHECK_OK(kj_proc_spawn_in(p, argv, envp, b->rw, &b->sb, &err), &err);
+}
+
+/* Try to start a sleeping shell in the box: kj_proc_spawn_in's code. */
+static int try_box(struct box *b, struct kj_proc *p, struct kj_error *err)
+{
+	char sh[] = "/bin/sh", c[] = "-c", cmd[] = "sleep 100";
+	char *argv[] = { sh, c, cmd, NULL };
+	char *envp[] = { NULL };
+
+	return kj_proc_spawn_in(p, argv, envp, NULL, &b->sb, err);
+}
+
+static void bind_helpers(struct box *b)
+{
+	static char dir[4200];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", kj_test_helper("pdeathsig"));
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	KJ_CHECK_INT(kj_sandbox_ro(&b->sb, dir), KJ_OK);
+}
+
+KJ_TEST(sandbox_worker_cannot_clear_its_death_signal)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[4400];
+
+	box_init(&b);
+	bind_helpers(&b);
+	/* The worker itself (PID 1 of its namespace) has SIGKILL as its
+	 * parent-death signal, and the seccomp filter refuses to clear it. */
+	snprintf(script, sizeof(script), "read line <&3; exec %s", kj_test_helper("pdeathsig"));
+	start_box(&b, &p, script);
+	KJ_CHECK_INT(p.isolation, KJ_ISOLATION_SANDBOX);
+	KJ_CHECK_INT(kj_proc_request(&p, json_pack("{s:s}", "op", "x"), 20, &rep, &err), KJ_EWORKER);
+	KJ_CHECK_STR(p.cap_out.data, "9 refused\n");
+	kj_proc_release(&p, 0.1);
+	/* Nor can a child set one of its own (there is nothing to protect
+	 * there, but the filter holds for every process inside). */
+	snprintf(helper_path, sizeof(helper_path), "%s", kj_test_helper("pdeathsig"));
+	KJ_CHECK_STR(ask_box(&b, ANSWER("$H")), "0 refused;");
+	box_release(&b);
+}
+
+/* A directory laid out like a v1 hierarchy whose groups take no limit:
+ * mkdir works, the limit files are not there. */
+static const char *fake_v1_root(void)
+{
+	static char root[4200];
+	char p[4300];
+	FILE *f;
+
+	snprintf(root, sizeof(root), "%s/cgroup", kj_test_tmpdir());
+	snprintf(p, sizeof(p), "%s/memory", root);
+	KJ_CHECK_INT(mkdir(root, 0700), 0);
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/memory/tasks", root);
+	f = fopen(p, "w");
+	KJ_CHECK(f != NULL);
+	fclose(f);
+	return root;
+}
+
+KJ_TEST(sandbox_cgroup_limit_that_cannot_be_written_is_the_judges_error)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	char group[4300];
+
+	box_init(&b);
+	b.sb.mem_bytes = 256LL << 20;
+	b.sb.cgroup_root = fake_v1_root();
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "memory.limit_in_bytes") != NULL);
+	KJ_CHECK(strstr(err.msg, "No such file") != NULL);
+	/* The group made for it is gone again, and so is the process. */
+	snprintf(group, sizeof(group), "%s/memory/kjudge-%d-0", b.sb.cgroup_root, (int)getpid());
+	KJ_CHECK(access(group, F_OK) < 0 && errno == ENOENT);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_cgroup_limit_the_kernel_refuses_is_the_judges_error)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+
+	box_init(&b);
+	b.sb.nproc = 64;
+	start_box(&b, &p, "sleep 100");
+	if (p.limits.pids_max == 0) {
+		/* No pids cgroup to write here: nothing the kernel can refuse. */
+		fprintf(stderr, "  note: no writable pids cgroup on this machine\n");
+		kj_proc_release(&p, 0);
+		box_release(&b);
+		return;
+	}
+	KJ_CHECK_INT(p.limits.pids_max, 64);
+	kj_proc_release(&p, 0);
+	/* pids.max takes at most the kernel's PID_MAX_LIMIT (4194304). */
+	b.sb.nproc = 5000000;
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "pids.max") != NULL);
+	KJ_CHECK(strstr(err.msg, "Invalid argument") != NULL);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_without_cgroups_records_rlimits_only)
+{
+	struct box b;
+	struct kj_proc p;
+	json_t *lim;
+
+	box_init(&b);
+	b.sb.mem_bytes = 256LL << 20;
+	b.sb.nproc = 64;
+	b.sb.cpu_s = 100;
+	b.sb.cgroup_root = kj_test_tmpdir(); /* no hierarchy there */
+	start_box(&b, &p, "sleep 100");
+	KJ_CHECK_INT(p.limits.cgroup, 0);
+	KJ_CHECK_INT(p.limits.mem_bytes, 0);
+	KJ_CHECK_INT(p.limits.pids_max, 0);
+	KJ_CHECK_INT(p.limits.nproc, 64);
+	lim = kj_proc_limits_json(&p);
+	KJ_CHECK(json_is_null(json_object_get(lim, "cgroup")));
+	KJ_CHECK_INT(json_integer_value(json_object_get(lim, "memory_bytes")), 0);
+	KJ_CHECK(json_real_value(json_object_get(lim, "cpu_s")) == 100.0);
+	KJ_CHECK_STR(json_string_value(json_object_get(lim, "isolation")), "sandbox");
+	json_decref(lim);
+	kj_proc_release(&p, 0);
+	box_release(&b);
+}
+
+/* The first number in a small file. */
+static long long file_ll(const char *dir, const char *name)
+{
+	char p[700], buf[64] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoll(buf, NULL, 10);
+}
+
+KJ_TEST(sandbox_limits_in_force_are_what_the_cgroup_holds)
+{
+	struct box b;
+	struct kj_proc p;
+	const char *group;
+
+	box_init(&b);
+	b.sb.mem_bytes = 256LL << 20;
+	b.sb.nproc = 64;
+	start_box(&b, &p, "sleep 100");
+	if (!p.limits.cgroup) {
+		fprintf(stderr, "  note: no writable cgroup on this machine\n");
+	} else if (p.limits.cgroup == 1) {
+		KJ_CHECK_INT(p.limits.mem_bytes, b.sb.mem_bytes);
+		KJ_CHECK_INT(file_ll(p.cg.mem, "memory.limit_in_bytes"), b.sb.mem_bytes);
+		KJ_CHECK_INT(file_ll(p.cg.mem, "cgroup.procs"), p.pid);
+		if (p.cg.pids[0]) {
+			KJ_CHECK_INT(file_ll(p.cg.pids, "pids.max"), 64);
+			KJ_CHECK_INT(file_ll(p.cg.pids, "cgroup.procs"), p.pid);
+		}
+	} else {
+		group = p.cg.mem;
+		if (p.limits.mem_bytes)
+			KJ_CHECK_INT(file_ll(group, "memory.max"), b.sb.mem_bytes);
+		if (p.limits.pids_max)
+			KJ_CHECK_INT(file_ll(group, "pids.max"), 64);
+		KJ_CHECK_INT(file_ll(group, "cgroup.procs"), p.pid);
+	}
+	kj_proc_release(&p, 0);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_too_many_paths_is_refused)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	char sh[] = "/bin/sh";
+	char *argv[] = { sh, NULL };
+	char *envp[] = { NULL };
+	int i, rc = KJ_OK;
+
+	box_init(&b);
+	for (i = 0; i < KJ_SANDBOX_MAX_PATHS && rc == KJ_OK; i++)
+		rc = kj_sandbox_ro(&b.sb, "/usr");
+	KJ_CHECK_INT(rc, KJ_ELIMIT);
+	KJ_CHECK_INT(kj_proc_spawn_in(&p, argv, envp, NULL, &b.sb, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "more than 32") != NULL);
+	box_release(&b);
+}
+
+/* A pid that no longer runs: a child's, reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	KJ_CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	KJ_CHECK_INT(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+static void count_path(const char *path, void *arg)
+{
+	(void)path;
+	++*(int *)arg;
+}
+
+KJ_TEST(sweep_finds_only_what_dead_runs_left)
+{
+	char p[4300];
+	int n = 0;
+	pid_t dead = dead_pid();
+
+	/* A dead judge's entries (two), a live one's, and names that are
+	 * not of the form: only the dead one's are passed on. */
+	snprintf(p, sizeof(p), "%s/stage-%d-abc", kj_test_tmpdir(), (int)dead);
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/stage-%d-", kj_test_tmpdir(), (int)dead);
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/other-%d-abc", kj_test_tmpdir(), (int)dead);
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/stage-x%d-", kj_test_tmpdir(), (int)dead);
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/stage-%d-live", kj_test_tmpdir(), (int)getpid());
+	KJ_CHECK_INT(mkdir(p, 0700), 0);
+	KJ_CHECK_INT(kj__sweep_dead_runs(kj_test_tmpdir(), "stage-", count_path, &n), 2);
+	KJ_CHECK_INT(n, 2);
+}
+
+KJ_TEST(sweep_kills_and_removes_a_killed_judges_cgroups)
+{
+	struct box b;
+	struct kj_proc p;
+	char group[600], procs[700], v[32];
+	pid_t dead = dead_pid(), sleeper;
+	int status;
+
+	/* Where cgroups can be written, a group named for a dead judge with
+	 * a process left in it, as a judge killed outside a PID namespace
+	 * leaves it. */
+	box_init(&b);
+	start_box(&b, &p, "sleep 100");
+	if (!p.limits.cgroup || !p.cg.mem[0]) {
+		fprintf(stderr, "  note: no writable cgroup on this machine\n");
+		kj_proc_release(&p, 0);
+		KJ_CHECK_INT(kj_cgroup_sweep(NULL), 0);
+		box_release(&b);
+		return;
+	}
+	snprintf(group, sizeof(group), "%.*s/kjudge-%d-0",
+		 (int)(strrchr(p.cg.mem, '/') - p.cg.mem), p.cg.mem, (int)dead);
+	kj_proc_release(&p, 0);
+	KJ_CHECK_INT(mkdir(group, 0700), 0);
+	sleeper = fork();
+	KJ_CHECK(sleeper >= 0);
+	if (sleeper == 0) {
+		execl("/bin/sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", group);
+	snprintf(v, sizeof(v), "%d", (int)sleeper);
+	{
+		FILE *f = fopen(procs, "w");
+
+		KJ_CHECK(f != NULL);
+		fputs(v, f);
+		KJ_CHECK_INT(fclose(f), 0);
+	}
+	KJ_CHECK(kj_cgroup_sweep(NULL) >= 1);
+	KJ_CHECK_INT(waitpid(sleeper, &status, 0), sleeper);
+	KJ_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	KJ_CHECK(access(group, F_OK) < 0 && errno == ENOENT);
 	box_release(&b);
 }

@@ -32,6 +32,9 @@ const char *kj_test_tmpdir(void);
 /* Path of `name` inside the scratch directory, in a static buffer that the
  * next call overwrites. */
 const char *kj_test_path(const char *name);
+/* The absolute path of a program of tests/helpers/, built beside the test
+ * runner (static buffer); the test fails when it is not there. */
+const char *kj_test_helper(const char *name);
 void kj_test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
 

@@ -1,0 +1,594 @@
+/*
+ * spawn.c - the spawn core: every child process of the library starts here;
+ * the live list of the judge's process groups; the signal guard that kills
+ * them (see spawn.h for the theory of operation, proc.h for the guard's
+ * contract).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/spawn.h"
+#include "base/internal.h"
+
+/* --- the live list and the signal guard ------------------------------------------ */
+
+static struct kj_proc_link *live_head;
+static volatile sig_atomic_t caught;   /* the first guarded signal, 0 none */
+static pid_t guard_pid, guard_tid;     /* who installed the guard */
+static int wake[2] = { -1, -1 };       /* written once when it fires */
+
+static const int guarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define N_GUARDED (sizeof(guarded) / sizeof(guarded[0]))
+
+static void guarded_set(sigset_t *set)
+{
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < N_GUARDED; i++)
+		sigaddset(set, guarded[i]);
+}
+
+/* Add l, for the group pgid, to the list.  Called with the guarded
+ * signals blocked (kj__spawn blocks every signal around fork). */
+static void link_in(struct kj_proc_link *l, pid_t pgid)
+{
+	if (!l)
+		return;
+	l->prev = NULL;
+	l->next = live_head;
+	if (live_head)
+		live_head->prev = l;
+	l->pgid = pgid;
+	live_head = l;
+}
+
+void kj__spawn_unlink(struct kj_proc_link *l)
+{
+	sigset_t set, old;
+
+	if (!l || !l->pgid)
+		return;
+	guarded_set(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		live_head = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+	l->pgid = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int kj__spawn_is_live(pid_t pid)
+{
+	const struct kj_proc_link *l;
+
+	for (l = live_head; l; l = l->next)
+		if (l->pgid == pid)
+			return 1;
+	return 0;
+}
+
+int kj__spawn_wake_fd(void)
+{
+	return guard_pid ? wake[0] : -1;
+}
+
+/*
+ * The handler: only async-signal-safe system calls.  It kills every group
+ * in the list, so whatever the judge is doing (waiting, comparing, writing)
+ * the workers stop within the time the kernel takes; the waits see the flag
+ * or the wake pipe and return KJ_EINTR.
+ */
+static void on_signal(int sig)
+{
+	int saved = errno;
+	const struct kj_proc_link *l;
+
+	/* A forked copy of the judge that has not reset its handlers (the
+	 * doctor's probes): it is not the judge, and it goes. */
+	if (getpid() != guard_pid)
+		_exit(128 + sig);
+	/* Another thread: the thread that owns the list handles it, at a
+	 * moment when the list is whole (it blocks these signals while it
+	 * changes it). */
+	if ((pid_t)syscall(SYS_gettid) != guard_tid) {
+		syscall(SYS_tgkill, guard_pid, guard_tid, sig);
+		errno = saved;
+		return;
+	}
+	for (l = live_head; l; l = l->next)
+		if (l->pgid > 0)
+			kill(-l->pgid, SIGKILL);
+	/* A second signal: the user wants out now.  The workers are dead;
+	 * the next run sweeps the scratch directory. */
+	if (caught)
+		_exit(128 + caught);
+	caught = sig;
+	if (wake[1] >= 0 && write(wake[1], "!", 1) < 0) {
+		/* the pipe is non-blocking and written once: nothing to do */
+	}
+	errno = saved;
+}
+
+int kj_proc_guard_signals(struct kj_error *err)
+{
+	struct sigaction sa, cur;
+	size_t i;
+
+	if (guard_pid == getpid())
+		return KJ_OK;
+	if (wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return kj_error_set(err, KJ_EIO, "cannot make the signal guard's "
+				    "pipe: %s", strerror(errno));
+	guard_tid = (pid_t)syscall(SYS_gettid);
+	guard_pid = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	/* Other system calls of the judge go on; the waits poll, and poll
+	 * is never restarted after a handler (signal(7)). */
+	sa.sa_flags = SA_RESTART;
+	guarded_set(&sa.sa_mask);
+	for (i = 0; i < N_GUARDED; i++) {
+		/* A signal ignored when the judge started (nohup, a background
+		 * job of a script) stays ignored, as the shell meant. */
+		if (sigaction(guarded[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(guarded[i], &sa, NULL) < 0)
+			return kj_error_set(err, KJ_EIO, "cannot install a handler "
+					    "for signal %d: %s", guarded[i],
+					    strerror(errno));
+	}
+	return KJ_OK;
+}
+
+int kj_proc_interrupted(void)
+{
+	return caught;
+}
+
+/* --- the child ------------------------------------------------------------------- */
+
+/* Sources are lifted to this descriptor or above before being placed, so
+ * that placing one never closes another still to be placed. */
+#define LIFT 16
+
+struct child_args {
+	char *const *argv, *const *envp;
+	const char *cwd;
+	const struct kj_sandbox *sb;
+	int out, err, proto;   /* the child's ends; -1 when not asked for */
+	int own_proc;          /* mount a /proc of its own PID namespace */
+	int errpipe, sync;
+	int parent_ends[5];    /* the judge's ends, closed first; -1 unused */
+};
+
+/* Whose step failed, in a child_failure. */
+enum {
+	STEP_SPAWN,            /* the start itself: descriptors, chdir, execve */
+	STEP_SANDBOX,          /* the sandbox's setup */
+	STEP_NAMESPACE,        /* a plain worker's namespace: the judge falls
+				* back to a start without one */
+};
+
+/* What the child writes on the exec-error pipe when it cannot go on. */
+struct child_failure {
+	int err;
+	int whose;             /* STEP_* */
+	char step[60];         /* the step that failed; "" for execve */
+};
+
+static void child_fail(int fd, const char *step, int whose)
+	__attribute__((noreturn));
+static void child_fail(int fd, const char *step, int whose)
+{
+	struct child_failure f;
+	size_t i;
+
+	memset(&f, 0, sizeof(f));
+	f.err = errno;
+	f.whose = whose;
+	for (i = 0; step && step[i] && i + 1 < sizeof(f.step); i++)
+		f.step[i] = step[i];
+	if (write(fd, &f, sizeof(f)) < 0) {
+		/* nothing more can be said */
+	}
+	_exit(127);
+}
+
+/*
+ * Close every descriptor from `first` up.  close_range(2) does it in one
+ * call; on a kernel without it (before 5.9) each one up to RLIMIT_NOFILE's
+ * hard limit is closed, which is every descriptor the process can hold
+ * unless that limit was lowered below an open one (2^20, the kernel's
+ * default fs.nr_open, where the limit is infinite).
+ */
+static void close_from(int first)
+{
+	struct rlimit rl;
+	long fd, max = 1L << 20;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY)
+		max = (long)rl.rlim_max;
+	for (fd = first; fd < max; fd++)
+		close((int)fd);
+}
+
+/*
+ * fd 0 /dev/null; 1 and 2 the capture pipes or /dev/null; 3 the protocol
+ * socket when there is one; the exec-error pipe next, close-on-exec;
+ * nothing else.  *ep follows the exec-error pipe as it moves.
+ */
+static int place_fds(const struct child_args *a, int *ep)
+{
+	int src[4], n = a->proto >= 0 ? 4 : 3, i, e;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null < 0)
+		return -1;
+	src[0] = null;
+	src[1] = a->out >= 0 ? a->out : null;
+	src[2] = a->err >= 0 ? a->err : null;
+	src[3] = a->proto;
+	if ((e = fcntl(*ep, F_DUPFD_CLOEXEC, LIFT)) < 0)
+		return -1;
+	*ep = e;
+	for (i = 0; i < n; i++)
+		if ((src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, LIFT)) < 0)
+			return -1;
+	/* dup2 clears close-on-exec on the places. */
+	for (i = 0; i < n; i++)
+		if (dup2(src[i], i) < 0)
+			return -1;
+	if (dup3(e, n, O_CLOEXEC) < 0)
+		return -1;
+	*ep = n;
+	close_from(n + 1);
+	return 0;
+}
+
+static void child_main(const struct child_args *a) __attribute__((noreturn));
+static void child_main(const struct child_args *a)
+{
+	static char *const empty[] = { NULL };
+	const char *step = NULL;
+	int ep = a->errpipe, i;
+	sigset_t none;
+	char go;
+
+	/* The judge's death kills this process, whenever and however it
+	 * comes; its end of the sync socket must be closed first, or the
+	 * check below would wait on ourselves. */
+	for (i = 0; i < 5; i++)
+		if (a->parent_ends[i] >= 0)
+			close(a->parent_ends[i]);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(ep, "set the parent-death signal", STEP_SPAWN);
+	setpgid(0, 0);
+	/* A judge that died before the line above never sends the go byte:
+	 * its end of the socket closes, and the read sees end of file. */
+	if (read(a->sync, &go, 1) != 1)
+		_exit(127);
+	if (place_fds(a, &ep) < 0)
+		child_fail(ep, "set up the descriptors", STEP_SPAWN);
+	/* A PID namespace with the judge's /proc would show the program the
+	 * judge's processes under its own pids (it is 1, and /proc/1 is
+	 * someone else): CUDA's driver refuses to start on that (error 304).
+	 * So the namespace gets a /proc of its own, in a mount namespace of
+	 * its own whose mounts do not propagate back; nothing else changes. */
+	if (a->own_proc &&
+	    (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
+		child_fail(ep, "mount a /proc of its own", STEP_NAMESPACE);
+	if (a->sb && kj__sandbox_child(a->sb, &step) < 0)
+		child_fail(ep, step, STEP_SANDBOX);
+	/* Default dispositions and an empty mask for the program (every
+	 * signal has been blocked since before fork). */
+	for (i = 1; i < NSIG; i++)
+		signal(i, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (a->cwd && chdir(a->cwd) < 0)
+		child_fail(ep, "change to the working directory", STEP_SPAWN);
+	execve(a->argv[0], a->argv, a->envp ? a->envp : empty);
+	child_fail(ep, "", STEP_SPAWN);
+}
+
+/* --- the judge's side ------------------------------------------------------------------ */
+
+enum mode {
+	MODE_FORK,        /* a plain fork: its own process group only */
+	MODE_PIDNS,       /* clone into a new PID namespace (and mount
+			   * namespace, for its /proc) */
+	MODE_PIDNS_USER,  /* the same, with a user namespace for the right */
+	MODE_SANDBOX,     /* clone into every namespace of the sandbox */
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int write_proc_file(pid_t pid, const char *name, const char *text)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return kj__write_text(path, text);
+}
+
+/* The child's uid and gid maps: inside id `inside` is the judge's own. */
+static int map_ids(pid_t pid, int root_inside)
+{
+	char m[64];
+	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+
+	snprintf(m, sizeof(m), "%u %u 1\n", root_inside ? 0 : uid, uid);
+	if (write_proc_file(pid, "uid_map", m) < 0)
+		return -1;
+	if (write_proc_file(pid, "setgroups", "deny") < 0 && errno != ENOENT)
+		return -1;
+	snprintf(m, sizeof(m), "%u %u 1\n", root_inside ? 0 : gid, gid);
+	return write_proc_file(pid, "gid_map", m);
+}
+
+/* A child that must not go on: its group killed, unlinked, reaped, its
+ * cgroup removed. */
+static void abandon(struct kj__spawn *s, pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	kj__spawn_unlink(s->link);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (s->cg.version)
+		kj_cgroup_release(&s->cg);
+	memset(&s->cg, 0, sizeof(s->cg));
+}
+
+/* Errors of clone() that mean "not on this machine", not "broken". */
+static int refused(int e)
+{
+	return e == EPERM || e == EINVAL || e == ENOSPC || e == EUSERS ||
+	       e == ENOSYS || e == EACCES;
+}
+
+/*
+ * One try at starting the child in mode m.  Returns KJ_OK; 1 when the
+ * machine refuses this mode (namespaces) and the next may be tried; or a
+ * negative code with err filled.  Nothing is left on any return but
+ * KJ_OK.
+ */
+static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int ep[2] = { -1, -1 }, sy[2] = { -1, -1 };
+	int rc = KJ_OK, e, i;
+	struct child_args a;
+	struct child_failure f;
+	sigset_t all, old;
+	unsigned long cflags = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(ep, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sy) < 0 ||
+	    ((s->flags & KJ__SPAWN_OUT) && pipe2(po, O_CLOEXEC) < 0) ||
+	    ((s->flags & KJ__SPAWN_ERR) && pipe2(pe, O_CLOEXEC) < 0) ||
+	    ((s->flags & KJ__SPAWN_PROTO) &&
+	     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)) {
+		rc = kj_error_set(err, KJ_ESPAWN, "cannot create pipes: %s",
+				  strerror(errno));
+		goto out;
+	}
+	memset(&a, 0, sizeof(a));
+	a.argv = s->argv;
+	a.envp = s->envp;
+	a.cwd = s->cwd;
+	a.sb = m == MODE_SANDBOX ? s->sb : NULL;
+	a.out = po[1];
+	a.err = pe[1];
+	a.proto = sp[1];
+	a.errpipe = ep[1];
+	a.sync = sy[1];
+	a.parent_ends[0] = po[0];
+	a.parent_ends[1] = pe[0];
+	a.parent_ends[2] = sp[0];
+	a.parent_ends[3] = ep[0];
+	a.parent_ends[4] = sy[0];
+	switch (m) {
+	case MODE_SANDBOX:
+		cflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+			 CLONE_NEWIPC | CLONE_NEWUTS;
+		break;
+	case MODE_PIDNS_USER:
+		cflags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+		a.own_proc = 1;
+		break;
+	case MODE_PIDNS:
+		cflags = CLONE_NEWPID | CLONE_NEWNS;
+		a.own_proc = 1;
+		break;
+	case MODE_FORK:
+		break;
+	}
+	/* Every signal blocked from before fork until the child is in the
+	 * live list: a guarded signal in between would miss it, and the
+	 * child must not run the judge's handlers before it resets them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (m == MODE_FORK)
+		pid = fork();
+	else
+		pid = (pid_t)syscall(SYS_clone, cflags | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0)
+		child_main(&a);
+	e = errno;
+	if (pid > 0) {
+		/* Both sides call setpgid: the group exists whoever runs
+		 * first, so a kill of the group cannot miss. */
+		setpgid(pid, pid);
+		link_in(s->link, pid);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		if (m == MODE_PIDNS || m == MODE_PIDNS_USER)
+			rc = refused(e) ? 1 : kj_error_set(err, KJ_ESPAWN, "clone: %s",
+							   strerror(e));
+		else if (m == MODE_SANDBOX)
+			rc = kj_error_set(err, KJ_ESANDBOX, "clone into new namespaces: %s",
+					  strerror(e));
+		else
+			rc = kj_error_set(err, KJ_ESPAWN, "fork: %s", strerror(e));
+		goto out;
+	}
+	close_fd(&po[1]);
+	close_fd(&pe[1]);
+	close_fd(&sp[1]);
+	close_fd(&ep[1]);
+	close_fd(&sy[1]);
+	if ((m == MODE_SANDBOX || m == MODE_PIDNS_USER) &&
+	    map_ids(pid, m == MODE_SANDBOX) < 0) {
+		e = errno;
+		abandon(s, pid);
+		rc = m == MODE_SANDBOX
+			     ? kj_error_set(err, KJ_ESANDBOX, "cannot map the sandbox's "
+					    "user: %s", strerror(e))
+			     : 1;
+		goto out;
+	}
+	if (m == MODE_SANDBOX && (rc = kj_cgroup_attach(&s->cg, s->sb, pid, err)) != KJ_OK) {
+		abandon(s, pid);
+		goto out;
+	}
+	/* send, not write: a child that is gone must not raise SIGPIPE. */
+	if (send(sy[0], "g", 1, MSG_NOSIGNAL) != 1) {
+		abandon(s, pid);
+		rc = kj_error_set(err, m == MODE_SANDBOX ? KJ_ESANDBOX : KJ_ESPAWN,
+				  "the new process is gone before it could start");
+		goto out;
+	}
+	close_fd(&sy[0]);
+	memset(&f, 0, sizeof(f));
+	do
+		n = read(ep[0], &f, sizeof(f));
+	while (n < 0 && errno == EINTR);
+	if (caught) {
+		abandon(s, pid);
+		rc = kj_error_set(err, KJ_EINTR, "interrupted by signal %d (%s)",
+				  (int)caught, strsignal(caught));
+		goto out;
+	}
+	if (n > 0) {
+		abandon(s, pid);
+		if (f.whose == STEP_NAMESPACE)
+			rc = 1;
+		else if (f.whose == STEP_SANDBOX)
+			rc = kj_error_set(err, KJ_ESANDBOX, "sandbox: %s: %s", f.step,
+					  strerror(f.err));
+		else if (f.step[0])
+			rc = kj_error_set(err, KJ_ESPAWN, "cannot start '%s': %s: %s",
+					  s->argv[0], f.step, strerror(f.err));
+		else {
+			s->exec_errno = f.err;
+			rc = kj_error_set(err, KJ_ESPAWN, "cannot run '%s': %s",
+					  s->argv[0], strerror(f.err));
+		}
+		goto out;
+	}
+	s->pid = pid;
+	s->out = po[0];
+	s->err = pe[0];
+	s->proto = sp[0];
+	po[0] = pe[0] = sp[0] = -1;
+	s->isolation = m == MODE_SANDBOX ? KJ_ISOLATION_SANDBOX
+		       : m == MODE_FORK ? KJ_ISOLATION_GROUP : KJ_ISOLATION_PIDNS;
+	if (m == MODE_SANDBOX) {
+		s->limits.cgroup = s->cg.version;
+		s->limits.mem_bytes = s->cg.mem_bytes;
+		s->limits.swap_limited = s->cg.swap_limited;
+		s->limits.pids_max = s->cg.pids_max;
+		/* The child set these or failed a step: they are in force. */
+		s->limits.cpu_s = s->sb->cpu_s > 0 ? s->sb->cpu_s : 0;
+		s->limits.fsize_bytes = s->sb->fsize_bytes > 0 ? s->sb->fsize_bytes : 0;
+		s->limits.nproc = s->sb->nproc > 0 ? s->sb->nproc : 0;
+		s->limits.nofile = s->sb->nofile > 0 ? s->sb->nofile : 0;
+	}
+out:
+	for (i = 0; i < 2; i++) {
+		close_fd(&po[i]);
+		close_fd(&pe[i]);
+		close_fd(&sp[i]);
+		close_fd(&ep[i]);
+		close_fd(&sy[i]);
+	}
+	return rc;
+}
+
+int kj__spawn(struct kj__spawn *s, struct kj_error *err)
+{
+	static const enum mode sandbox[] = { MODE_SANDBOX };
+	static const enum mode pidns[] = { MODE_PIDNS, MODE_PIDNS_USER, MODE_FORK };
+	static const enum mode plain[] = { MODE_FORK };
+	static int swept;
+	const enum mode *modes;
+	size_t n, i;
+	int rc = 1;
+
+	s->pid = 0;
+	s->out = s->err = s->proto = -1;
+	s->isolation = KJ_ISOLATION_NONE;
+	s->exec_errno = 0;
+	memset(&s->cg, 0, sizeof(s->cg));
+	memset(&s->limits, 0, sizeof(s->limits));
+	if (s->link)
+		memset(s->link, 0, sizeof(*s->link));
+	if (caught)
+		return kj_error_set(err, KJ_EINTR, "interrupted by signal %d (%s): "
+				    "nothing more is started", (int)caught,
+				    strsignal(caught));
+	if (s->sb && s->sb->overflow)
+		return kj_error_set(err, KJ_ESANDBOX, "the sandbox names more than "
+				    "%d read-only or writable paths", KJ_SANDBOX_MAX_PATHS);
+	/* What killed judges left (their groups still hold processes when
+	 * the judge died of SIGKILL outside a PID namespace), once a run. */
+	if (!swept) {
+		swept = 1;
+		(void)kj_cgroup_sweep(NULL);
+	}
+	if (s->sb) {
+		modes = sandbox;
+		n = 1;
+	} else if (s->flags & KJ__SPAWN_PIDNS) {
+		modes = pidns;
+		n = sizeof(pidns) / sizeof(pidns[0]);
+	} else {
+		modes = plain;
+		n = 1;
+	}
+	for (i = 0; i < n && rc == 1; i++)
+		rc = launch(s, modes[i], err);
+	/* The last mode (fork, the sandbox) never answers 1. */
+	return rc;
+}
