@@ -453,7 +453,9 @@ KJ_TEST(sweep_kills_and_removes_a_killed_judges_cgroups)
 		fputs(v, f);
 		KJ_CHECK_INT(fclose(f), 0);
 	}
-	KJ_CHECK(kj_cgroup_sweep(NULL) >= 1);
+	/* Another judge's first start may sweep it first: what counts is
+	 * that the process is killed and the group gone. */
+	(void)kj_cgroup_sweep(NULL);
 	KJ_CHECK_INT(waitpid(sleeper, &status, 0), sleeper);
 	KJ_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	KJ_CHECK(access(group, F_OK) < 0 && errno == ENOENT);
