@@ -118,6 +118,11 @@ struct kj_side {
 	struct kj_reply load_failure; /* when !loaded after start */
 	int sandboxed;
 	int infra_errors;         /* starts the machine failed */
+	/* What bounded its worker at the last start: the limits in force (a
+	 * JSON object, owned; NULL before a start) and how it was isolated
+	 * ("sandbox", "pid-namespace", "process-group"). */
+	json_t *limits;
+	const char *isolation;
 };
 
 /* The name of a side ("reference", "candidate"). */

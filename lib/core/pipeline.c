@@ -492,7 +492,7 @@ static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj
 		return kj_error_set(err, KJ_EINVAL, "'%s': the task has no cases", t->task_file);
 	res->cases = calloc((size_t)t->n_cases, sizeof(*res->cases));
 	res->warnings = json_array();
-	res->limits = kj_limits_json(&a->cfg->limits);
+	res->limits = json_object();
 	if (!res->cases || !res->warnings || !res->limits)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	res->n_cases = t->n_cases;
@@ -504,7 +504,16 @@ static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj
 	res->timeout_s = o->timeout_s;
 	res->sandboxed = t->cand.sandboxed;
 	res->scratch_kind = a->scratch_kind;
-	if (json_object_set_new(res->limits, "sandbox", json_boolean(t->cand.sandboxed)) ||
+	/* What was asked for, and what the machine put in force around the
+	 * candidate's worker (a limit the machine cannot set shows here as
+	 * none: the sandbox refuses to start where it could set one and did
+	 * not). */
+	if (json_object_set_new(res->limits, "configured", kj_limits_json(&a->cfg->limits)) ||
+	    json_object_set_new(res->limits, "candidate_in_force",
+				t->cand.limits ? kj__jref(t->cand.limits) : json_null()) ||
+	    json_object_set_new(res->limits, "sandbox", json_boolean(t->cand.sandboxed)) ||
+	    json_object_set_new(res->limits, "isolation", json_pack("{s:s?, s:s?}", "reference",
+				t->ref.isolation, "candidate", t->cand.isolation)) ||
 	    json_object_set_new(res->limits, "timeout_s", json_real(o->timeout_s)))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	return KJ_OK;

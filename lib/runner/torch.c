@@ -512,7 +512,9 @@ static int start_error(struct tside *ts, int rc, const struct kj_error *e, const
 		       struct kj_error *err)
 {
 	const char *msg = rc != KJ_OK ? e->msg : jstr(rep, "error_msg");
-	char *tail = output_tail(&ts->proc), *clean = kj__text_cleans(msg, 600);
+	char *tail = output_tail(&ts->proc);
+	/* The exception's line: the worker puts it first. */
+	char *clean = kj__text_clean(msg ? msg : "", msg ? kj__first_line(msg, 600) : 0, 600);
 	int code = rc == KJ_EINTR || rc == KJ_ENOMEM ? rc
 		   : ts->s->sandboxed ? KJ_ESANDBOX : KJ_ESPAWN;
 
@@ -568,6 +570,11 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		if (rc != KJ_OK)
 			return rc;
 		ts->proc.output_limit = s->sandboxed;
+		json_decref(s->limits);
+		s->limits = kj_proc_limits_json(&ts->proc);
+		s->isolation = kj_isolation_name(ts->proc.isolation);
+		if (!s->limits)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	/* hello: the bytecode tree is written by the reference only. */
 	for (i = 0; i < n; i++)
@@ -766,6 +773,8 @@ static void op_release(struct kj_side *s)
 	side_kill(ts);
 	json_decref(ts->hello);
 	kj_reply_release(&s->load_failure);
+	json_decref(s->limits);
+	s->limits = NULL;
 	free(ts);
 	s->impl = NULL;
 }
