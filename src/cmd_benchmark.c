@@ -50,7 +50,7 @@ const struct kj_cli_option kj_benchmark_options[] = {
 				 .help = "do not time the reference; use --framework_latency_ms" },
 	[OPT_FRAMEWORK_MS] = { .name = "framework_latency_ms", .type = KJ_CLI_NUMBER,
 			       .metavar = "MS", .unit = "milliseconds", .min = 0,
-			       .max = 1e12, .def = "0.0",
+			       .max = 86400000, .def = "0.0",
 			       .help = "reference latency with --skip_framework" },
 	[OPT_NOT_REQUIRED] = { .name = "verify_not_required", .type = KJ_CLI_FLAG,
 			       .help = "skip the L1 verify gate" },

@@ -95,6 +95,18 @@ static void print_index(const struct kj_cmp_point *p, int ndim)
 	printf("]");
 }
 
+/* A point's value: exact integers for an integer golden, else %.9g. */
+static void print_value(const struct kj_cmp_result *r, int64_t v, double d,
+			int exact)
+{
+	if (!exact)
+		printf("%.9g", d);
+	else if (r->golden_dtype == KJ_DTYPE_UINT64)
+		printf("%llu", (unsigned long long)(uint64_t)v);
+	else
+		printf("%lld", (long long)v);
+}
+
 static void print_human(const struct kj_cmp_result *r)
 {
 	char gs[128], as[128];
@@ -115,16 +127,36 @@ static void print_human(const struct kj_cmp_result *r)
 	       kj_shape_format(&a, as, sizeof(as)));
 	if (r->reason == KJ_CMP_SHAPE)
 		return;
-	printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit %.6g\n",
-	       r->threshold, r->threshold_dtype, r->mere_limit, r->mare_limit);
-	if (r->mere_defined)
-		printf("  MERE %.6g, MARE %.6g over %zu finite of %zu elements, "
-		       "%zu above threshold\n",
-		       r->mere, r->mare, r->n_finite, r->n_elements,
-		       r->n_over_threshold);
-	else
-		printf("  MERE/MARE not defined: %zu finite of %zu elements\n",
-		       r->n_finite, r->n_elements);
+	if (r->has_int_rule)
+		printf("  int rule %s: %s\n", kj_cmp_int_rule_name(r->int_rule),
+		       r->int_rule == KJ_CMP_INT_EXACT
+			       ? "integers compared exactly"
+			       : "the seed's relative rule (--int-rule exact "
+				 "compares integers exactly)");
+	if (r->has_float64_rule)
+		printf("  float64 rule %s: %s\n",
+		       kj_cmp_float64_rule_name(r->float64_rule),
+		       r->float64_rule == KJ_CMP_FLOAT64_FLOAT64
+			       ? "rel computed in float64"
+			       : "both sides promoted to float32, as the seed "
+				 "(--float64-rule float64 keeps float64)");
+	if (r->has_int_rule && r->n_value_mismatch)
+		printf("  %zu of %zu elements not exactly equal\n",
+		       r->n_value_mismatch, r->n_elements);
+	/* Under the exact integer rule there are no MERE/MARE figures. */
+	if (!r->has_int_rule || r->int_rule != KJ_CMP_INT_EXACT) {
+		printf("  threshold %.6g (%s): MERE limit %.6g, MARE limit "
+		       "%.6g\n", r->threshold, r->threshold_dtype,
+		       r->mere_limit, r->mare_limit);
+		if (r->mere_defined)
+			printf("  MERE %.6g, MARE %.6g over %zu finite of %zu "
+			       "elements, %zu above threshold\n",
+			       r->mere, r->mare, r->n_finite, r->n_elements,
+			       r->n_over_threshold);
+		else
+			printf("  MERE/MARE not defined: %zu finite of %zu "
+			       "elements\n", r->n_finite, r->n_elements);
+	}
 	if (r->n_nan_golden || r->n_nan_actual)
 		printf("  NaN: golden %zu, actual %zu, differing positions %zu\n",
 		       r->n_nan_golden, r->n_nan_actual, r->n_nan_mismatch);
@@ -140,7 +172,12 @@ static void print_human(const struct kj_cmp_result *r)
 
 		printf("    ");
 		print_index(p, r->golden_ndim);
-		printf("  golden %.9g  actual %.9g", p->golden, p->actual);
+		printf("  golden ");
+		print_value(r, p->golden_int, p->golden,
+			    kj_dtype_is_integer(r->golden_dtype));
+		printf("  actual ");
+		print_value(r, p->actual_int, p->actual,
+			    kj_dtype_is_integer(r->golden_dtype) && p->exact);
 		if (p->kind == KJ_CMP_POINT_REL)
 			printf("  rel %.3g", p->rel);
 		printf("\n");

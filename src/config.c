@@ -136,9 +136,10 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 		snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/kjudge", home);
 		cfg->cache_dir = cache_buf;
 	}
-	mb = 0;
-	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 1, 1LL << 40, &mb);
-	cfg->cache_max_bytes = mb << 20;
+	mb = -1;
+	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 0, 1LL << 40, &mb);
+	if (mb >= 0)
+		cfg->cache_max_bytes = mb << 20;
 	/* Scratch. */
 	if ((v = var("KJ_SCRATCH_DIR")) != NULL)
 		cfg->scratch_parent = v;

@@ -41,7 +41,8 @@ struct kj_config {
 	 * ../libexec/kjudge. */
 	const char *worker;
 	/* The golden cache's directory; NULL: no cache.  Its size cap in
-	 * bytes; 0: a quarter of its file system. */
+	 * bytes (0 keeps nothing but the entries in use); -1: a quarter of
+	 * its file system. */
 	const char *cache_dir;
 	long long cache_max_bytes;
 	/* Where a run makes its scratch directory, and whether it may mount a

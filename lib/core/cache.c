@@ -94,7 +94,7 @@ int kj__cache_open(struct kj_cache **out, const char *dir, long long cap, int th
 		free(c);
 		return kj_error_set(err, KJ_EINVAL, "cache '%s': path too long", dir);
 	}
-	if (cap <= 0) {
+	if (cap < 0) {
 		struct statvfs fs;
 
 		/* A quarter of its file system (the goldens of one 1.6 G-element

@@ -18,6 +18,7 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->python_source = "the default";
 	c->scratch_parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	c->scratch_private = 1;
+	c->cache_max_bytes = -1;
 	c->sandbox = 1;
 	c->limits.cpu_s = 4 * 3600.0;
 	c->limits.mem_bytes = ram / 2;

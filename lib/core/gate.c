@@ -91,6 +91,14 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 	passed = json_integer_value(json_object_get(rec, "passed_cases"));
 	if (record_device && dev)
 		snprintf(record_device, dsize, "%s", dev);
+	/* The seed's gate first, in its words: a record of a run that did not
+	 * pass is refused for that, whoever wrote it. */
+	if (total <= 0 || passed != total || json_array_size(json_object_get(rec, "failures"))) {
+		res = refuse(why, size, "%s\n  passed/total: %lld/%lld%s", path, passed, total,
+			     total <= 0 ? "\n  verify did not run any case" : "");
+		add_failures(rec, why, size);
+		goto out;
+	}
 	if (!json_is_object(kj) || !sig) {
 		res = refuse(why, size, "'%s' was not written by kjudge verify (no signature)", path);
 		goto out;
@@ -128,19 +136,18 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 	}
 	if (!strcmp(status, "task_error")) {
 		res = refuse(why, size, "'%s': the task failed in that run, not the candidate", path);
-		add_failures(rec, why, size);
 		goto out;
 	}
+	/* Every case passed, recomputed from the cases themselves, not only
+	 * from the counts. */
 	cases = json_object_get(kj, "cases");
 	for (i = 0; i < json_array_size(cases); i++)
 		if (strcmp(member(json_array_get(cases, i), "status"), "pass") != 0)
 			break;
-	if (total <= 0 || passed != total || json_array_size(cases) != (size_t)total ||
-	    i != json_array_size(cases) || json_array_size(json_object_get(rec, "failures")) ||
+	if (json_array_size(cases) != (size_t)total || i != json_array_size(cases) ||
 	    strcmp(status, "pass") != 0) {
-		res = refuse(why, size, "L1 verify gate refused: %s\n  passed/total: %lld/%lld%s",
-			     path, passed, total, total <= 0 ? "\n  verify did not run any case" : "");
-		add_failures(rec, why, size);
+		res = refuse(why, size, "'%s' does not show every case passed (its cases or "
+			     "status disagree with its counts)", path);
 		goto out;
 	}
 	if (o && o->device && dev && strcmp(o->device, dev) != 0) {

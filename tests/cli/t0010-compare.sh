@@ -298,12 +298,12 @@ test_expect 'rule names are checked: exit 2 and one line naming the option' '
 	mk g "np.ones(4, dtype=np.int32)"
 	expect_exit 2 $KJUDGE compare --int-rule fuzzy g.npy g.npy > out.txt 2> e.txt
 	test ! -s out.txt && test "$(wc -l < e.txt)" -eq 1
-	grep -q "^kjudge compare: --int-rule: unknown int rule .fuzzy. (expected spec or exact)$" e.txt
+	grep -q "^kjudge compare: option .--int-rule. wants spec or exact, not .fuzzy.$" e.txt
 	expect_exit 2 $KJUDGE compare --float64-rule float32 g.npy g.npy 2> e.txt
-	grep -q "^kjudge compare: --float64-rule: unknown float64 rule .float32. (expected spec or float64)$" e.txt
+	grep -q "^kjudge compare: option .--float64-rule. wants spec or float64, not .float32.$" e.txt
 	expect_exit 2 $KJUDGE compare g.npy g.npy --int-rule 2> e.txt
 	$KJUDGE compare --help > h.txt
-	grep -q -- "--int-rule RULE .*spec (default, the seed.s relative rule) or exact" h.txt
-	grep -q -- "--float64-rule RULE .*spec (default, promoted to float32) or float64" h.txt
+	grep -q -- "--int-rule RULE .*the seed.s relative rule, or" h.txt
+	grep -q -- "--float64-rule RULE .*promoted to float32 as the seed" h.txt
 '
 test_done

@@ -176,9 +176,9 @@ test_expect 'every option of --help is in the man page and known to the parser' 
 		py "
 import re
 h = open(\"h.txt\").read().split(\"\\noptions:\\n\")[1].split(\"\\n\\n\")[0]
-hopts = re.findall(r\"^  (?:-., |    )(--[a-z_-]+)\", h, re.M)
+hopts = re.findall(r\"^  (?:-., |    )(--[a-z0-9_-]+)\", h, re.M)
 m = open(\"m.1\").read().replace(\"\\\\-\", \"-\")
-mopts = re.findall(r\"^(?:\\\\fB-.\\\\fR, )?\\\\fB(--[a-z_-]+)\\\\fR\", m, re.M)
+mopts = re.findall(r\"^(?:\\\\fB-.\\\\fR, )?\\\\fB(--[a-z0-9_-]+)\\\\fR\", m, re.M)
 assert hopts and hopts == mopts, (hopts, mopts)
 open(\"opts.txt\", \"w\").write(\"\\n\".join(hopts) + \"\\n\")
 "
@@ -189,3 +189,4 @@ open(\"opts.txt\", \"w\").write(\"\\n\".join(hopts) + \"\\n\")
 		done < opts.txt
 	done
 '
+test_done

@@ -114,7 +114,7 @@ PY
 test_expect 'a missing candidate file fails every case, exit 1' '
 	task d
 	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name nope --output r.json
-	test "$(jget r.json "[f[\"error_type\"] for f in d[\"failures\"]] == [\"FileNotFoundError\"] * 3")" = True
+	test "$(jget r.json "[f[\"error_type\"] for f in d[\"failures\"]] == [\"CandidateNotFound\"] * 3")" = True
 '
 
 test_expect 'a task that cannot be loaded is an input error: exit 2' '

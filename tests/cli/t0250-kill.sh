@@ -16,3 +16,4 @@ if ! "$KJUDGE" verify --help >/dev/null 2>&1; then
 fi
 "$KJ_PYTHON" "$tests/helpers/check_kill.py" --kjudge "$(printf '%q' "$KJUDGE")" \
 	--device "${KJ_DEVICE:-cpu}" || true
+test_done

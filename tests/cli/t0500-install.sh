@@ -102,3 +102,4 @@ test_expect 'make uninstall removes every file install put there' '
 	test -z "$(find "$SCRATCH/dest" -type f)"
 	test ! -e "$SCRATCH/dest$prefix/libexec/kjudge"
 '
+test_done

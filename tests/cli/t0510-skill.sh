@@ -153,3 +153,4 @@ test_expect 'bad operands: not a directory, none, two' '
 	expect_exit 2 $KJUDGE skill
 	expect_exit 2 $KJUDGE skill a b
 '
+test_done
