@@ -131,14 +131,15 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	rc = kj_cli_torch_prepare(cmd, &run);
 	if (rc)
 		return rc;
-	if (!run.task.have_candidate) {
-		kj_cli_error(cmd, "'%s': no candidate file", run.task.cand_file);
-		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
-	}
+	/* The gate first, as the seed's: its record names what is wrong. */
 	rec_device[0] = '\0';
 	if (!not_required && (rc = gate(cmd, &run, allow_fixed, gate_path, sizeof(gate_path),
 					rec_device, sizeof(rec_device))) != 0)
 		return kj_cli_torch_close(&run, rc);
+	if (!run.task.have_candidate) {
+		kj_cli_error(cmd, "'%s': no candidate file", run.task.cand_file);
+		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+	}
 	rc = kj_cli_torch_start(cmd, &run);
 	if (rc)
 		return kj_cli_torch_close(&run, rc == KJ_EXIT_USAGE ? KJ_EXIT_FAIL : rc);
