@@ -82,6 +82,7 @@ static void print_human(const struct kj_doctor_report *r)
 int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_doctor_options o = { 0, NULL, 0 };
+	struct kj_config cfg;
 	struct kj_doctor_report r;
 	struct kj_cli_args a;
 	struct kj_error err;
@@ -94,11 +95,15 @@ int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv)
 	for (i = 0; group_names[i]; i++)
 		if (a.opt[OPT_GROUP].mask & (1u << i))
 			o.groups |= (unsigned)kj_doctor_group_from_name(group_names[i]);
-	o.python = a.opt[OPT_PYTHON].text;
+	/* The context verify and benchmark would run in. */
+	rc = kj_cli_config(cmd, &cfg, a.opt[OPT_PYTHON].text);
+	o.cfg = &cfg;
 	if (a.opt[OPT_TIMEOUT].count)
 		o.timeout_s = (double)a.opt[OPT_TIMEOUT].integer;
 	/* The values point into argv, not into a. */
 	kj_cli_args_release(&a);
+	if (rc)
+		return rc;
 	/* Probes fork: what stdout holds must not be written twice. */
 	fflush(stdout);
 	kj_doctor_report_init(&r);

@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "kjudge/config.h"
 #include "kjudge/error.h"
 
 enum kj_doctor_status {
@@ -70,7 +71,11 @@ struct kj_doctor_report {
 
 struct kj_doctor_options {
 	unsigned groups;    /* a mask of enum kj_doctor_group; 0 means all */
-	const char *python; /* the workers' interpreter; NULL: $KJ_PYTHON, else python3 */
+	/* The context verify and benchmark would run in (the workers' Python
+	 * and where it came from, the environment a worker inherits, the
+	 * scratch directory): the doctor vouches for that one, not another.
+	 * Required. */
+	const struct kj_config *cfg;
 	double timeout_s;   /* deadline of each child process; <= 0: 30 s */
 };
 

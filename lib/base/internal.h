@@ -10,8 +10,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kjudge/dtype.h"
-#include "kjudge/tensor.h"
 
 /* Number of online CPUs, at least 1. */
 int kj__online_cpus(void);
@@ -39,62 +37,6 @@ int kj__dead_run_entry(const char *name, const char *prefix);
 int kj__left_by_dead_run(const char *name);
 int kj__sweep_dead_runs(const char *dir, const char *prefix,
 			void (*fn)(const char *path, void *arg), void *arg);
-
-/*
- * Mount a private tmpfs (with transparent huge pages where the kernel has
- * them) over the existing, empty directory dir, in a new mount namespace
- * that this process and its later children share (scratch.c).  Call it
- * before starting any thread.  *how names what dir is now: "shared" (nothing
- * changed), "private-tmpfs" or "private-tmpfs-huge".  Returns 0, or -1 with
- * errno when dir stays as it was (the process may then be in a new namespace
- * that changes nothing).
- */
-int kj__scratch_private(const char *dir, const char **how);
-
-/*
- * The task source src (len bytes) with every top-level definition of the
- * class cls blanked out, newlines kept (task_view.c).  *out is a new
- * NUL-terminated string the caller frees; *removed counts the definitions.
- * Returns 0, or -1 when out of memory.
- */
-int kj__task_view(const char *src, size_t len, const char *cls, char **out,
-		  int *removed);
-
-struct kj_sandbox;
-
-/*
- * In the child, after clone() and the parent's go (sandbox.c): build the
- * sandbox and apply its limits.  Returns 0, or -1 with errno set and *step
- * naming what failed; the caller then reports it and exits.
- */
-int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
-
-/* Element `i` of `base` (dtype dt, byte-swapped if `swap`) as a double.
- * Exact for every dtype but 64-bit integers beyond 2^53. */
-double kj__load_f64(const void *base, size_t i, enum kj_dtype dt, int swap);
-
-/* Element `i` of `base` (an integer or bool dtype dt, byte-swapped if
- * `swap`) as the 64 bits of its two's complement: sign-extended for the
- * signed dtypes, zero-extended for the unsigned ones, 0 or 1 for bool.
- * Exact for every integer dtype; 0 for any other dtype. */
-uint64_t kj__load_int_bits(const void *base, size_t i, enum kj_dtype dt,
-			   int swap);
-
-/* The int64_t whose two's complement is x (without the
- * implementation-defined conversion of an out-of-range value). */
-static inline int64_t kj__int_from_bits(uint64_t x)
-{
-	int64_t v;
-
-	memcpy(&v, &x, sizeof(v));
-	return v;
-}
-
-/* Round a double to dtype `dt` and back, as a torch cast to `dt` would:
- * round to nearest even for the float types, nonzero -> 1 for bool.  Any
- * other dtype returns v: casts to the integer dtypes are exact only in
- * integer arithmetic, which the comparator's integer path does itself. */
-double kj__round_to_dtype(double v, enum kj_dtype dt);
 
 /* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
 static inline uint64_t kj__mix64(uint64_t x)
@@ -135,5 +77,13 @@ static inline int kj__host_little_endian(void)
 }
 
 #include "base/banned.h"
+
+/* The library reads no configuration of its own: the CLI builds a struct
+ * kj_config (kjudge/config.h) from flags and the environment and passes it
+ * down; what a worker inherits of the environment comes from its environ. */
+#undef getenv
+#define getenv(x) KJ__BANNED(getenv)
+#undef secure_getenv
+#define secure_getenv(x) KJ__BANNED(secure_getenv)
 
 #endif /* KJ_INTERNAL_H */

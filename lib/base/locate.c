@@ -12,9 +12,8 @@
 #include "base/locate.h"
 #include "base/internal.h"
 
-int kj__find_in_path(const char *name, char *out, size_t size)
+int kj__find_in_path(const char *name, const char *path, char *out, size_t size)
 {
-	const char *path = getenv("PATH");
 	const char *p;
 
 	if (!name || !*name)
@@ -45,23 +44,6 @@ int kj__find_in_path(const char *name, char *out, size_t size)
 		p = end ? end + 1 : NULL;
 	}
 	return -1;
-}
-
-const char *kj__python_name(const char *given, const char **source)
-{
-	const char *env = getenv("KJ_PYTHON");
-	const char *src = "the default", *name = "python3";
-
-	if (given && *given) {
-		src = "--python";
-		name = given;
-	} else if (env && *env) {
-		src = "$KJ_PYTHON";
-		name = env;
-	}
-	if (source)
-		*source = src;
-	return name;
 }
 
 int kj__beside_self(const char *file, char *out, size_t size)

@@ -1,12 +1,12 @@
 /*
  * locate.h - where kjudge finds the programs and files its runners use
- * (kj__ internals, lib/locate.c).
+ * (kj__ internals, lib/base/locate.c).
  *
  * The torch runner and kjudge doctor must agree on which interpreter and
  * which worker file a run uses, or the doctor would vouch for a Python the
- * runs never start.  These are those rules, in one place: lib/torch.c's
- * setup() applies the same ones with its own static copy, written before
- * this file, and can call these instead.
+ * runs never start.  These are those rules, in one place; which interpreter
+ * (--python, $KJ_PYTHON, python3) is the configuration's (kjudge/config.h),
+ * which the CLI builds once for both.
  *
  * Include it after the system headers, as internal.h.
  */
@@ -18,20 +18,12 @@
 /*
  * Resolve a program name as execve() will need it: a name with a slash must
  * be executable (a relative one is prefixed with the working directory,
- * links left as they are), a bare name is looked up
- * in $PATH (/usr/bin:/bin when unset).  Writes the absolute path into out
- * and returns 0, or returns -1 when there is none that fits in size bytes.
+ * links left as they are), a bare name is looked up in `path`, a
+ * colon-separated list ($PATH of the run's environment; NULL:
+ * /usr/bin:/bin).  Writes the absolute path into out and returns 0, or
+ * returns -1 when there is none that fits in size bytes.
  */
-int kj__find_in_path(const char *name, char *out, size_t size);
-
-/*
- * The interpreter the torch runner's workers run: `given` (--python) when
- * set, else $KJ_PYTHON when set, else "python3".  *source, when not NULL,
- * says which ("--python", "$KJ_PYTHON", "the default").  The result is a name
- * for kj__find_in_path(), owned by the caller's argument or the
- * environment.
- */
-const char *kj__python_name(const char *given, const char **source);
+int kj__find_in_path(const char *name, const char *path, char *out, size_t size);
 
 /*
  * The path of `file`, one of the files kjudge ships (kjudge_worker.py), from

@@ -21,7 +21,7 @@
 #include "core/core.h"
 #include "base/fs.h"
 #include "base/json.h"
-#include "base/internal.h"
+#include "sandbox/sandbox_internal.h"
 
 /* kjudge-PID-XXXXXX of a judge that no longer runs (not the cache,
  * kjudge-cache-UID). */

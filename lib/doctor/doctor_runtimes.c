@@ -129,7 +129,7 @@ static void cuda_record(struct kj__doctor *d, const json_t *r)
 	}
 	/* No CUDA in torch is expected on a machine without a GPU; on one
 	 * with nvidia-smi it means the torch build or the driver is wrong. */
-	if (kj__find_in_path("nvidia-smi", smi, sizeof(smi)) == 0)
+	if (kj__find_in_path("nvidia-smi", kj_config_env(d->o->cfg, "PATH"), smi, sizeof(smi)) == 0)
 		kj__doctor_set(c, KJ_DOCTOR_WARN,
 			       "install a torch built for this driver's CUDA "
 			       "(pip install torch --index-url "
@@ -147,7 +147,7 @@ static void cuda_record(struct kj__doctor *d, const json_t *r)
 static void probe_python(struct kj__doctor *d)
 {
 	struct kj_doctor_check *c = kj__doctor_check(d, KJ_DOCTOR_RUNTIMES, "python");
-	const char *source, *name = kj__python_name(d->o ? d->o->python : NULL, &source);
+	const char *source = d->o->cfg->python_source, *name = d->o->cfg->python;
 	char path[4096], fix[KJ_DOCTOR_FIX_MAX];
 	const char *envp[16];
 	const char *argv[] = { path, "-c", py_probe, NULL };
@@ -156,14 +156,14 @@ static void probe_python(struct kj__doctor *d)
 	json_t *r;
 	size_t i, n = 0;
 
-	if (kj__find_in_path(name, path, sizeof(path)) < 0) {
+	if (kj__find_in_path(name, kj_config_env(d->o->cfg, "PATH"), path, sizeof(path)) < 0) {
 		kj__doctor_set(c, KJ_DOCTOR_FAIL, python_fix(fix, sizeof(fix)),
 			       "no Python interpreter '%s' (from %s): verify and "
 			       "benchmark cannot run", name, source);
 		return;
 	}
 	for (i = 0; i < sizeof(passed_env) / sizeof(passed_env[0]); i++) {
-		const char *v = getenv(passed_env[i]);
+		const char *v = kj_config_env(d->o->cfg, passed_env[i]);
 
 		if (v && snprintf(env_store[n], sizeof(env_store[n]), "%s=%s",
 				  passed_env[i], v) < (int)sizeof(env_store[n])) {
@@ -246,10 +246,10 @@ static int version_line(const char *prog, double timeout_s, char *line, size_t s
 static void probe_nvcc(struct kj__doctor *d)
 {
 	struct kj_doctor_check *c = kj__doctor_check(d, KJ_DOCTOR_RUNTIMES, "nvcc");
-	const char *home = getenv("CUDA_HOME");
+	const char *home = kj_config_env(d->o->cfg, "CUDA_HOME");
 	char path[4096], alt[4096];
 	const char *argv[] = { path, "--version", NULL };
-	int on_path = kj__find_in_path("nvcc", path, sizeof(path)) == 0;
+	int on_path = kj__find_in_path("nvcc", kj_config_env(d->o->cfg, "PATH"), path, sizeof(path)) == 0;
 	struct kj__cmd *cmd;
 	const char *rel;
 
@@ -303,7 +303,7 @@ static void probe_compiler(struct kj__doctor *d, const char *record,
 	int broken = 0;
 
 	for (i = 0; i < n; i++) {
-		if (kj__find_in_path(names[i], path, sizeof(path)) < 0)
+		if (kj__find_in_path(names[i], kj_config_env(d->o->cfg, "PATH"), path, sizeof(path)) < 0)
 			continue;
 		broken |= version_line(path, d->timeout_s, line, sizeof(line)) < 0;
 		kj__doctor_append(found, sizeof(found), "%s%s: %s", found[0] ? "; " : "",
@@ -323,9 +323,9 @@ static const char *const lib_dirs[] = {
 	"/usr/lib", "/usr/local/lib", "/usr/local/cuda/lib64",
 };
 
-static int find_libopencl(char *out, size_t size)
+static int find_libopencl(const struct kj__doctor *d, char *out, size_t size)
 {
-	const char *ld = getenv("LD_LIBRARY_PATH");
+	const char *ld = kj_config_env(d->o->cfg, "LD_LIBRARY_PATH");
 	size_t i;
 
 	for (i = 0; i < sizeof(lib_dirs) / sizeof(lib_dirs[0]); i++)
@@ -363,7 +363,7 @@ static void probe_opencl(struct kj__doctor *d)
 	const char *argv[] = { clinfo, "-l", NULL };
 	struct kj__cmd *cmd;
 
-	if (kj__find_in_path("clinfo", clinfo, sizeof(clinfo)) == 0 &&
+	if (kj__find_in_path("clinfo", kj_config_env(d->o->cfg, "PATH"), clinfo, sizeof(clinfo)) == 0 &&
 	    (cmd = malloc(sizeof(*cmd))) != NULL) {
 		int platforms = -1, devices = 0;
 
@@ -385,7 +385,7 @@ static void probe_opencl(struct kj__doctor *d)
 							    : "does not answer");
 		return;
 	}
-	if (find_libopencl(lib, sizeof(lib)) == 0)
+	if (find_libopencl(d, lib, sizeof(lib)) == 0)
 		kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "%s is there (no clinfo to list "
 			       "its platforms)", lib);
 	else

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox_internal.h"
 #include "doctor/doctor_internal.h"
 
 #define NS_ALL (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -466,7 +467,8 @@ static int try_tmpfs(void *arg, char *msg, size_t size)
 static void probe_tmpfs(struct kj__doctor *d)
 {
 	struct kj_doctor_check *c = kj__doctor_check(d, KJ_DOCTOR_SANDBOX, "private-tmpfs");
-	const char *tmp = getenv("TMPDIR");
+	/* Where verify and benchmark make their scratch directory. */
+	const char *tmp = d->o->cfg->scratch_parent;
 	char dir[1024], msg[KJ_DOCTOR_DETAIL_MAX];
 	int rc;
 

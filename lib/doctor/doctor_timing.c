@@ -181,7 +181,7 @@ static void probe_gpus(struct kj__doctor *d)
 	size_t len;
 	int n = 0, i, slow = 0, unpersistent = 0;
 
-	if (kj__find_in_path("nvidia-smi", smi, sizeof(smi)) < 0) {
+	if (kj__find_in_path("nvidia-smi", kj_config_env(d->o->cfg, "PATH"), smi, sizeof(smi)) < 0) {
 		kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "no GPU: nvidia-smi is not in "
 			       "PATH (torch runs use --device cpu)");
 		return;

@@ -17,7 +17,7 @@
 
 #include <tree_sitter/api.h>
 
-#include "base/internal.h"
+#include "runner/runner_internal.h"
 
 const TSLanguage *tree_sitter_python(void);
 

@@ -46,7 +46,7 @@
 #include "base/locate.h"
 #include "base/text.h"
 #include "base/json.h"
-#include "base/internal.h"
+#include "runner/runner_internal.h"
 
 /* Bytes of a worker's stderr (or stdout) shown with a failure. */
 #define TAIL_BYTES 1500
@@ -1097,7 +1097,7 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
 		goto fail;
 	/* The interpreter and the worker, by the rules kjudge doctor reports on. */
-	if (kj__find_in_path(cfg->python, tt->python, sizeof(tt->python)) < 0) {
+	if (kj__find_in_path(cfg->python, kj_config_env(cfg, "PATH"), tt->python, sizeof(tt->python)) < 0) {
 		rc = kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' (%s; set --python "
 				  "or KJ_PYTHON)", cfg->python, cfg->python_source);
 		goto fail;

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "kjudge/sandbox.h"
-#include "base/internal.h"
+#include "sandbox/sandbox_internal.h"
 
 void kj_sandbox_init(struct kj_sandbox *sb)
 {

@@ -38,7 +38,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "base/internal.h"
+#include "sandbox/sandbox_internal.h"
 
 /* Enter a new mount namespace: directly when allowed (root), else inside a
  * new user namespace where this process keeps its own uid and gid. */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "sandbox/spawn.h"
-#include "base/internal.h"
+#include "sandbox/sandbox_internal.h"
 
 /* --- the live list and the signal guard ------------------------------------------ */
 

@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "kjudge/compare.h"
-#include "base/internal.h"
+#include "tensor/tensor_internal.h"
 
 #define CHUNK_ELEMS ((size_t)1 << 20)
 #define BLOCK_ELEMS 512

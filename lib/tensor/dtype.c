@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "kjudge/dtype.h"
-#include "base/internal.h"
+#include "tensor/tensor_internal.h"
 
 struct dt_info {
 	const char *name;

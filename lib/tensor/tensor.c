@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 
 #include "kjudge/tensor.h"
-#include "base/internal.h"
+#include "tensor/tensor_internal.h"
 
 void kj_tensor_init(struct kj_tensor *t)
 {

@@ -347,29 +347,24 @@ KJ_TEST(doctor_in_child)
 
 KJ_TEST(doctor_locate)
 {
-	const char *src;
 	char p[4096];
 
-	KJ_CHECK_INT(kj__find_in_path("sh", p, sizeof(p)), 0);
+	KJ_CHECK_INT(kj__find_in_path("sh", NULL, p, sizeof(p)), 0);
 	KJ_CHECK(p[0] == '/' && strstr(p, "/sh"));
-	KJ_CHECK_INT(kj__find_in_path("kjudge-no-such-program", p, sizeof(p)), -1);
-	KJ_CHECK_INT(kj__find_in_path("", p, sizeof(p)), -1);
-	KJ_CHECK_INT(kj__find_in_path("/bin/sh", p, 4), -1);
+	KJ_CHECK_INT(kj__find_in_path("kjudge-no-such-program", NULL, p, sizeof(p)), -1);
+	KJ_CHECK_INT(kj__find_in_path("", NULL, p, sizeof(p)), -1);
+	KJ_CHECK_INT(kj__find_in_path("/bin/sh", NULL, p, 4), -1);
+	/* The run's PATH, not the judge's: an empty entry is never the
+	 * current directory. */
+	KJ_CHECK_INT(kj__find_in_path("sh", "/nonexistent::/bin", p, sizeof(p)), 0);
+	KJ_CHECK_STR(p, "/bin/sh");
+	KJ_CHECK_INT(kj__find_in_path("sh", "/nonexistent", p, sizeof(p)), -1);
 	/* a relative path is made absolute without resolving links: a
 	 * virtual environment's python is one */
 	KJ_CHECK(symlink("/bin/sh", kj_test_path("py")) == 0);
 	KJ_CHECK(chdir(kj_test_tmpdir()) == 0);
-	KJ_CHECK_INT(kj__find_in_path("./py", p, sizeof(p)), 0);
+	KJ_CHECK_INT(kj__find_in_path("./py", NULL, p, sizeof(p)), 0);
 	KJ_CHECK(strstr(p, "/./py") != NULL);
-
-	unsetenv("KJ_PYTHON");
-	KJ_CHECK_STR(kj__python_name(NULL, &src), "python3");
-	KJ_CHECK_STR(src, "the default");
-	setenv("KJ_PYTHON", "/opt/py", 1);
-	KJ_CHECK_STR(kj__python_name("", &src), "/opt/py");
-	KJ_CHECK_STR(src, "$KJ_PYTHON");
-	KJ_CHECK_STR(kj__python_name("/x/python", &src), "/x/python");
-	KJ_CHECK_STR(src, "--python");
 
 	KJ_CHECK_INT(kj__beside_self("kjudge_worker.py", p, sizeof(p)), 0);
 	KJ_CHECK(strstr(p, "/kjudge_worker.py") != NULL);
@@ -389,12 +384,17 @@ KJ_TEST(doctor_names)
  * promises whatever this machine is. */
 KJ_TEST(doctor_report_promises)
 {
-	struct kj_doctor_options o = { 0, "/nonexistent/python", 20 };
+	struct kj_doctor_options o = { 0, NULL, 20 };
+	struct kj_config cfg;
 	struct kj_doctor_report r;
 	struct kj_error err;
 	size_t i, total = 0, seen[8] = { 0 };
 	json_t *doc;
 
+	kj_config_init(&cfg, NULL);
+	cfg.python = "/nonexistent/python";
+	cfg.python_source = "--python";
+	o.cfg = &cfg;
 	kj_doctor_report_init(&r);
 	KJ_CHECK_OK(kj_doctor_run(&o, &r, &err), &err);
 	KJ_CHECK(r.n > 10);

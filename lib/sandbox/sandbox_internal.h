@@ -1,0 +1,34 @@
+/*
+ * sandbox_internal.h - what the sandbox layer's files share and the layers
+ * above call (kj__ internals of lib/sandbox/): the run's private tmpfs and
+ * the child's side of a sandboxed start.
+ *
+ * Include it after the system headers, as base/internal.h (which it
+ * includes last).
+ */
+#ifndef KJ_SANDBOX_INTERNAL_H
+#define KJ_SANDBOX_INTERNAL_H
+
+/*
+ * Mount a private tmpfs (with transparent huge pages where the kernel has
+ * them) over the existing, empty directory dir, in a new mount namespace
+ * that this process and its later children share (scratch.c).  Call it
+ * before starting any thread.  *how names what dir is now: "shared" (nothing
+ * changed), "private-tmpfs" or "private-tmpfs-huge".  Returns 0, or -1 with
+ * errno when dir stays as it was (the process may then be in a new namespace
+ * that changes nothing).
+ */
+int kj__scratch_private(const char *dir, const char **how);
+
+struct kj_sandbox;
+
+/*
+ * In the child, after clone() and the parent's go (sandbox.c): build the
+ * sandbox and apply its limits.  Returns 0, or -1 with errno set and *step
+ * naming what failed; the caller then reports it and exits.
+ */
+int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
+
+#include "base/internal.h"
+
+#endif /* KJ_SANDBOX_INTERNAL_H */
