@@ -50,7 +50,7 @@ static void roff_n(FILE *out, const char *s, size_t len, int line_start)
 		fputs("\\&", out);
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
-		unsigned cp;
+		unsigned cp = 0;
 		int n = utf8_lead(c, &cp), k;
 
 		if (c == '\\') {
