@@ -8,6 +8,9 @@
 #                               validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
 #   make bench-validate         kjudge validate over 1,000 generated candidates
+#   make bench-overhead [OVERHEAD_A=BIN] [OVERHEAD_B=BIN] [OVERHEAD_RUNS=N]
+#                               the judge's own CPU and wall time, two binaries
+#                               side by side (default both $(BUILD)/kjudge)
 #   make demo                   kjudge compare on the bundled example tensors
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                               PREFIX/bin/kjudge, PREFIX/libexec/kjudge/
@@ -202,7 +205,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 
 # The test driver: unit tests, then the CLI tests against the built binary.
 # It prints one closing line 'N passed, N failed'.
-check: all $(BUILD)/tests/unit-tests $(HELPERS)
+check: all $(BUILD)/tests/unit-tests $(HELPERS) $(BUILD)/bench/selfusage.so
 	@KJ_BUILD=$(CURDIR)/$(BUILD) KJ_PYTHON=$(PYTHON) tests/run
 
 # The README's first command ends here: verify and benchmark of the softmax
@@ -296,10 +299,27 @@ build/bench/bench_validate: bench/bench_validate.c build/libkjudge.a
 bench-validate: build/kjudge build/bench/bench_validate
 	bench/run_validate_bench
 
+# The judge's own overhead (bench/overhead/overhead.py; the method is in
+# docs/PERFORMANCE.md).  The shim is loaded into binaries it was not built
+# with, and into sanitizer builds, so it is compiled on its own: no
+# sanitizers, no link with the library.
+$(BUILD)/bench/selfusage.so: bench/overhead/selfusage.c lib/base/banned.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -Ilib -D_GNU_SOURCE -fPIC -shared -o $@ $<
+
+OVERHEAD_A ?= $(BUILD)/kjudge
+OVERHEAD_B ?= $(BUILD)/kjudge
+OVERHEAD_RUNS ?= 10
+OVERHEAD_RAW ?= $(BUILD)/bench/overhead-raw.json
+bench-overhead: $(BUILD)/bench/selfusage.so
+	$(PYTHON) bench/overhead/overhead.py run --a $(OVERHEAD_A) --b $(OVERHEAD_B) \
+	  --runs $(OVERHEAD_RUNS) --python $(PYTHON) --shim $(BUILD)/bench/selfusage.so \
+	  --raw $(OVERHEAD_RAW) $(OVERHEAD_FLAGS)
+
 clean:
 	rm -rf build
 
-.PHONY: all check demo fuzz bench bench-validate clean install uninstall
+.PHONY: all check demo fuzz bench bench-validate bench-overhead clean install uninstall
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)
