@@ -604,6 +604,15 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 				 json_is_true(json_object_get(hello, "cuda_available")) ? "cuda" : "cpu");
 		tt->device_known = 1;
 	}
+	/* A candidate's worker that does not see the GPU the run uses: the
+	 * sandbox hid it, before any of the candidate's code ran. */
+	for (i = 0; i < n; i++)
+		if (sv[i]->s->role == KJ_SIDE_CANDIDATE && !strncmp(tt->t->device, "cuda", 4) &&
+		    !json_is_true(json_object_get(sv[i]->hello, "cuda_available")))
+			return kj_error_set(err, sv[i]->s->sandboxed ? KJ_ESANDBOX : KJ_ESPAWN,
+					    "the candidate's worker sees no CUDA device where the "
+					    "reference's does (%s)", sv[i]->s->sandboxed
+					    ? "the sandbox does not show it the GPU" : "its environment");
 	/* load_task: the task file only (for the candidate: its view). */
 	for (i = 0; i < n; i++) {
 		struct kj_side *s = sv[i]->s;
@@ -952,8 +961,9 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 		return rc;
 	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0)
 		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
-	/* GPU nodes only for an attempt that may run on the GPU. */
-	tt->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(t->device, "cpu") != 0;
+	/* GPU nodes unless the attempt runs on the CPU by request (the
+	 * device may not be decided yet: the reference's hello decides it). */
+	tt->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(tt->device_req, "cpu") != 0;
 	tt->sb.cpu_s = tt->cfg->limits.cpu_s;
 	tt->sb.mem_bytes = tt->cfg->limits.mem_bytes;
 	tt->sb.fsize_bytes = tt->cfg->limits.file_bytes;
