@@ -124,12 +124,19 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/man/.stamp
+all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/kjudge_timer.so \
+	$(BUILD)/man/.stamp
 
 # The torch worker is installed beside the binary, where kjudge looks for it.
 $(BUILD)/kjudge_worker.py: worker/kjudge_worker.py
 	@mkdir -p $(dir $@)
 	cp $< $@
+
+# Its native timing harness, loaded into the workers' Python: built without
+# the sanitizers (their run-time library is not in that process).
+$(BUILD)/kjudge_timer.so: worker/kjudge_timer.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -192,11 +199,13 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MAN1DIR)
 	install -m 755 $(BUILD)/kjudge $(DESTDIR)$(BINDIR)/kjudge
 	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
+	install -m 644 $(BUILD)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
 
 # The pages are removed by name pattern, so that uninstall needs no build.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
+	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py \
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
 	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 

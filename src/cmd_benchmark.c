@@ -32,6 +32,10 @@ enum {
 	OPT_FRAMEWORK_MS,
 	OPT_NOT_REQUIRED,
 	OPT_ALLOW_FIXED,
+	OPT_MAX_REPEATS,
+	OPT_BUDGET,
+	OPT_TARGET_CI,
+	OPT_TIMED_SETS,
 	OPT_COUNT_
 };
 
@@ -43,7 +47,21 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			 .help = "untimed calls before timing" },
 	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N",
 			  .min = 1, .max = 1000000, .def = "50",
-			  .help = "timed calls per case" },
+			  .help = "timed calls per case and side, at least (more until the "
+				  "median is stable: --target_ci)" },
+	[OPT_MAX_REPEATS] = { .name = "max_repeats", .type = KJ_CLI_INT, .metavar = "N",
+			      .min = 1, .max = 10000000, .def = "100000",
+			      .help = "timed calls per case and side, at most" },
+	[OPT_BUDGET] = { .name = "time_budget", .type = KJ_CLI_NUMBER, .metavar = "S",
+			 .unit = "seconds", .min = 0.001, .max = 86400, .def = "10",
+			 .help = "time spent timing one case before it stops with what it has" },
+	[OPT_TARGET_CI] = { .name = "target_ci", .type = KJ_CLI_NUMBER, .metavar = "R",
+			    .min = 0, .max = 1, .def = "0.01",
+			    .help = "stop when the 95 % interval of each median is within R of it" },
+	[OPT_TIMED_SETS] = { .name = "timed_sets", .type = KJ_CLI_INT, .metavar = "K",
+			     .min = 1, .max = 64, .def = "4",
+			     .help = "input sets the timed calls cycle through (each with its "
+				     "golden outputs)" },
 	[OPT_OUTPUT] = { .name = "output", .type = KJ_CLI_STRING, .metavar = "FILE",
 			 .def = "printed on stdout", .help = "perf JSON path" },
 	[OPT_SKIP_FRAMEWORK] = { .name = "skip_framework", .type = KJ_CLI_FLAG,
@@ -121,6 +139,16 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (v[OPT_FRAMEWORK_MS].count)
 			b.framework_latency_ms = v[OPT_FRAMEWORK_MS].number;
 		not_required = v[OPT_NOT_REQUIRED].count > 0;
+		if (v[OPT_MAX_REPEATS].count)
+			b.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
+		if (v[OPT_BUDGET].count)
+			b.budget_s = v[OPT_BUDGET].number;
+		if (v[OPT_TARGET_CI].count)
+			b.target_ci = v[OPT_TARGET_CI].number;
+		if (v[OPT_TIMED_SETS].count)
+			b.timed_sets = (int)v[OPT_TIMED_SETS].integer;
+		if (b.max_repeats < b.repeats)
+			b.max_repeats = b.repeats;
 		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;
 	}
 	kj_cli_args_release(&args);

@@ -52,6 +52,13 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
 	}
 	run->attempt.have_key = 1;
+	/* Fresh seeds for this run: a seed printed in a failure record is
+	 * worthless to the next one (--seed replays it). */
+	rc = kj_seed_run_key(run->attempt.key, NULL, run->attempt.run_key, &run->err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", run->err.msg);
+		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
+	}
 	rc = kj_torch_open(&run->cfg, &run->attempt, &run->spec, &run->task, &run->err);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", run->err.msg);
@@ -63,7 +70,7 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 
 int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
 {
-	int rc = kj_task_start(&run->task, &run->err);
+	int rc = kj_task_start(&run->task, &run->attempt, &run->judge, &run->err);
 
 	if (rc == KJ_EINTR)
 		return kj_cli_interrupted(cmd);

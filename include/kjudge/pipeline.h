@@ -58,7 +58,10 @@ struct kj_attempt {
 	struct kj_cache *cache;    /* NULL without one */
 	double t0;                 /* when it began (monotonic seconds) */
 	json_t *timings;           /* kjudge.timings: where the time went */
-	uint64_t key[4];           /* the secret seed key (kj_seed_key) */
+	uint64_t key[4];           /* the judge's secret key (kj_seed_key): signs records */
+	uint64_t run_key[4];       /* this run's seeds' key (kj_seed_run_key): fresh
+				    * for every run, so a seed printed in a failure
+				    * record is worthless to the next run */
 	int have_key;
 	int broken;                /* something of the judge's own could not be
 				    * recorded: the run ends as a judge error */
@@ -103,7 +106,9 @@ struct kj_task {
  * error, exit 2).  A candidate that cannot be loaded is not an error here
  * (t->cand.load_failure says why; every case reports it).
  */
-int kj_task_start(struct kj_task *t, struct kj_error *err);
+struct kj_judge_opts;
+int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj_judge_opts *o,
+		  struct kj_error *err);
 
 /* Stop both sides and free the runner's state. */
 void kj_task_close(struct kj_task *t);
@@ -117,8 +122,17 @@ void kj_task_close(struct kj_task *t);
  */
 int kj_seed_key(const char *state_dir, uint64_t key[4], struct kj_error *err);
 
+/*
+ * A key for one run's seeds: the judge's key mixed with 16 fresh random
+ * bytes (or with `batch`, 16 bytes an eval batch shares, when not NULL, so
+ * that all candidates of a task in one batch see the same inputs and share
+ * golden outputs).  KJ_OK or KJ_EIO (no random bytes).
+ */
+int kj_seed_run_key(const uint64_t key[4], const unsigned char *batch, uint64_t run_key[4],
+		    struct kj_error *err);
+
 /* The seed of input set `set` of case `case_idx` of the task whose file
- * hashes to task_sha256: unknown to anyone without the key, stable for it. */
+ * hashes to task_sha256, under a run key: unknown to anyone without it. */
 uint64_t kj_seed_derive(const uint64_t key[4], const char *task_sha256, int case_idx,
 			int set);
 
@@ -135,9 +149,27 @@ struct kj_judge_opts {
 /* verify's defaults: exact integers, the seed's float64 rule. */
 void kj_judge_opts_init(struct kj_judge_opts *o);
 
+/*
+ * How a case is timed.  The reference and the candidate are timed in the
+ * same run, in interleaved rounds (a round of the reference, then one of the
+ * candidate, ...), each with the other side frozen; the timed calls cycle
+ * through `timed_sets` input sets that verify never used, and every timed
+ * output is compared with its set's golden one.  Timing goes on until both
+ * sides have at least `repeats` samples and the 95 % interval of each
+ * median is within `target_ci` of it, or `budget_s` is spent, or
+ * `max_repeats` samples are taken: a time budget per case rather than a
+ * fixed count.  Before the first sample each side runs `warmup` untimed
+ * calls, and more until 200 ms of them have run (clocks settle).
+ */
 struct kj_bench_opts {
-	int warmup;                     /* default 5 */
-	int repeats;                    /* default 50 */
+	int warmup;                     /* untimed calls first; default 5 */
+	int repeats;                    /* the fewest timed calls per side; default 50 */
+	int max_repeats;                /* the most; default 100000 */
+	double budget_s;                /* seconds of timing per case; default 10 */
+	double target_ci;               /* relative half-width of the 95 % interval
+					 * of each median to stop at; default 0.01 */
+	int timed_sets;                 /* input sets the timed calls cycle through;
+					 * default 4 */
 	size_t flush_bytes;             /* default 256 MiB */
 	int skip_framework;             /* use framework_latency_ms for the reference */
 	double framework_latency_ms;
@@ -172,6 +204,7 @@ struct kj_result {
 	const char *scratch_kind;
 	double timeout_s;
 	struct kj_bench_opts bench;     /* benchmark's settings */
+	double copy_gbs, launch_ms;     /* the device's limits (benchmark) */
 };
 
 void kj_result_init(struct kj_result *r);

@@ -155,6 +155,17 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 		 json_t **reply, struct kj_error *err);
 
+/*
+ * Freeze (frozen = 1) or thaw (0) every process of p: its process group and,
+ * when it leads a PID namespace of its own, every process in that namespace
+ * (descendants that left the group: a daemon, a setsid'ed busy loop), with
+ * SIGSTOP / SIGCONT; freezing waits (up to 1 s) until each is stopped.  So
+ * one side of an attempt can be timed while the other computes nothing.
+ * KJ_OK, or a code with err filled (the process is then left as it was, as
+ * far as can be).  lib/sandbox/freeze.c.
+ */
+int kj_proc_freeze(struct kj_proc *p, int frozen, struct kj_error *err);
+
 /* Kill the whole process group (SIGKILL) and reap the leader. */
 void kj_proc_kill(struct kj_proc *p);
 

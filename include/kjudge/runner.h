@@ -43,20 +43,29 @@
 
 enum kj_side_role { KJ_SIDE_REFERENCE = 0, KJ_SIDE_CANDIDATE = 1 };
 
-enum kj_call_op { KJ_CALL_RUN, KJ_CALL_TIME };
+enum kj_call_op {
+	KJ_CALL_RUN,     /* one call of forward on one input set: its outputs */
+	KJ_CALL_TIME,    /* a round of timed calls (benchmark) */
+	KJ_CALL_DEVICE,  /* the device's limits: copy bandwidth, launch time */
+};
 
-/* One request to a side. */
+/* One request to a side.  The model itself is built once, when the side
+ * starts (with the side's init seed: kj_side.init_seed). */
 struct kj_call {
 	enum kj_call_op op;
 	int case_idx;            /* 0-based */
-	uint64_t seed;           /* the inputs' seed */
-	uint64_t init_seed;      /* the model's weights' seed */
+	uint64_t seed;           /* KJ_CALL_RUN: the inputs' seed */
 	const char *out_dir;     /* where the side writes its tensor files */
 	const char *tag;         /* file name prefix, e.g. "ref" */
-	/* KJ_CALL_TIME */
-	int warmup, repeats;
+	/* KJ_CALL_TIME: the input sets (their seeds), the set of each timed
+	 * call in order, untimed warm-up calls first (on set 0) */
+	const uint64_t *seeds;
+	int n_seeds;
+	const int *schedule;
+	int n_calls;
+	int warmup;
 	size_t flush_bytes;      /* cache flush before each timed call */
-	int check;               /* keep every distinct set of timed outputs */
+	int check;               /* keep every distinct output of each set */
 };
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with
@@ -85,9 +94,16 @@ struct kj_reply {
 	size_t n_samples;
 	double *samples_ms, *escaped_ms;
 	double peak_memory_mb;
+	double idle_sync_ms;     /* the threshold the side found for escaped work */
 	char timer[24];
 	size_t n_distinct;
 	struct kj_value **distinct; /* each a list like outputs */
+	int *distinct_set;       /* the input set each distinct output is of */
+	size_t n_calls;
+	int *call_set, *call_distinct; /* per timed call: its set, its output */
+	/* KJ_CALL_DEVICE */
+	double copy_gbs;         /* device-to-device copy, bytes read + written */
+	double launch_ms;        /* the smallest kernel, launched and finished */
 };
 
 void kj_reply_init(struct kj_reply *r);
@@ -103,6 +119,9 @@ struct kj_side_ops {
 	int (*recv)(struct kj_side *s, struct kj_reply *rep, struct kj_error *err);
 	/* Stop the worker (it may be started again). */
 	void (*stop)(struct kj_side *s);
+	/* Freeze (1) or thaw (0) every process of the side's worker, so that
+	 * the other side is timed alone.  KJ_OK, or a code when it cannot. */
+	int (*freeze)(struct kj_side *s, int frozen, struct kj_error *err);
 	/* Stop it and free what the runner holds in s->impl. */
 	void (*release)(struct kj_side *s);
 };
@@ -116,6 +135,7 @@ struct kj_side {
 	int loaded;               /* the worker runs and its module is loaded */
 	int started;              /* start was called and not stopped */
 	struct kj_reply load_failure; /* when !loaded after start */
+	uint64_t init_seed;       /* the model's weights: the same on both sides */
 	int sandboxed;
 	int infra_errors;         /* starts the machine failed */
 	/* What bounded its worker at the last start: the limits in force (a

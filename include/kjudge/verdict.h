@@ -123,7 +123,17 @@ enum kj_category {
 	X(JUDGE, "JudgeError", JUDGE, JUDGE,                                                \
 	  "the judge failed: out of memory, its own files, a record it could not build")    \
 	X(NOT_JUDGED, "NotJudged", JUDGE, JUDGE,                                            \
-	  "the case was never judged (the run stopped before it)")
+	  "the case was never judged (the run stopped before it)")                          \
+	X(TAMPERED, "HarnessTampered", CANDIDATE, TIMING,                                   \
+	  "the candidate replaced something the worker's harness relies on")                \
+	X(LAZY_OUTPUT, "LazyOutput", CANDIDATE, TIMING,                                     \
+	  "an output is a tensor subclass or another object whose work could run when "     \
+	  "it is read, outside the timed region")                                           \
+	X(TIMING_MISMATCH, "TimingMismatch", CANDIDATE, TIMING,                             \
+	  "the judge's own clock saw time that the candidate's timings do not account for") \
+	X(TIMING_IMPOSSIBLE, "TimingImpossible", CANDIDATE, TIMING,                         \
+	  "a timed call was faster than the device can launch a kernel or write the "       \
+	  "call's outputs")
 
 enum kj_etype {
 #define KJ__ET_ENUM(e, name, charge, cat, text) KJ_ET_##e,

@@ -34,6 +34,10 @@ void kj_bench_opts_init(struct kj_bench_opts *b)
 	memset(b, 0, sizeof(*b));
 	b->warmup = 5;
 	b->repeats = 50;
+	b->max_repeats = 100000;
+	b->budget_s = 10;
+	b->target_ci = 0.01;
+	b->timed_sets = 4;
 	b->flush_bytes = (size_t)256 << 20;
 }
 
@@ -125,8 +129,14 @@ void kj_task_close(struct kj_task *t)
 	t->close = NULL;
 }
 
-int kj_task_start(struct kj_task *t, struct kj_error *err)
+int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj_judge_opts *o,
+		  struct kj_error *err)
 {
+	/* One model per side for the whole attempt, with the same weights on
+	 * both: seeded like verify.py's (the fixed seed) or from the run's key. */
+	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, t->task_sha256, -1, 0);
+
+	t->ref.init_seed = t->cand.init_seed = init;
 	return t->start ? t->start(t, err) : kj_error_set(err, KJ_EINVAL, "no runner");
 }
 
@@ -421,7 +431,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		memset(&call, 0, sizeof(call));
 		call.op = KJ_CALL_RUN;
 		call.case_idx = k;
-		call.seed = call.init_seed = seed;
+		call.seed = seed;
 		call.out_dir = ref_dir(t, a);
 		call.tag = "ref";
 		rc = send_call(&t->ref, &call, err);
@@ -434,7 +444,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	memset(&call, 0, sizeof(call));
 	call.op = KJ_CALL_RUN;
 	call.case_idx = k;
-	call.seed = call.init_seed = seed;
+	call.seed = seed;
 	call.out_dir = t->cand.out_dir;
 	call.tag = "cand";
 	rc = send_call(&t->cand, &call, err);
@@ -556,7 +566,7 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 
 		for (s = 0; s < res->input_sets; s++) {
 			uint64_t seed = o->seed_fixed ? o->seed
-						      : kj_seed_derive(a->key, t->task_sha256, k, s);
+						      : kj_seed_derive(a->run_key, t->task_sha256, k, s);
 
 			c->input_set = s + 1;
 			rc = verify_set(t, a, o, res, k, s, seed, c, &decided, err);
@@ -578,236 +588,470 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 
 /* --- benchmark ----------------------------------------------------------------------- */
 
-static int latency_of(const struct kj_reply *r, struct kj_latency *l)
+/* A growable array of doubles. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+
+static int dvec_add(struct dvec *d, double x)
 {
-	return kj__latency(r->samples_ms, r->escaped_ms, r->n_samples, r->peak_memory_mb,
-			   r->timer, l);
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 256;
+		double *v = realloc(d->v, cap * sizeof(double));
+
+		if (!v)
+			return KJ_ENOMEM;
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = x;
+	return KJ_OK;
 }
 
-/* A cached reference timing as a reply's figures. */
-static int latency_from_json(const json_t *j, struct kj_latency *l)
+static int cmp_dbl(const void *x, const void *y)
 {
-	const json_t *smp = json_object_get(j, "samples_ms"), *esc = json_object_get(j, "escaped_ms");
-	size_t n = json_array_size(smp), i;
-	double *v, *e;
-	int rc;
+	double a = *(const double *)x, b = *(const double *)y;
 
-	if (!n || json_array_size(esc) != n)
-		return KJ_EPROTOCOL;
-	v = malloc(2 * n * sizeof(double));
-	if (!v)
-		return KJ_ENOMEM;
-	e = v + n;
-	for (i = 0; i < n; i++) {
-		v[i] = json_number_value(json_array_get(smp, i));
-		e[i] = json_number_value(json_array_get(esc, i));
+	return a < b ? -1 : a > b;
+}
+
+/* The median of d and the relative half-width of its 95 % interval
+ * (order statistics); INFINITY with fewer than 5 values. */
+static int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error *err)
+{
+	struct kj_latency l;
+
+	*median = 0;
+	*rel = INFINITY;
+	if (d->n < 5)
+		return KJ_OK;
+	if (kj__latency(d->v, NULL, d->n, 0, NULL, &l) != KJ_OK)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	*median = l.median_ms;
+	if (l.median_ms > 0)
+		*rel = (l.ci_high_ms - l.ci_low_ms) / 2 / l.median_ms;
+	return KJ_OK;
+}
+
+static double median_of(struct dvec *d)
+{
+	if (!d->n)
+		return 0;
+	qsort(d->v, d->n, sizeof(double), cmp_dbl);
+	return d->n % 2 ? d->v[d->n / 2] : (d->v[d->n / 2 - 1] + d->v[d->n / 2]) / 2;
+}
+
+/* What one side's timing gathered over a case. */
+struct timed {
+	struct dvec ms, esc;     /* every timed sample */
+	struct dvec over;        /* per round: (judge's wall - samples) / calls */
+	double peak_mb;
+	double idle_sync_ms;
+	char timer[24];
+	double wall_per_call;    /* of the last round, judge's clock */
+};
+
+static void timed_release(struct timed *t)
+{
+	free(t->ms.v);
+	free(t->esc.v);
+	free(t->over.v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The total bytes of the tensors of an output tree. */
+static int add_bytes(void *ctx, const struct kj_value *leaf)
+{
+	double *sum = ctx;
+	size_t w = kj_dtype_size(kj_dtype_from_name(leaf->dtype));
+	double n = 1;
+	int d;
+
+	for (d = 0; d < leaf->ndim; d++)
+		n *= (double)leaf->shape[d];
+	*sum += n * (double)w;
+	return 0;
+}
+
+/*
+ * One round of side s: `n_calls` timed calls cycling through the sets from
+ * `offset`, after `warmup` untimed ones, with the other side frozen.  The
+ * judge's clock brackets the request.  *ok is 0 when c now holds the side's
+ * failure (the candidate's: a wrong timed output, its inputs changed, a
+ * malformed round).
+ */
+static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
+		      const struct kj_bench_opts *b, struct kj_result *res, int k,
+		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
+		      struct golden *gold, int offset, int n_calls, int warmup, struct timed *acc,
+		      int record, struct kj_case *c, int *ok, struct kj_error *err)
+{
+	struct kj_call call;
+	struct kj_reply r;
+	int *schedule = NULL, rc, i, frozen = 0, same = 0;
+	double t0, wall, sum = 0;
+	size_t u;
+
+	*ok = 0;
+	kj_reply_init(&r);
+	if (n_calls) {
+		schedule = malloc((size_t)n_calls * sizeof(int));
+		if (!schedule)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		for (i = 0; i < n_calls; i++)
+			schedule[i] = (offset + i) % n_sets;
 	}
-	rc = kj__latency(v, e, n, json_number_value(json_object_get(j, "peak_memory_mb")),
-			 json_string_value(json_object_get(j, "timer")), l);
-	free(v);
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_TIME;
+	call.case_idx = k;
+	call.out_dir = s->out_dir;
+	call.tag = s->role == KJ_SIDE_REFERENCE ? "reft" : "cand";
+	call.seeds = seeds;
+	call.n_seeds = n_sets;
+	call.schedule = schedule;
+	call.n_calls = n_calls;
+	call.warmup = warmup;
+	call.flush_bytes = b->flush_bytes;
+	call.check = 1; /* both sides do the same work around the calls */
+	if (other && other->loaded) {
+		rc = other->ops->freeze(other, 1, err);
+		if (rc != KJ_OK)
+			goto out;
+		frozen = 1;
+	}
+	t0 = kj__now_s();
+	rc = send_call(s, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, s, &r, err);
+	wall = (kj__now_s() - t0) * 1e3;
+	if (frozen) {
+		int rc2 = other->ops->freeze(other, 0, err);
+
+		if (rc == KJ_OK)
+			rc = rc2;
+	}
+	if (rc != KJ_OK)
+		goto out;
+	if (!r.ok) {
+		rc = side_failed(s, &r, c, res, err);
+		goto out;
+	}
+	if (r.n_samples != (size_t)n_calls || (n_calls && r.n_calls != (size_t)n_calls)) {
+		rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_PROTOCOL : KJ_ET_REFERENCE,
+				  "the %s's worker reported %zu timed calls for %d", kj_side_name(s->role),
+				  r.n_samples, n_calls) == KJ_OK
+			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_calls; i++)
+		if (r.call_set[i] != schedule[i]) {
+			rc = kj_case_fail(c, KJ_ET_PROTOCOL, "the %s's worker timed call %d on "
+					  "another input set than asked", kj_side_name(s->role),
+					  i + 1) == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM,
+										  "out of memory");
+			goto out;
+		}
+	if (s->role == KJ_SIDE_CANDIDATE) {
+		if (r.inputs_changed) {
+			rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
+					  "tensors during the timed runs") == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		/* Every distinct output of the round against its set's golden. */
+		for (u = 0; u < r.n_distinct; u++) {
+			struct golden *g = &gold[r.distinct_set[u]];
+			double tc = kj__now_s();
+
+			rc = compare_all(g->outputs, g->dir, r.distinct[u], s->out_dir, &o->cmp, c,
+					 &same, err);
+			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
+			if (rc != KJ_OK)
+				goto out;
+			if (!same) {
+				char *m = NULL;
+
+				if (c->type != KJ_ET_PROTOCOL) {
+					if (asprintf(&m, "an output of the timed runs is wrong: %s",
+						     c->message ? c->message : "") < 0) {
+						rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+						goto out;
+					}
+					free(c->message);
+					c->message = m;
+					c->type = KJ_ET_TIMED_MISMATCH;
+				}
+				goto out;
+			}
+		}
+	}
+	acc->wall_per_call = n_calls ? wall / n_calls : wall;
+	acc->peak_mb = r.peak_memory_mb > acc->peak_mb ? r.peak_memory_mb : acc->peak_mb;
+	acc->idle_sync_ms = r.idle_sync_ms;
+	snprintf(acc->timer, sizeof(acc->timer), "%s", r.timer);
+	if (record && n_calls) {
+		for (i = 0; i < n_calls; i++) {
+			/* A sample longer than the judge saw the whole round take
+			 * cannot be. */
+			if (r.samples_ms[i] > wall) {
+				rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_TIMING_MISMATCH
+										   : KJ_ET_REFERENCE,
+						  "the %s reported a call of %.6g ms in a round the "
+						  "judge's clock saw take %.6g ms", kj_side_name(s->role),
+						  r.samples_ms[i], wall) == KJ_OK
+					     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto out;
+			}
+			sum += r.samples_ms[i];
+			if (dvec_add(&acc->ms, r.samples_ms[i]) || dvec_add(&acc->esc, r.escaped_ms[i])) {
+				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+		if (dvec_add(&acc->over, (wall - sum) / n_calls)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	*ok = 1;
+out:
+	free(schedule);
+	kj_reply_release(&r);
+	kj__clear_dir(s->out_dir, ".npy");
 	return rc;
 }
 
-static json_t *latency_record(const struct kj_reply *r)
+/* The device's limits, once per benchmark run, from the reference's worker. */
+static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_result *res,
+			 struct kj_case *c, int *ok, struct kj_error *err)
 {
-	json_t *smp = json_array(), *esc = json_array();
-	size_t i;
-	int bad = !smp || !esc;
+	struct kj_call call;
+	struct kj_reply r;
+	int rc, usable;
 
-	for (i = 0; !bad && i < r->n_samples; i++)
-		bad |= json_array_append_new(smp, json_real(r->samples_ms[i])) ||
-		       json_array_append_new(esc, json_real(r->escaped_ms[i]));
-	if (bad) {
-		json_decref(smp);
-		json_decref(esc);
-		return NULL;
+	*ok = 1;
+	if (res->copy_gbs > 0)
+		return KJ_OK;
+	*ok = 0;
+	rc = ensure_side(&t->ref, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		return rc;
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_DEVICE;
+	kj_reply_init(&r);
+	rc = send_call(&t->ref, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, &t->ref, &r, err);
+	if (rc == KJ_OK && !r.ok)
+		rc = side_failed(&t->ref, &r, c, res, err);
+	else if (rc == KJ_OK) {
+		res->copy_gbs = r.copy_gbs;
+		res->launch_ms = r.launch_ms;
+		*ok = 1;
 	}
-	return json_pack("{s:o, s:o, s:f, s:s}", "samples_ms", smp, "escaped_ms", esc,
-			 "peak_memory_mb", r->peak_memory_mb, "timer", r->timer);
+	kj_reply_release(&r);
+	return rc;
 }
 
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k,
 		      struct kj_case *c, struct kj_error *err)
 {
-	struct golden g;
-	struct kj_reply fr, cr;
-	struct kj_call call;
-	uint64_t seed = o->seed_fixed ? o->seed : kj_seed_derive(a->key, t->task_sha256, k, 1000);
-	char tkey[65];
-	json_t *cached_t = NULL;
-	int rc, usable, ok = 0, same = 0;
-	size_t u;
-	double t0;
+	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1;
+	struct golden *gold = calloc((size_t)n_sets, sizeof(*gold));
+	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
+	struct timed tr, tc;
+	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
+	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
+	int timing_ref = !b->skip_framework;
 
-	golden_init(&g);
-	kj_reply_init(&fr);
-	kj_reply_init(&cr);
-	c->seed = seed;
+	memset(&tr, 0, sizeof(tr));
+	memset(&tc, 0, sizeof(tc));
 	c->input_set = 1;
+	if (!gold || !seeds) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (j = 0; j < n_sets; j++) {
+		golden_init(&gold[j]);
+		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
+					 : kj_seed_derive(a->run_key, t->task_sha256, k, 1000 + j);
+	}
+	c->seed = seeds[0];
 	rc = ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		goto out;
-	/* Golden outputs of the timed inputs. */
-	rc = golden_cached(t, a, k, seed, &g, err);
-	if (rc < 0)
-		goto out;
-	if (rc == 1) {
-		res->from_cache++;
-	} else {
+	/* Golden outputs of every timed input set: from the cache or the
+	 * reference, which runs them one after the other. */
+	for (j = 0; j < n_sets; j++) {
+		struct kj_call call;
+
+		rc = golden_cached(t, a, k, seeds[j], &gold[j], err);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			res->from_cache++;
+			continue;
+		}
 		rc = ensure_side(&t->ref, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
 		memset(&call, 0, sizeof(call));
 		call.op = KJ_CALL_RUN;
 		call.case_idx = k;
-		call.seed = call.init_seed = seed;
+		call.seed = seeds[j];
 		call.out_dir = ref_dir(t, a);
 		call.tag = "ref";
 		rc = send_call(&t->ref, &call, err);
 		if (rc == KJ_OK)
-			rc = recv_call(a, &t->ref, &g.rep, err);
+			rc = recv_call(a, &t->ref, &gold[j].rep, err);
 		if (rc == KJ_OK)
-			rc = golden_take(t, a, k, seed, &g, c, res, &ok, err);
+			rc = golden_take(t, a, k, seeds[j], &gold[j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
-	}
-	keep_desc(c, g.input_desc);
-	/* The reference's latency, kept by the same key plus the timing
-	 * settings, or given. */
-	if (b->skip_framework) {
-		memset(&c->ref, 0, sizeof(c->ref));
-		c->ref.mean_ms = c->ref.median_ms = b->framework_latency_ms;
-		c->ref_given = 1;
-	} else {
-		if (a->cache) {
-			kj__cache_key("t", t, k, seed,
-				      ((uint64_t)b->warmup << 40) ^ ((uint64_t)b->repeats << 20) ^
-					      b->flush_bytes, tkey);
-			rc = kj__time_get(a->cache, tkey, &cached_t, err);
-			if (rc < 0)
-				goto out;
+		if (!gold[j].e.dir[0]) {
+			/* No cache to keep it in: the stage holds one set at a
+			 * time, so later sets would overwrite it.  Time with one. */
+			n_sets = j + 1;
+			break;
 		}
-		rc = cached_t ? latency_from_json(cached_t, &c->ref) : KJ_EPROTOCOL;
-		if (rc == KJ_ENOMEM) {
-			rc = kj_error_set(err, rc, "out of memory");
+	}
+	keep_desc(c, gold[0].input_desc);
+	kj_value_each_file(gold[0].outputs, add_bytes, &out_bytes);
+	rc = device_limits(t, a, res, c, &ok, err);
+	if (rc != KJ_OK || !ok)
+		goto out;
+	if (timing_ref) {
+		rc = ensure_side(&t->ref, c, res, &usable, err);
+		if (rc != KJ_OK || !usable)
 			goto out;
-		}
-		if (rc == KJ_OK) {
-			c->ref_cached = 1;
-			res->from_cache++;
-		} else {
-			rc = ensure_side(&t->ref, c, res, &usable, err);
-			if (rc != KJ_OK || !usable)
-				goto out;
-			memset(&call, 0, sizeof(call));
-			call.op = KJ_CALL_TIME;
-			call.case_idx = k;
-			call.seed = call.init_seed = seed;
-			call.out_dir = t->ref.out_dir;
-			call.tag = "reft";
-			call.warmup = b->warmup;
-			call.repeats = b->repeats;
-			call.flush_bytes = b->flush_bytes;
-			rc = send_call(&t->ref, &call, err);
-			if (rc == KJ_OK)
-				rc = recv_call(a, &t->ref, &fr, err);
-			if (rc != KJ_OK)
-				goto out;
-			if (!fr.ok) {
-				rc = side_failed(&t->ref, &fr, c, res, err);
-				goto out;
-			}
-			if (latency_of(&fr, &c->ref) != KJ_OK) {
-				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-				goto out;
-			}
-			if (a->cache) {
-				json_t *rec = latency_record(&fr);
+	}
+	/* Warm-up: the seed's calls, then more until 200 ms of them ran, so
+	 * that clocks and caches settle before the first sample. */
+	t_start = kj__now_s();
+	{
+		int w = b->warmup > 0 ? b->warmup : 1, pass;
 
-				if (!rec) {
-					rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-					goto out;
-				}
-				rc = kj__time_put(a->cache, tkey, rec, err);
-				json_decref(rec);
-				if (rc != KJ_OK)
+		for (pass = 0; pass < 2; pass++) {
+			double pace;
+
+			if (timing_ref) {
+				rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+						0, 0, w, &tr, 0, c, &ok, err);
+				if (rc != KJ_OK || !ok)
 					goto out;
 			}
+			rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
+					w, &tc, 0, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+			/* A round without timed calls: wall_per_call is its whole
+			 * wall time, the w calls and the round's own work. */
+			pace = (tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call
+								    : tr.wall_per_call) / w;
+			if (pass == 1 || w * pace >= 200)
+				break;
+			w = (int)(200 / (pace > 0.001 ? pace : 0.001));
+			if (w > 100000)
+				w = 100000;
 		}
 	}
-	/* The candidate, every timed call's outputs kept. */
-	memset(&call, 0, sizeof(call));
-	call.op = KJ_CALL_TIME;
-	call.case_idx = k;
-	call.seed = call.init_seed = seed;
-	call.out_dir = t->cand.out_dir;
-	call.tag = "cand";
-	call.warmup = b->warmup;
-	call.repeats = b->repeats;
-	call.flush_bytes = b->flush_bytes;
-	call.check = 1;
-	rc = send_call(&t->cand, &call, err);
-	if (rc == KJ_OK)
-		rc = recv_call(a, &t->cand, &cr, err);
-	if (rc != KJ_OK)
-		goto out;
-	if (!cr.ok) {
-		rc = side_failed(&t->cand, &cr, c, res, err);
-		goto out;
-	}
-	if (cr.inputs_changed) {
-		rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
-				  "tensors during the timed runs") == KJ_OK
-			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (!cr.n_distinct || cr.n_samples != (size_t)b->repeats) {
-		rc = kj_case_fail(c, KJ_ET_PROTOCOL, "the candidate's worker reported %zu timed "
-				  "calls and %zu output sets for %d repeats", cr.n_samples,
-				  cr.n_distinct, b->repeats) == KJ_OK
-			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
-	}
-	t0 = kj__now_s();
-	for (u = 0; u < cr.n_distinct; u++) {
-		rc = compare_all(g.outputs, g.dir, cr.distinct[u], t->cand.out_dir, &o->cmp, c,
-				 &same, err);
-		if (rc != KJ_OK || !same)
+	/* Interleaved rounds until both medians are known well enough. */
+	for (;;) {
+		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
+
+		if (rounds > 0 && per > 0)
+			round_calls = (int)(100.0 / per); /* about 100 ms of each side per round */
+		if (round_calls < 3)
+			round_calls = 3;
+		if (round_calls > 1000)
+			round_calls = 1000;
+		if (timing_ref) {
+			rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold, offset,
+					round_calls, 0, &tr, 1, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
+		rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset,
+				round_calls, 0, &tc, 1, c, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		offset = (offset + round_calls) % n_sets;
+		rounds++;
+		if ((rc = median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
+		    (timing_ref && (rc = median_ci(&tr.ms, &med_r, &rel_r, err)) != KJ_OK))
+			goto out;
+		if (tc.ms.n >= (size_t)b->max_repeats)
+			break;
+		if (tc.ms.n >= (size_t)b->repeats && (!timing_ref || tr.ms.n >= (size_t)b->repeats) &&
+		    rel_c <= b->target_ci && (!timing_ref || rel_r <= b->target_ci))
+			break;
+		if (kj__now_s() - t_start >= b->budget_s && tc.ms.n >= 5 &&
+		    (!timing_ref || tr.ms.n >= 5))
 			break;
 	}
-	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
-	if (rc != KJ_OK)
-		goto out;
-	if (!same) {
-		char *m = NULL;
+	/* The judge's clock: what the candidate's round took beyond its own
+	 * samples, per call, against what the same harness needs around the
+	 * reference's calls. */
+	{
+		double over_c = median_of(&tc.over);
+		double over_r = timing_ref ? median_of(&tr.over) : 1.0;
+		double allowed = 3 * over_r + 0.5 + 0.25 * (timing_ref ? med_r : med_c);
 
-		if (c->type != KJ_ET_PROTOCOL) {
-			if (asprintf(&m, "an output of the timed runs is wrong: %s",
-				     c->message ? c->message : "") < 0) {
-				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-				goto out;
-			}
-			free(c->message);
-			c->message = m;
-			c->type = KJ_ET_TIMED_MISMATCH;
+		if (over_c > allowed) {
+			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the judge's clock saw %.4g ms per "
+					  "timed call that the candidate's samples do not account for "
+					  "(the reference's harness needs %.4g ms around a call; its "
+					  "median sample is %.4g ms)", over_c, over_r, med_c) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
 		}
-		goto out;
 	}
-	if (latency_of(&cr, &c->cand) != KJ_OK) {
+	/* The physical floor: a call cannot be faster than the smallest kernel,
+	 * or than writing its outputs once at the device's copy bandwidth. */
+	{
+		double floor_ms = 0.5 * res->launch_ms;
+		double bytes_ms = 0.5 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
+
+		if (bytes_ms > floor_ms)
+			floor_ms = bytes_ms;
+		if (med_c < floor_ms) {
+			rc = kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's median call took "
+					  "%.4g ms, less than the device needs for it (%.4g ms: %.0f "
+					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)", med_c,
+					  floor_ms, out_bytes, res->copy_gbs, res->launch_ms) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
+	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
+				   KJ_OK)) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
+	if (!timing_ref) {
+		memset(&c->ref, 0, sizeof(c->ref));
+		c->ref.mean_ms = c->ref.median_ms = b->framework_latency_ms;
+		c->ref_given = 1;
+	}
 	c->timed = 1;
-	c->speedup = c->ref.mean_ms > 0 && c->cand.mean_ms > 0 ? c->ref.mean_ms / c->cand.mean_ms
-							       : 0.0;
+	/* Medians, not means: timing samples are skewed, and a few slow calls
+	 * (a page fault, a clock change) move a mean far more than a median. */
+	c->speedup = c->ref.median_ms > 0 && c->cand.median_ms > 0
+			     ? c->ref.median_ms / c->cand.median_ms : 0.0;
+	c->compared = (int)gold[0].outputs->n;
+	c->expected = (int)gold[0].outputs->n;
 	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
 		res->infra_errors++;
 out:
-	json_decref(cached_t);
-	golden_release(&g, a->stage[0] ? a->stage : t->ref.out_dir);
-	kj_reply_release(&fr);
-	kj_reply_release(&cr);
+	for (j = 0; gold && j < (b->timed_sets > 0 ? b->timed_sets : 1); j++)
+		golden_release(&gold[j], a->stage[0] ? a->stage : t->ref.out_dir);
+	free(gold);
+	free(seeds);
+	timed_release(&tr);
+	timed_release(&tc);
 	kj__clear_dir(t->cand.out_dir, ".npy");
 	kj__clear_dir(t->ref.out_dir, ".npy");
 	return rc;
@@ -823,7 +1067,7 @@ int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
 	if (rc != KJ_OK)
 		return finish_result(a, res, rc, err);
 	res->benchmark = 1;
-	res->input_sets = 1;
+	res->input_sets = b->timed_sets > 0 ? b->timed_sets : 1;
 	res->bench = *b;
 	for (k = 0; k < res->n_cases; k++) {
 		rc = bench_case(t, a, o, b, res, k, &res->cases[k], err);

@@ -20,6 +20,7 @@
 
 #include "kjudge/pipeline.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "base/internal.h"
 
 int kj_seed_key(const char *state_dir, uint64_t key[4], struct kj_error *err)
@@ -93,4 +94,27 @@ uint64_t kj_seed_derive(const uint64_t key[4], const char *task_sha256, int case
 	h = splitmix(h ^ key[3]);
 	/* Positive and within 2^53: every Python and JSON reader keeps it exact. */
 	return (h & ((1ull << 53) - 1)) | 1;
+}
+
+int kj_seed_run_key(const uint64_t key[4], const unsigned char *batch, uint64_t run_key[4],
+		    struct kj_error *err)
+{
+	unsigned char nonce[16], out[32];
+	char hex[KJ_SHA256_HEX];
+	int i;
+
+	if (batch)
+		memcpy(nonce, batch, sizeof(nonce));
+	else if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		return kj_error_set(err, KJ_EIO, "getrandom: %s", strerror(errno));
+	kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), nonce, sizeof(nonce), hex);
+	for (i = 0; i < 32; i++) {
+		unsigned hi = (unsigned)(hex[2 * i] <= '9' ? hex[2 * i] - '0' : hex[2 * i] - 'a' + 10);
+		unsigned lo = (unsigned)(hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0'
+							      : hex[2 * i + 1] - 'a' + 10);
+
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	memcpy(run_key, out, 4 * sizeof(uint64_t));
+	return KJ_OK;
 }

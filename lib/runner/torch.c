@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,9 @@ void kj_reply_release(struct kj_reply *r)
 	for (i = 0; i < r->n_distinct; i++)
 		kj_value_free(r->distinct[i]);
 	free(r->distinct);
+	free(r->distinct_set);
+	free(r->call_set);
+	free(r->call_distinct);
 	kj_reply_init(r);
 }
 
@@ -151,6 +155,7 @@ struct ttask {
 	struct kj_task *t;
 	char python[PATH_MAX];
 	char worker[PATH_MAX];
+	char timer[PATH_MAX];           /* kjudge_timer.so, beside the worker */
 	char dir[PATH_MAX];             /* the verify directory (real path) */
 	char task_mod[256], cand_mod[384];
 	char device_req[16];
@@ -325,6 +330,10 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 		r->type = KJ_ET_TASK_INPUTS;
 	else if (!strcmp(r->phase, "import") || !strcmp(r->phase, "init"))
 		r->type = KJ_ET_LOAD;
+	else if (cls && !strcmp(cls, "HarnessTampered"))
+		r->type = KJ_ET_TAMPERED;
+	else if (cls && !strcmp(cls, "LazyOutput"))
+		r->type = KJ_ET_LAZY_OUTPUT;
 	else if (sticky)
 		r->type = KJ_ET_CUDA;
 	else if (cls && strstr(cls, "CompilationError"))
@@ -437,6 +446,13 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 			return reply_malformed(ts, r, e.msg, err);
 		return KJ_OK;
 	}
+	if (op == KJ_CALL_DEVICE) {
+		r->copy_gbs = json_number_value(json_object_get(rep, "copy_gbs"));
+		r->launch_ms = json_number_value(json_object_get(rep, "launch_ms"));
+		if (!(r->copy_gbs > 0) || !(r->launch_ms >= 0))
+			return reply_malformed(ts, r, "device limits", err);
+		return KJ_OK;
+	}
 	rc = parse_samples(json_object_get(rep, "samples_ms"), &r->samples_ms, &r->n_samples);
 	if (rc == KJ_OK)
 		rc = parse_samples(json_object_get(rep, "escaped_ms"), &r->escaped_ms, &n);
@@ -444,24 +460,74 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 		return kj_error_set(err, rc, "out of memory");
 	if (rc != KJ_OK || n != r->n_samples)
 		return reply_malformed(ts, r, "timing samples", err);
+	for (i = 0; i < r->n_samples; i++)
+		if (!(r->samples_ms[i] >= 0) || !(r->escaped_ms[i] >= 0) || !isfinite(r->samples_ms[i]))
+			return reply_malformed(ts, r, "a timing sample that is not a finite, "
+					       "non-negative number", err);
 	r->peak_memory_mb = json_number_value(json_object_get(rep, "peak_memory_mb"));
+	r->idle_sync_ms = json_number_value(json_object_get(rep, "idle_sync_ms"));
 	snprintf(r->timer, sizeof(r->timer), "%s", jstr(rep, "timer") && strlen(jstr(rep, "timer")) < 24
 		 ? jstr(rep, "timer") : "?");
+	/* Distinct outputs by input set: [[outputs, ...] per set]; calls:
+	 * [[set, distinct], ...] per timed call. */
 	d = json_object_get(rep, "distinct_outputs");
+	if (d) {
+		size_t k, total = 0;
+
+		if (!json_is_array(d))
+			return reply_malformed(ts, r, "distinct outputs", err);
+		for (k = 0; k < json_array_size(d); k++)
+			total += json_array_size(json_array_get(d, k));
+		if (total > 100000)
+			return reply_malformed(ts, r, "too many distinct outputs", err);
+		if (total) {
+			r->distinct = calloc(total, sizeof(*r->distinct));
+			r->distinct_set = calloc(total, sizeof(int));
+			if (!r->distinct || !r->distinct_set)
+				return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		}
+		for (k = 0; k < json_array_size(d); k++) {
+			const json_t *per = json_array_get(d, k);
+
+			if (!json_is_array(per))
+				return reply_malformed(ts, r, "distinct outputs", err);
+			for (i = 0; i < json_array_size(per); i++) {
+				rc = parse_outputs(json_array_get(per, i), &r->distinct[r->n_distinct], &e);
+				if (rc == KJ_ENOMEM)
+					return kj_error_set(err, rc, "out of memory");
+				if (rc != KJ_OK)
+					return reply_malformed(ts, r, e.msg, err);
+				r->distinct_set[r->n_distinct++] = (int)k;
+			}
+		}
+	}
+	d = json_object_get(rep, "calls");
 	n = json_array_size(d);
+	if (d && (!json_is_array(d) || n != r->n_samples))
+		return reply_malformed(ts, r, "a call list that does not match the samples", err);
 	if (n) {
-		r->distinct = calloc(n, sizeof(*r->distinct));
-		if (!r->distinct)
+		r->call_set = calloc(n, sizeof(int));
+		r->call_distinct = calloc(n, sizeof(int));
+		if (!r->call_set || !r->call_distinct)
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
-		rc = parse_outputs(json_array_get(d, i), &r->distinct[i], &e);
-		if (rc == KJ_ENOMEM)
-			return kj_error_set(err, rc, "out of memory");
-		if (rc != KJ_OK)
-			return reply_malformed(ts, r, e.msg, err);
-		r->n_distinct++;
+		const json_t *c = json_array_get(d, i);
+		json_int_t set = json_integer_value(json_array_get(c, 0));
+		json_int_t u = json_integer_value(json_array_get(c, 1));
+		size_t j, base = 0;
+
+		/* The distinct output u of set `set`, as an index of the flat list. */
+		for (j = 0; j < r->n_distinct && r->distinct_set[j] != (int)set; j++)
+			;
+		base = j;
+		if (!json_is_array(c) || set < 0 || u < 0 || base + (size_t)u >= r->n_distinct ||
+		    r->distinct_set[base + (size_t)u] != (int)set)
+			return reply_malformed(ts, r, "a call naming an output that is not there", err);
+		r->call_set[i] = (int)set;
+		r->call_distinct[i] = (int)(base + (size_t)u);
 	}
+	r->n_calls = n;
 	return KJ_OK;
 }
 
@@ -656,8 +722,9 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		skip[i] = s->load_failure.type != KJ_ET_NOT_JUDGED;
 		if (skip[i])
 			continue;
-		req = json_pack("{s:s, s:s, s:s}", "op", "load", "module",
-				cand ? tt->cand_mod : tt->task_mod, "cls", cand ? "ModelNew" : "Model");
+		req = json_pack("{s:s, s:s, s:s, s:I}", "op", "load", "module",
+				cand ? tt->cand_mod : tt->task_mod, "cls", cand ? "ModelNew" : "Model",
+				"init_seed", (json_int_t)s->init_seed);
 		if (!req)
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		rcs[i] = kj_proc_send(&sv[i]->proc, req, startup_s, &nonce, &es[i]);
@@ -711,20 +778,33 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 	json_t *req;
 	int rc;
 
-	if (call->op == KJ_CALL_RUN)
-		req = json_pack("{s:s, s:i, s:I, s:I, s:s, s:s}", "op", "run", "case", call->case_idx,
-				"seed", (json_int_t)call->seed, "init_seed", (json_int_t)call->init_seed,
-				"out_dir", call->out_dir, "tag", call->tag);
-	else
-		req = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:s, s:b}", "op", "time",
-				"case", call->case_idx, "seed", (json_int_t)call->seed, "init_seed",
-				(json_int_t)call->init_seed, "warmup", call->warmup, "repeats",
-				call->repeats, "flush_bytes", (json_int_t)call->flush_bytes,
+	if (call->op == KJ_CALL_RUN) {
+		req = json_pack("{s:s, s:i, s:I, s:s, s:s}", "op", "run", "case", call->case_idx,
+				"seed", (json_int_t)call->seed, "out_dir", call->out_dir, "tag", call->tag);
+	} else if (call->op == KJ_CALL_DEVICE) {
+		req = json_pack("{s:s}", "op", "device");
+	} else {
+		json_t *seeds = json_array(), *schedule = json_array();
+		int i, bad = !seeds || !schedule;
+
+		for (i = 0; !bad && i < call->n_seeds; i++)
+			bad |= json_array_append_new(seeds, json_integer((json_int_t)call->seeds[i]));
+		for (i = 0; !bad && i < call->n_calls; i++)
+			bad |= json_array_append_new(schedule, json_integer(call->schedule[i]));
+		if (bad) {
+			json_decref(seeds);
+			json_decref(schedule);
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		}
+		req = json_pack("{s:s, s:i, s:o, s:o, s:i, s:I, s:s, s:s, s:b}", "op", "time_round",
+				"case", call->case_idx, "seeds", seeds, "schedule", schedule,
+				"warmup", call->warmup, "flush_bytes", (json_int_t)call->flush_bytes,
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
+	}
 	if (!req)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
-	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir);
+	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir ? call->out_dir : "");
 	rc = kj_proc_send(&ts->proc, req, tt->timeout_s, &ts->nonce, &e);
 	ts->pending = 1;
 	if (rc != KJ_OK) {
@@ -773,6 +853,13 @@ static void op_stop(struct kj_side *s)
 	s->started = 0;
 }
 
+static int op_freeze(struct kj_side *s, int frozen, struct kj_error *err)
+{
+	struct tside *ts = s->impl;
+
+	return kj_proc_freeze(&ts->proc, frozen, err);
+}
+
 static void op_release(struct kj_side *s)
 {
 	struct tside *ts = s->impl;
@@ -789,7 +876,7 @@ static void op_release(struct kj_side *s)
 }
 
 static const struct kj_side_ops torch_ops = {
-	op_start, op_send, op_recv, op_stop, op_release,
+	op_start, op_send, op_recv, op_stop, op_freeze, op_release,
 };
 
 /* --- the candidate's sandbox ------------------------------------------------------------ */
@@ -951,6 +1038,7 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 	if ((rc = sb_ro(tt, keep_path(tt, "%s", py_root), err)) != KJ_OK ||
 	    (rc = sb_ro(tt, keep_path(tt, "%s", py_base), err)) != KJ_OK ||
 	    (rc = sb_ro(tt, tt->worker, err)) != KJ_OK ||
+	    (rc = sb_ro(tt, tt->timer, err)) != KJ_OK ||
 	    (rc = sb_ro(tt, tt->cand_src, err)) != KJ_OK)
 		return rc;
 	if (tt->pycache[0] && (rc = sb_ro(tt, tt->pycache, err)) != KJ_OK)
@@ -1120,6 +1208,17 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		rc = kj_error_set(err, KJ_ENOENT, "'%s': the torch worker is missing (it is "
 				  "installed beside kjudge or in ../libexec/kjudge)", tt->worker);
 		goto fail;
+	}
+	{
+		const char *slash = strrchr(tt->worker, '/');
+
+		if (!slash || snprintf(tt->timer, sizeof(tt->timer), "%.*s/kjudge_timer.so",
+				       (int)(slash - tt->worker), tt->worker) >= (int)sizeof(tt->timer) ||
+		    !kj__is_file(tt->timer)) {
+			rc = kj_error_set(err, KJ_ENOENT, "'%s': the worker's timing harness is "
+					  "missing (it is installed beside the worker)", tt->timer);
+			goto fail;
+		}
 	}
 	/* The bytecode tree in the cache, when there is a cache. */
 	if (a->cache && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
