@@ -110,7 +110,19 @@ struct kj_proc {
 	struct kj_proc_link link;       /* in the judge's list while it lives */
 	enum kj_isolation isolation;    /* what the spawn achieved */
 	struct kj_limits_in_force limits; /* what bounds it (sandboxed ones) */
+	/* Descriptors the worker passed on proto (SCM_RIGHTS), each with the
+	 * offset in `line` of the bytes they came with: they belong to the
+	 * line those bytes are in.  Those of the last reply taken are in
+	 * reply_fds until kj_proc_take_fds; the rest are closed. */
+	struct kj_proc_fd { int fd; size_t at; } *fds;
+	size_t n_fds, cap_fds;
+	int *reply_fds;
+	size_t n_reply_fds;
+	int fds_over;                   /* more descriptors than KJ_PROC_FDS_MAX */
 };
+
+/* The most descriptors a worker may have in flight to the judge. */
+#define KJ_PROC_FDS_MAX 4096
 
 void kj_proc_init(struct kj_proc *p);
 
@@ -165,6 +177,14 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
  * far as can be).  lib/sandbox/freeze.c.
  */
 int kj_proc_freeze(struct kj_proc *p, int frozen, struct kj_error *err);
+
+/*
+ * The descriptors that came with the reply the last kj_proc_wait (or
+ * kj_proc_request) returned, in the order the worker sent them: *fds is a
+ * new array (NULL when none) the caller frees, and the caller closes each
+ * descriptor.  p holds none of them afterwards.
+ */
+void kj_proc_take_fds(struct kj_proc *p, int **fds, size_t *n);
 
 /* Kill the whole process group (SIGKILL) and reap the leader. */
 void kj_proc_kill(struct kj_proc *p);

@@ -98,6 +98,13 @@ int kj_npy_parse_header(const void *buf, size_t len, struct kj_npy_header *hdr,
 int kj_npy_load(struct kj_tensor *t, const char *path, struct kj_error *err);
 
 /*
+ * The same for a descriptor the caller keeps (a sealed memfd a worker sent,
+ * say); `name` is what messages call it.  The descriptor is not closed; the
+ * mapping stays valid after the caller closes it.
+ */
+int kj_npy_load_fd(struct kj_tensor *t, int fd, const char *name, struct kj_error *err);
+
+/*
  * Write `t` to `path` as .npy (version 1.0, or 2.0 when the header needs
  * it), in t's order and byte order.  bfloat16 is written as uint16 ('<u2' or
  * '>u2') and the float8 types as '|u1' (see dtype.h).  Written to a

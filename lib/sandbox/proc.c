@@ -288,6 +288,61 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
  * Take complete lines out of p->line; return the first that is our reply
  * (a JSON object whose "nonce" equals `nonce`), or NULL.
  */
+static void close_reply_fds(struct kj_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_reply_fds; i++)
+		close(p->reply_fds[i]);
+	free(p->reply_fds);
+	p->reply_fds = NULL;
+	p->n_reply_fds = 0;
+}
+
+static void close_all_fds(struct kj_proc *p)
+{
+	size_t i;
+
+	close_reply_fds(p);
+	for (i = 0; i < p->n_fds; i++)
+		close(p->fds[i].fd);
+	free(p->fds);
+	p->fds = NULL;
+	p->n_fds = p->cap_fds = 0;
+}
+
+/*
+ * The descriptors that came with the first len + 1 bytes of the line buffer
+ * (a line and its newline, about to be dropped): kept as the reply's when
+ * `keep`, else closed; the others' offsets move down.  Returns KJ_OK or
+ * KJ_ENOMEM (the descriptors are then closed).
+ */
+static int line_fds(struct kj_proc *p, size_t len, int keep)
+{
+	size_t i, j = 0, mine = 0;
+	int rc = KJ_OK;
+
+	for (i = 0; i < p->n_fds; i++)
+		mine += p->fds[i].at <= len;
+	if (keep) {
+		close_reply_fds(p);
+		if (mine && !(p->reply_fds = malloc(mine * sizeof(int))))
+			rc = KJ_ENOMEM;
+	}
+	for (i = 0; i < p->n_fds; i++) {
+		if (p->fds[i].at > len) {
+			p->fds[j] = p->fds[i];
+			p->fds[j++].at -= len + 1;
+		} else if (keep && p->reply_fds) {
+			p->reply_fds[p->n_reply_fds++] = p->fds[i].fd;
+		} else {
+			close(p->fds[i].fd);
+		}
+	}
+	p->n_fds = j;
+	return rc;
+}
+
 static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
 {
 	char *nl;
@@ -296,16 +351,63 @@ static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
 		size_t len = (size_t)(nl - p->line);
 		json_t *o = json_loadb(p->line, len, 0, NULL);
 		json_t *n = o ? json_object_get(o, "nonce") : NULL;
+		int ours = json_is_object(o) && json_is_integer(n) &&
+			   (uint64_t)json_integer_value(n) == nonce;
 
+		if (line_fds(p, len, ours) != KJ_OK) {
+			json_decref(o);
+			o = NULL;
+			ours = 0;
+		}
 		memmove(p->line, nl + 1, p->line_len - len - 1);
 		p->line_len -= len + 1;
-		if (json_is_object(o) && json_is_integer(n) &&
-		    (uint64_t)json_integer_value(n) == nonce)
+		if (ours)
 			return o;
 		json_decref(o);
 		p->noise_lines++;
 	}
 	return NULL;
+}
+
+void kj_proc_take_fds(struct kj_proc *p, int **fds, size_t *n)
+{
+	*fds = p->reply_fds;
+	*n = p->n_reply_fds;
+	p->reply_fds = NULL;
+	p->n_reply_fds = 0;
+}
+
+/* Keep the descriptors a message carried, at offset `at` of the line. */
+static void keep_fds(struct kj_proc *p, struct msghdr *m, size_t at)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t k, nfd;
+		int fd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd; k++) {
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (p->n_fds == p->cap_fds) {
+				size_t cap = p->cap_fds ? 2 * p->cap_fds : 64;
+				struct kj_proc_fd *v = cap <= KJ_PROC_FDS_MAX
+					? realloc(p->fds, cap * sizeof(*v)) : NULL;
+
+				if (!v) {
+					p->fds_over = 1;
+					close(fd);
+					continue;
+				}
+				p->fds = v;
+				p->cap_fds = cap;
+			}
+			p->fds[p->n_fds].fd = fd;
+			p->fds[p->n_fds++].at = at;
+		}
+	}
 }
 
 static int read_proto(struct kj_proc *p)
@@ -325,7 +427,28 @@ static int read_proto(struct kj_proc *p)
 			p->line = nl;
 			p->line_cap = cap;
 		}
-		n = read(p->proto, p->line + p->line_len, p->line_cap - p->line_len);
+		{
+			/* Descriptors (SCM_RIGHTS) come with the bytes they were
+			 * sent with: up to 253 a message, close-on-exec here. */
+			union {
+				struct cmsghdr align;
+				char buf[CMSG_SPACE(253 * sizeof(int))];
+			} ctl;
+			struct iovec iov = { p->line + p->line_len, p->line_cap - p->line_len };
+			struct msghdr m;
+
+			memset(&m, 0, sizeof(m));
+			m.msg_iov = &iov;
+			m.msg_iovlen = 1;
+			m.msg_control = ctl.buf;
+			m.msg_controllen = sizeof(ctl.buf);
+			n = recvmsg(p->proto, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+			if (n > 0 || m.msg_controllen) {
+				keep_fds(p, &m, p->line_len);
+				if (m.msg_flags & MSG_CTRUNC)
+					p->fds_over = 1;
+			}
+		}
 		if (n > 0) {
 			p->line_len += (size_t)n;
 			continue;
@@ -488,6 +611,7 @@ void kj_proc_release(struct kj_proc *p, double grace_s)
 	free(p->cap_out.data);
 	free(p->cap_err.data);
 	free(p->line);
+	close_all_fds(p);
 	kj_proc_init(p);
 }
 

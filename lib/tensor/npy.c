@@ -697,11 +697,7 @@ static int load_header(int fd, size_t size, const char *qpath,
 int kj_npy_load(struct kj_tensor *t, const char *path, struct kj_error *err)
 {
 	char qpath[QPATH_MAX];
-	struct kj_npy_header hdr;
-	struct stat st;
-	void *base = NULL;
-	size_t size = 0;
-	int fd, rc, i;
+	int fd, rc;
 
 	kj_tensor_init(t);
 	quote_path(path, qpath, sizeof(qpath));
@@ -711,6 +707,22 @@ int kj_npy_load(struct kj_tensor *t, const char *path, struct kj_error *err)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sys_error(err, errno, qpath, NULL);
+	rc = kj_npy_load_fd(t, fd, path, err);
+	close(fd);
+	return rc;
+}
+
+int kj_npy_load_fd(struct kj_tensor *t, int fd, const char *name, struct kj_error *err)
+{
+	char qpath[QPATH_MAX];
+	struct kj_npy_header hdr;
+	struct stat st;
+	void *base = NULL;
+	size_t size = 0;
+	int rc, i;
+
+	kj_tensor_init(t);
+	quote_path(name, qpath, sizeof(qpath));
 	if (fstat(fd, &st) < 0) {
 		rc = sys_error(err, errno, qpath, "cannot stat");
 		goto out;
@@ -782,7 +794,6 @@ int kj_npy_load(struct kj_tensor *t, const char *path, struct kj_error *err)
 	}
 	rc = KJ_OK;
 out:
-	close(fd);
 	return rc;
 }
 
