@@ -569,7 +569,10 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		}
 		if (rc != KJ_OK)
 			return rc;
+		/* The candidate's output is limited per request, the reference's
+		 * only kept as a tail. */
 		ts->proc.output_limit = s->sandboxed;
+		ts->proc.output_bytes = tt->cfg->limits.output_bytes;
 		json_decref(s->limits);
 		s->limits = kj_proc_limits_json(&ts->proc);
 		s->isolation = kj_isolation_name(ts->proc.isolation);
@@ -716,6 +719,10 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
 	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir);
+	/* A timed request calls forward warmup + repeats times: it may print
+	 * as much as that many calls. */
+	ts->proc.output_calls = call->op == KJ_CALL_TIME && call->warmup + call->repeats > 1
+					? (unsigned)call->warmup + (unsigned)call->repeats : 1;
 	rc = kj_proc_send(&ts->proc, req, tt->timeout_s, &ts->nonce, &e);
 	ts->pending = 1;
 	if (rc != KJ_OK) {
