@@ -48,7 +48,20 @@ static int add_path(struct kj_sandbox *sb, const char **v, int *n, const char *p
 
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path)
 {
-	return add_path(sb, sb->ro, &sb->n_ro, path);
+	int rc = add_path(sb, sb->ro, &sb->n_ro, path);
+
+	if (rc == KJ_OK)
+		sb->ro_hide[sb->n_ro - 1] = 0;
+	return rc;
+}
+
+int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir)
+{
+	int rc = add_path(sb, sb->ro, &sb->n_ro, dir);
+
+	if (rc == KJ_OK)
+		sb->ro_hide[sb->n_ro - 1] = 1;
+	return rc;
 }
 
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path)
@@ -111,6 +124,53 @@ static int bind_path(const char *root, const char *path, int writable)
 	    mount(NULL, dst, NULL, ro | MS_NODEV, NULL) < 0 &&
 	    mount(NULL, dst, NULL, ro | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return -1;
+	return 0;
+}
+
+/* Flags of a hidden directory's tmpfs: nothing in it runs or is a device. */
+#define HIDE_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/*
+ * An empty tmpfs over root + dir, where the binds so far show a directory:
+ * writable for now, so that later binds can make their mount points in it
+ * (seal_hidden makes it read-only once they are all made).  Returns 1 when
+ * it is mounted, 0 when nothing is there (nothing to hide), -1 on error.
+ */
+static int hide_dir(const char *root, const char *dir)
+{
+	char dst[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(dst, sizeof(dst), "%s%s", root, dir) >= sizeof(dst)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (lstat(dst, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (mount("kjudge-hidden", dst, "tmpfs", HIDE_FLAGS, "mode=0755,size=64k") < 0)
+		return -1;
+	return 1;
+}
+
+/* The directories hidden (mounted[i]) made read-only, once every bind is
+ * in place. */
+static int seal_hidden(const struct kj_sandbox *sb, const char *root,
+		       const unsigned char *mounted)
+{
+	char dst[4096];
+	int i;
+
+	for (i = 0; i < sb->n_ro; i++) {
+		if (!mounted[i])
+			continue;
+		snprintf(dst, sizeof(dst), "%s%s", root, sb->ro[i]);
+		if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | HIDE_FLAGS, NULL) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -301,6 +361,7 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 {
 	const char *root = sb->root_dir;
 	char p[4096], opt[64];
+	unsigned char mounted[KJ_SANDBOX_MAX_PATHS];
 	int i;
 
 	STEP("make mounts private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
@@ -318,10 +379,20 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	if (mkdir(p, 01777) < 0 && errno != EEXIST)
 		return *step = "make /tmp", -1;
 	STEP("mount /tmp", mount("kjudge-tmp", p, "tmpfs", MS_NOSUID | MS_NODEV, opt));
-	for (i = 0; i < sb->n_ro; i++)
-		STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
+	for (i = 0; i < sb->n_ro; i++) {
+		mounted[i] = 0;
+		if (sb->ro_hide[i]) {
+			int h = hide_dir(root, sb->ro[i]);
+
+			STEP("hide a directory", h);
+			mounted[i] = h > 0;
+		} else {
+			STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
+		}
+	}
 	for (i = 0; i < sb->n_rw; i++)
 		STEP("bind a writable path", bind_path(root, sb->rw[i], 1));
+	STEP("make the hidden directories read-only", seal_hidden(sb, root, mounted));
 	snprintf(p, sizeof(p), "%s/.old", root);
 	STEP("make the old root's mount point", mkdir(p, 0700));
 	STEP("pivot_root", (int)syscall(SYS_pivot_root, root, p));

@@ -217,17 +217,98 @@ KJ_TEST(sandbox_worker_cannot_clear_its_death_signal)
 	box_release(&b);
 }
 
+/* ask_box with every '@' of tmpl (an ANSWER, whose own text holds no '@')
+ * replaced by text. */
+static const char *ask_box_with(struct box *b, const char *tmpl, const char *text)
+{
+	char script[2400];
+	size_t k = 0;
+	const char *t;
+
+	for (t = tmpl; *t && k + strlen(text) + 2 < sizeof(script); t++) {
+		if (*t == '@') {
+			memcpy(script + k, text, strlen(text));
+			k += strlen(text);
+		} else {
+			script[k++] = *t;
+		}
+	}
+	KJ_CHECK(*t == '\0');
+	script[k] = '\0';
+	return ask_box(b, script);
+}
+
 /* What the syscalls helper says about `names` inside the box: its lines,
  * then its exit status (159 = 128 + SIGSYS when the filter killed it). */
 static const char *box_syscalls(struct box *b, const char *names)
 {
-	static const char tmpl[] = ANSWER("$H @; echo $?");
-	const char *at = strchr(tmpl, '@');
-	char script[1200];
-
 	snprintf(helper_path, sizeof(helper_path), "%s", kj_test_helper("syscalls"));
-	snprintf(script, sizeof(script), "%.*s%s%s", (int)(at - tmpl), tmpl, names, at + 1);
-	return ask_box(b, script);
+	return ask_box_with(b, ANSWER("$H @; echo $?"), names);
+}
+
+/* A small file with text in it (the test fails when it cannot be made). */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	KJ_CHECK(f != NULL);
+	fputs(text, f);
+	KJ_CHECK_INT(fclose(f), 0);
+}
+
+KJ_TEST(sandbox_hides_what_a_bind_would_show)
+{
+	struct box b;
+	char view[128], cache[160], mine[200], p[300];
+
+	/* view/ is bound read-only; view/cache/ in it is hidden, but its
+	 * part view/cache/mine/ is bound writable after the hide. */
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	snprintf(cache, sizeof(cache), "%s/cache", view);
+	snprintf(mine, sizeof(mine), "%s/mine", cache);
+	KJ_CHECK_INT(mkdir(view, 0755), 0);
+	KJ_CHECK_INT(mkdir(cache, 0755), 0);
+	KJ_CHECK_INT(mkdir(mine, 0755), 0);
+	snprintf(p, sizeof(p), "%s/visible.txt", view);
+	put_file(p, "visible\n");
+	snprintf(p, sizeof(p), "%s/golden.npy", cache);
+	put_file(p, "golden\n");
+	KJ_CHECK_INT(kj_sandbox_ro(&b.sb, view), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_hide(&b.sb, cache), KJ_OK);
+	/* A hidden path that nothing shows is no error. */
+	KJ_CHECK_INT(kj_sandbox_hide(&b.sb, "/nonexistent/kjudge-hidden"), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_rw(&b.sb, mine), KJ_OK);
+	KJ_CHECK_STR(ask_box_with(&b, ANSWER("cat @/visible.txt; ls -A @/cache; "
+					     "cat @/cache/golden.npy 2>/dev/null || echo gone; "
+					     "(touch @/cache/new 2>/dev/null && echo wrote) || echo read-only; "
+					     "(echo m > @/cache/mine/m && echo mine-ok)"), view),
+		     "visible;mine;gone;read-only;mine-ok;");
+	snprintf(p, sizeof(p), "%s/m", mine);
+	KJ_CHECK(access(p, F_OK) == 0);
+	/* The host's directory is as it was. */
+	snprintf(p, sizeof(p), "%s/golden.npy", cache);
+	KJ_CHECK(access(p, F_OK) == 0);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_a_hidden_path_that_is_not_a_directory_stops_the_start)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	char view[128], file[160];
+
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	snprintf(file, sizeof(file), "%s/key", view);
+	KJ_CHECK_INT(mkdir(view, 0755), 0);
+	put_file(file, "key\n");
+	kj_sandbox_ro(&b.sb, view);
+	kj_sandbox_hide(&b.sb, file);
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "hide a directory") != NULL);
+	box_release(&b);
 }
 
 KJ_TEST(sandbox_refuses_namespaces_mounts_io_uring_and_tracing)
