@@ -17,7 +17,8 @@
  *                     $XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge
  *   KJ_SANDBOX        "on" (the default) or "off"
  *   KJ_LIMIT_CPU_S, KJ_LIMIT_MEM_MB, KJ_LIMIT_FILE_MB, KJ_LIMIT_PROCS,
- *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB    the candidate's limits
+ *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB,
+ *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits
  *   KJ_THREADS        comparator threads (0: one per CPU)
  */
 #include <errno.h>
@@ -174,6 +175,9 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	mb = cfg->limits.tmp_bytes >> 20;
 	rc |= var_ll(cmd, "KJ_LIMIT_TMP_MB", 1, 1LL << 30, &mb);
 	cfg->limits.tmp_bytes = mb << 20;
+	n = (long long)(cfg->limits.output_bytes >> 10);
+	rc |= var_ll(cmd, "KJ_LIMIT_OUTPUT_KB", 1, 1 << 20, &n);
+	cfg->limits.output_bytes = (size_t)n << 10;
 	n = 0;
 	rc |= var_ll(cmd, "KJ_THREADS", 0, 1024, &n);
 	cfg->threads = (int)n;

@@ -29,7 +29,9 @@ struct kj_limits {
 	long procs;             /* processes and threads; default 1024 */
 	long nofile;            /* open files; default 4096 */
 	long long tmp_bytes;    /* its private /tmp and /dev/shm; default 256 MiB */
-	size_t output_bytes;    /* stdout and stderr kept per stream; 256 KiB */
+	size_t output_bytes;    /* what one call may print on stdout, and on
+				 * stderr (a timed request of N calls: N
+				 * times as much); 256 KiB */
 };
 
 struct kj_config {
@@ -73,7 +75,7 @@ const char *kj_config_env(const struct kj_config *c, const char *name);
 
 /* The limits as a JSON object (a new reference; NULL when out of memory):
  * {cpu_s, memory_bytes, file_bytes, procs, open_files, tmp_bytes,
- *  output_bytes_per_stream}. */
+ *  output_bytes_per_call (per stream)}. */
 json_t *kj_limits_json(const struct kj_limits *l);
 
 #endif /* KJUDGE_CONFIG_H */

@@ -24,6 +24,15 @@
  * buffers so a flood of output can never block the worker or grow without
  * end.  The wait has a deadline; when it passes the whole group is killed.
  *
+ * Output is counted per request, not per worker life: each send starts the
+ * count of both streams again, and the buffers keep the tail of the current
+ * request's output (what a message about its failure shows).  A request may
+ * print output_bytes per stream for every call it says it makes
+ * (output_calls: a timed request that runs forward N times may print N
+ * times as much); with output_limit set, the first byte past that budget
+ * stops the request at once (the worker is killed, output_over says why),
+ * however much more the worker would have printed.
+ *
  * Nothing a worker starts outlives the judge, however the judge ends.  The
  * worker has SIGKILL as its parent-death signal, and it is PID 1 of a PID
  * namespace of its own wherever the machine allows one (p->isolation says
@@ -58,15 +67,20 @@
 #include "kjudge/error.h"
 #include "kjudge/sandbox.h"
 
-/* Output kept per stream; what comes after is counted, not kept. */
+/* Output kept per stream: the last bytes of the current request's; what
+ * came before them is counted, not kept.  Also the default budget of one
+ * call (output_bytes 0). */
 #define KJ_PROC_CAPTURE_MAX (256u << 10)
 /* The longest reply line accepted. */
 #define KJ_PROC_LINE_MAX (64u << 20)
 
 struct kj_capture {
-	char *data;          /* NUL-terminated, at most KJ_PROC_CAPTURE_MAX bytes */
+	char *data;          /* NUL-terminated: the tail of the current
+			      * request's output, at most KJ_PROC_CAPTURE_MAX
+			      * bytes */
 	size_t len;
-	size_t dropped;      /* bytes seen past the cap */
+	size_t dropped;      /* bytes of the current request before the tail
+			      * (len + dropped: all it printed on the stream) */
 };
 
 /*
@@ -104,9 +118,16 @@ struct kj_proc {
 	double cpu_s;        /* its CPU time (user + system) once reaped */
 	struct kj_cgroup cg; /* sandboxed processes: their cgroup, if any */
 	int oom_killed;      /* the cgroup saw an OOM kill (set when killed) */
-	int output_limit;    /* set by the caller: output past the capture cap
-			      * fails the request (else it is dropped) */
-	int output_over;     /* a request failed for that */
+	/* Output limits, set by the caller (see the theory above). */
+	int output_limit;    /* output past a request's budget fails the
+			      * request (else what is not kept is dropped) */
+	size_t output_bytes; /* the budget of one call, per stream; 0:
+			      * KJ_PROC_CAPTURE_MAX */
+	unsigned output_calls; /* the calls the next request makes (0 and 1:
+				* one); kj_proc_send takes it and sets it
+				* back to 0 */
+	size_t budget;       /* the current request's budget, per stream */
+	int output_over;     /* a request failed for printing past it */
 	struct kj_proc_link link;       /* in the judge's list while it lives */
 	enum kj_isolation isolation;    /* what the spawn achieved */
 	struct kj_limits_in_force limits; /* what bounds it (sandboxed ones) */
@@ -160,7 +181,12 @@ int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
 /*
  * The two halves of kj_proc_request, for talking to several workers at once:
  * send to each, then wait for each.  *nonce links a wait to its send.  The
- * same return codes; a failed send or wait leaves the worker killed.
+ * same return codes; a failed send or wait leaves the worker killed.  A send
+ * begins a new request's output: the captures are emptied and its budget is
+ * output_bytes times output_calls.  A wait that finds its reply first takes
+ * what the worker printed before it, so that output is counted on its own
+ * request; with output_limit, a request that printed past its budget fails
+ * (KJ_EWORKER, output_over set) even when its reply came.
  */
 int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		 uint64_t *nonce, struct kj_error *err);

@@ -13,7 +13,9 @@
  *     gives up if a limit cannot be set     .
  *   writes one byte on the sync socket ---->  builds the new root: a tmpfs
  *                                           with read-only binds of
- *                                           sb->ro, writable binds of
+ *                                           sb->ro (and empty dirs
+ *                                           over what it hides),
+ *                                           writable binds of
  *                                           sb->rw, a minimal /dev (GPU
  *                                           nodes only when sb->gpu), a new
  *                                           /proc, a private /tmp; then
@@ -53,8 +55,17 @@
 struct kj_sandbox {
 	/* Paths (absolute; files or directories) seen at the same place inside,
 	 * read-only or writable.  Missing ones are skipped.  The strings are
-	 * the caller's and must outlive the spawn. */
+	 * the caller's and must outlive the spawn.
+	 *
+	 * The read-only list is applied in order, and may also hide
+	 * directories (kj_sandbox_hide, ro_hide[i] set): a hidden directory
+	 * gets an empty read-only tmpfs over it, which covers what the binds
+	 * before it showed there; read-only binds after it and every writable
+	 * bind show through it (their mount points are made in it).  A hidden
+	 * path that the binds before it do not show is skipped; one that is
+	 * there but cannot be covered stops the start (KJ_ESANDBOX). */
 	const char *ro[KJ_SANDBOX_MAX_PATHS];
+	unsigned char ro_hide[KJ_SANDBOX_MAX_PATHS];
 	int n_ro;
 	const char *rw[KJ_SANDBOX_MAX_PATHS];
 	int n_rw;
@@ -116,6 +127,9 @@ void kj_sandbox_init(struct kj_sandbox *sb);
  * whether or not the caller looked at the code. */
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path);
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path);
+/* Add a directory to hide to sb->ro, after what is there (see above); the
+ * same codes. */
+int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir);
 
 /*
  * Make a cgroup for one process with the memory and process limits of sb,

@@ -50,5 +50,5 @@ json_t *kj_limits_json(const struct kj_limits *l)
 			 "procs", (json_int_t)l->procs,
 			 "open_files", (json_int_t)l->nofile,
 			 "tmp_bytes", (json_int_t)l->tmp_bytes,
-			 "output_bytes_per_stream", (json_int_t)l->output_bytes);
+			 "output_bytes_per_call", (json_int_t)l->output_bytes);
 }

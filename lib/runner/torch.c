@@ -169,8 +169,17 @@ struct ttask {
 	char cand_home[PATH_MAX];
 	char ref_home[PATH_MAX];
 	char pycache[PATH_MAX];
-	int device_known;               /* t->device is decided */         /* the bytecode tree in the cache, or "" */
+	int device_known;               /* t->device is decided */
 	int cand_prepared;
+	/* What the candidate must never see (real paths), and what was left
+	 * out of its view or hidden in it because of them (a JSON array,
+	 * recorded with the limits in force). */
+	struct forbidden {
+		const char *what;
+		char real[PATH_MAX];
+	} forbid[5];
+	int n_forbid;
+	json_t *hidden;
 	struct tside *sides[2];
 };
 
@@ -635,11 +644,15 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		}
 		if (rc != KJ_OK)
 			return rc;
+		/* The candidate's output is limited per request, the reference's
+		 * only kept as a tail. */
 		ts->proc.output_limit = s->sandboxed;
+		ts->proc.output_bytes = tt->cfg->limits.output_bytes;
 		json_decref(s->limits);
 		s->limits = kj_proc_limits_json(&ts->proc);
 		s->isolation = kj_isolation_name(ts->proc.isolation);
-		if (!s->limits)
+		if (!s->limits || (ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
+				   json_object_set(s->limits, "hidden", tt->hidden)))
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	/* hello: the bytecode tree is written by the reference only. */
@@ -805,6 +818,10 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
 	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir ? call->out_dir : "");
+	/* A timed round calls forward warmup + n_calls times: it may print as
+	 * much as that many calls. */
+	ts->proc.output_calls = call->op == KJ_CALL_TIME && call->warmup + call->n_calls > 1
+				? (unsigned)call->warmup + (unsigned)call->n_calls : 1;
 	rc = kj_proc_send(&ts->proc, req, tt->timeout_s, &ts->nonce, &e);
 	ts->pending = 1;
 	if (rc != KJ_OK) {
@@ -909,8 +926,85 @@ static int sb_ro(struct ttask *tt, const char *path, struct kj_error *err)
 	return KJ_OK;
 }
 
-/* Each absolute directory of a colon-separated list, read-only. */
-static int bind_list(struct ttask *tt, const char *list, struct kj_error *err)
+/* Whether the real path `path` is the real directory `dir` or lies in it. */
+static int within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Something the candidate must never see, when it exists. */
+static void forbid(struct ttask *tt, const char *path, const char *what)
+{
+	struct forbidden *f = &tt->forbid[tt->n_forbid];
+
+	if (path && tt->n_forbid < (int)(sizeof(tt->forbid) / sizeof(tt->forbid[0])) &&
+	    realpath(path, f->real)) {
+		f->what = what;
+		tt->n_forbid++;
+	}
+}
+
+/* One line of the record of what the candidate's view leaves out. */
+static int note_hidden(struct ttask *tt, const char *path, const char *action, const char *from,
+		       const char *what, struct kj_error *err)
+{
+	if (json_array_append_new(tt->hidden, json_pack("{s:s, s:s, s:s, s:s}", "path", path,
+							"action", action, "from", from,
+							"what", what)))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
+}
+
+/*
+ * A path of the system, the Python installation or the environment
+ * (PYTHONPATH, ...), read-only in the candidate's view unless it shows
+ * something the candidate must never see: one that is such a thing or lies
+ * in one is left out; one that holds one is bound with that directory
+ * hidden (kj_sandbox_hide), at the place the bind shows it.  Either is
+ * recorded in tt->hidden.  Whatever the configuration names, the task's
+ * directory, the cache, the seed key and the run's scratch stay out.
+ */
+static int sb_view(struct ttask *tt, const char *path, const char *from, struct kj_error *err)
+{
+	char real[PATH_MAX];
+	int i, rc;
+
+	if (!path)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	/* Not there (or not for the judge): the sandbox would skip it too. */
+	if (!realpath(path, real))
+		return KJ_OK;
+	if (!strcmp(real, "/"))
+		return note_hidden(tt, path, "not bound", from, "the whole file system", err);
+	for (i = 0; i < tt->n_forbid; i++)
+		if (within(real, tt->forbid[i].real))
+			return note_hidden(tt, path, "not bound", from, tt->forbid[i].what, err);
+	if ((rc = sb_ro(tt, path, err)) != KJ_OK)
+		return rc;
+	for (i = 0; i < tt->n_forbid; i++) {
+		const struct forbidden *f = &tt->forbid[i];
+		const char *at;
+
+		if (!within(f->real, real))
+			continue;
+		at = keep_path(tt, "%s%s", path, f->real + strlen(real));
+		if (!at)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		if (kj_sandbox_hide(&tt->sb, at) < 0)
+			return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another "
+					    "path ('%s')", at);
+		if ((rc = note_hidden(tt, at, "hidden", path, f->what, err)) != KJ_OK)
+			return rc;
+	}
+	return KJ_OK;
+}
+
+/* Each absolute directory of a colon-separated list, read-only (sb_view). */
+static int bind_list(struct ttask *tt, const char *list, const char *from, struct kj_error *err)
 {
 	int rc;
 
@@ -919,11 +1013,46 @@ static int bind_list(struct ttask *tt, const char *list, struct kj_error *err)
 		size_t len = end ? (size_t)(end - list) : strlen(list);
 
 		if (len && list[0] == '/' && len < PATH_MAX &&
-		    (rc = sb_ro(tt, keep_path(tt, "%.*s", (int)len, list), err)) != KJ_OK)
+		    (rc = sb_view(tt, keep_path(tt, "%.*s", (int)len, list), from, err)) != KJ_OK)
 			return rc;
 		list = end ? end + 1 : NULL;
 	}
 	return KJ_OK;
+}
+
+/*
+ * What the candidate must never see: the task's directory (the reference),
+ * the golden cache, the state directory (the seed key), the run's scratch
+ * (its own parts are bound one by one) and the judge's own directory (the
+ * build directory, or where the worker is installed), unless that
+ * directory holds the Python installation or the system (then the worker's
+ * directory is a system one and holds nothing of the judge's own but the
+ * worker, which the candidate's worker runs anyway).
+ */
+static void forbid_all(struct ttask *tt, const char *const *sys, size_t n_sys,
+		       const char *py_root, const char *py_base)
+{
+	const char *keep[16];
+	char jdir[PATH_MAX], real[PATH_MAX], *slash;
+	size_t i, n = 0;
+	int judge_dir = 1;
+
+	forbid(tt, tt->dir, "the task's directory");
+	forbid(tt, tt->cfg->cache_dir, "the golden cache");
+	forbid(tt, tt->cfg->state_dir, "the state directory (the seed key)");
+	forbid(tt, tt->a->scratch, "the run's scratch directory");
+	if (!realpath(tt->worker, jdir) || !(slash = strrchr(jdir, '/')) || slash == jdir)
+		return;
+	*slash = '\0';
+	keep[n++] = py_root;
+	keep[n++] = py_base;
+	for (i = 0; i < n_sys && n < sizeof(keep) / sizeof(keep[0]); i++)
+		keep[n++] = sys[i];
+	for (i = 0; i < n; i++)
+		if (realpath(keep[i], real) && within(real, jdir))
+			judge_dir = 0;
+	if (judge_dir)
+		forbid(tt, jdir, "the judge's own files");
 }
 
 struct helpers {
@@ -1020,9 +1149,6 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 
 	kj_sandbox_init(&tt->sb);
 	tt->sb.root_dir = tt->sb_root;
-	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
-		if ((rc = sb_ro(tt, sys_ro[i], err)) != KJ_OK)
-			return rc;
 	/* The interpreter's installation: a virtual environment's root and the
 	 * base installation its python links to (each two levels above
 	 * bin/python), wherever they are. */
@@ -1035,17 +1161,30 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 		if (slash && slash != at)
 			*slash = '\0';
 	}
-	if ((rc = sb_ro(tt, keep_path(tt, "%s", py_root), err)) != KJ_OK ||
-	    (rc = sb_ro(tt, keep_path(tt, "%s", py_base), err)) != KJ_OK ||
-	    (rc = sb_ro(tt, tt->worker, err)) != KJ_OK ||
+	json_decref(tt->hidden);
+	tt->hidden = json_array();
+	if (!tt->hidden)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	tt->n_forbid = 0;
+	forbid_all(tt, sys_ro, sizeof(sys_ro) / sizeof(sys_ro[0]), py_root, py_base);
+	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
+		if ((rc = sb_view(tt, sys_ro[i], sys_ro[i], err)) != KJ_OK)
+			return rc;
+	if ((rc = sb_view(tt, keep_path(tt, "%s", py_root), "the Python installation", err)) != KJ_OK ||
+	    (rc = sb_view(tt, keep_path(tt, "%s", py_base), "the Python installation", err)) != KJ_OK ||
+	    (rc = bind_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), "PYTHONPATH", err)) != KJ_OK ||
+	    (rc = bind_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), "LD_LIBRARY_PATH",
+			    err)) != KJ_OK ||
+	    (rc = bind_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), "CUDA_HOME", err)) != KJ_OK)
+		return rc;
+	/* The judge's own binds come after the hides: they show through
+	 * them (the worker in its hidden directory, the candidate's source
+	 * and the bytecode tree in a hidden scratch or cache). */
+	if ((rc = sb_ro(tt, tt->worker, err)) != KJ_OK ||
 	    (rc = sb_ro(tt, tt->timer, err)) != KJ_OK ||
 	    (rc = sb_ro(tt, tt->cand_src, err)) != KJ_OK)
 		return rc;
 	if (tt->pycache[0] && (rc = sb_ro(tt, tt->pycache, err)) != KJ_OK)
-		return rc;
-	if ((rc = bind_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), err)) != KJ_OK ||
-	    (rc = bind_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), err)) != KJ_OK ||
-	    (rc = bind_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), err)) != KJ_OK)
 		return rc;
 	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0)
 		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
@@ -1090,6 +1229,7 @@ static void task_close(struct kj_task *t)
 	strv_free(&tt->env);
 	strv_free(&tt->cenv);
 	strv_free(&tt->sb_paths);
+	json_decref(tt->hidden);
 	free(tt);
 	t->impl = NULL;
 }

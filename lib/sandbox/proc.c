@@ -138,29 +138,53 @@ int kj_proc_spawn_in(struct kj_proc *p, char *const argv[], char *const envp[],
 	return spawn(p, argv, envp, cwd, sb, err);
 }
 
-/* Read what is there from a capture pipe; 0 at EOF, 1 if more may come. */
-static int drain(int *fd, struct kj_capture *c)
+/* What one read of a capture pipe takes: less than what is kept, so that
+ * a read never replaces the whole tail at once. */
+#define DRAIN_CHUNK 65536
+_Static_assert(DRAIN_CHUNK < KJ_PROC_CAPTURE_MAX, "a read must fit in the kept tail");
+
+/* Keep the last KJ_PROC_CAPTURE_MAX bytes of what a stream printed (n is at
+ * most DRAIN_CHUNK): a failure's message shows the end of the request's
+ * output (a traceback), not its beginning. */
+static void keep_tail(struct kj_capture *c, const char *buf, size_t n)
 {
-	char buf[65536];
+	if (!c->data) {
+		c->data = malloc(KJ_PROC_CAPTURE_MAX + 1);
+		if (!c->data) {
+			c->dropped += n;
+			return;
+		}
+	}
+	if (c->len + n > KJ_PROC_CAPTURE_MAX) {
+		size_t keep = KJ_PROC_CAPTURE_MAX - n;
+
+		memmove(c->data, c->data + c->len - keep, keep);
+		c->dropped += c->len - keep;
+		c->len = keep;
+	}
+	memcpy(c->data + c->len, buf, n);
+	c->len += n;
+	c->data[c->len] = '\0';
+}
+
+/*
+ * Read what is there from a capture pipe; 0 at EOF, 1 if more may come.
+ * Stops as soon as the stream has printed more than `budget` bytes in the
+ * current request (0: no budget), so that a flood is cut off at once rather
+ * than after the judge has read all the worker can write.
+ */
+static int drain(int *fd, struct kj_capture *c, size_t budget)
+{
+	char buf[DRAIN_CHUNK];
 
 	for (;;) {
-		ssize_t n = read(*fd, buf, sizeof(buf));
+		ssize_t n;
 
+		if (budget && c->len + c->dropped > budget)
+			return 1;
+		n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
-			size_t room = KJ_PROC_CAPTURE_MAX - c->len, take;
-
-			if (!c->data) {
-				c->data = malloc(KJ_PROC_CAPTURE_MAX + 1);
-				if (!c->data)
-					room = 0;
-			}
-			take = (size_t)n < room ? (size_t)n : room;
-			if (take) {
-				memcpy(c->data + c->len, buf, take);
-				c->len += take;
-				c->data[c->len] = '\0';
-			}
-			c->dropped += (size_t)n - take;
+			keep_tail(c, buf, (size_t)n);
 			continue;
 		}
 		if (n == 0) {
@@ -171,6 +195,37 @@ static int drain(int *fd, struct kj_capture *c)
 			continue;
 		return 1; /* EAGAIN */
 	}
+}
+
+/* Both capture pipes drained; whether a request with a budget printed
+ * past it on either stream. */
+static int drain_both(struct kj_proc *p)
+{
+	size_t budget = p->output_limit ? p->budget : 0;
+
+	if (p->out >= 0)
+		drain(&p->out, &p->cap_out, budget);
+	if (p->err >= 0)
+		drain(&p->err, &p->cap_err, budget);
+	return budget && (p->cap_out.len + p->cap_out.dropped > budget ||
+			  p->cap_err.len + p->cap_err.dropped > budget);
+}
+
+/* A new request: its output is counted from nothing, with the budget of
+ * the calls it says it makes. */
+static void begin_request(struct kj_proc *p)
+{
+	size_t per_call = p->output_bytes ? p->output_bytes : KJ_PROC_CAPTURE_MAX;
+	size_t calls = p->output_calls ? p->output_calls : 1;
+
+	p->budget = per_call > SIZE_MAX / calls ? SIZE_MAX : per_call * calls;
+	p->output_calls = 0;
+	p->cap_out.len = p->cap_out.dropped = 0;
+	p->cap_err.len = p->cap_err.dropped = 0;
+	if (p->cap_out.data)
+		p->cap_out.data[0] = '\0';
+	if (p->cap_err.data)
+		p->cap_err.data[0] = '\0';
 }
 
 /*
@@ -475,10 +530,10 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 	 * killed the worker): never a crash to charge to the worker. */
 	if (sig)
 		rc = KJ_EINTR;
-	if (p->out >= 0)
-		drain(&p->out, &p->cap_out);
-	if (p->err >= 0)
-		drain(&p->err, &p->cap_err);
+	/* What it printed on the way out, within the budget: a flood that
+	 * fills the pipes again is not read on. */
+	if (drain_both(p))
+		p->output_over = 1;
 	kj_proc_kill(p);
 	close_fd(&p->proto);
 	switch (rc) {
@@ -486,8 +541,11 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 		return kj_error_set(err, rc, "no reply within %g s", timeout_s);
 	case KJ_EWORKER:
 		if (p->output_over)
-			return kj_error_set(err, rc, "worker printed more than %u KiB "
-					    "and was stopped", KJ_PROC_CAPTURE_MAX >> 10);
+			return kj_error_set(err, rc, "worker printed more than %zu bytes "
+					    "on one stream in one request (%zu bytes per call) "
+					    "and was stopped", p->budget,
+					    p->output_bytes ? p->output_bytes
+							    : (size_t)KJ_PROC_CAPTURE_MAX);
 		return kj_error_set(err, rc, "worker %s",
 				    kj_proc_describe_exit(p, how, sizeof(how)));
 	case KJ_EPROTOCOL:
@@ -516,6 +574,7 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		json_decref(req);
 		return kj_error_set(err, KJ_EWORKER, "worker is not running");
 	}
+	begin_request(p);
 	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
 	json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce));
 	text = json_dumps(req, JSON_COMPACT);
@@ -529,6 +588,23 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	if (rc != KJ_OK)
 		return fail_request(p, rc, timeout_s, err);
 	return KJ_OK;
+}
+
+/*
+ * The reply is here.  Whatever the worker printed before it is in the pipes
+ * by now (its writes returned before it sent the reply), so it is taken
+ * into this request's count, not the next one's; past the budget, the
+ * request fails after all.
+ */
+static int took_reply(struct kj_proc *p, json_t **reply, double timeout_s,
+		      struct kj_error *err)
+{
+	if (!drain_both(p))
+		return KJ_OK;
+	json_decref(*reply);
+	*reply = NULL;
+	p->output_over = 1;
+	return fail_request(p, KJ_EWORKER, timeout_s, err);
 }
 
 int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
@@ -545,7 +621,7 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 		if (kj_proc_interrupted())
 			return fail_request(p, KJ_EINTR, timeout_s, err);
 		if ((*reply = take_reply(p, nonce)) != NULL)
-			return KJ_OK;
+			return took_reply(p, reply, timeout_s, err);
 		if (p->proto < 0)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		if (p->line_len > KJ_PROC_LINE_MAX)
@@ -562,18 +638,14 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			pf[nf++] = (struct pollfd){ wake, POLLIN, 0 };
 		if (poll(pf, (nfds_t)nf, ms) < 0 && errno != EINTR)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
-		if (p->out >= 0)
-			drain(&p->out, &p->cap_out);
-		if (p->err >= 0)
-			drain(&p->err, &p->cap_err);
-		if (p->output_limit && (p->cap_out.dropped || p->cap_err.dropped)) {
+		if (drain_both(p)) {
 			p->output_over = 1;
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		}
 		rc = read_proto(p);
 		if (rc != KJ_OK) {
 			if ((*reply = take_reply(p, nonce)) != NULL)
-				return KJ_OK;
+				return took_reply(p, reply, timeout_s, err);
 			return fail_request(p, rc, timeout_s, err);
 		}
 	}

@@ -27,6 +27,7 @@
 
 #include "kjudge/sandbox.h"
 #include "sandbox/sandbox_internal.h"
+#include "sandbox/sysnr.h"
 
 void kj_sandbox_init(struct kj_sandbox *sb)
 {
@@ -47,7 +48,20 @@ static int add_path(struct kj_sandbox *sb, const char **v, int *n, const char *p
 
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path)
 {
-	return add_path(sb, sb->ro, &sb->n_ro, path);
+	int rc = add_path(sb, sb->ro, &sb->n_ro, path);
+
+	if (rc == KJ_OK)
+		sb->ro_hide[sb->n_ro - 1] = 0;
+	return rc;
+}
+
+int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir)
+{
+	int rc = add_path(sb, sb->ro, &sb->n_ro, dir);
+
+	if (rc == KJ_OK)
+		sb->ro_hide[sb->n_ro - 1] = 1;
+	return rc;
 }
 
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path)
@@ -113,6 +127,53 @@ static int bind_path(const char *root, const char *path, int writable)
 	return 0;
 }
 
+/* Flags of a hidden directory's tmpfs: nothing in it runs or is a device. */
+#define HIDE_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/*
+ * An empty tmpfs over root + dir, where the binds so far show a directory:
+ * writable for now, so that later binds can make their mount points in it
+ * (seal_hidden makes it read-only once they are all made).  Returns 1 when
+ * it is mounted, 0 when nothing is there (nothing to hide), -1 on error.
+ */
+static int hide_dir(const char *root, const char *dir)
+{
+	char dst[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(dst, sizeof(dst), "%s%s", root, dir) >= sizeof(dst)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (lstat(dst, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (mount("kjudge-hidden", dst, "tmpfs", HIDE_FLAGS, "mode=0755,size=64k") < 0)
+		return -1;
+	return 1;
+}
+
+/* The directories hidden (mounted[i]) made read-only, once every bind is
+ * in place. */
+static int seal_hidden(const struct kj_sandbox *sb, const char *root,
+		       const unsigned char *mounted)
+{
+	char dst[4096];
+	int i;
+
+	for (i = 0; i < sb->n_ro; i++) {
+		if (!mounted[i])
+			continue;
+		snprintf(dst, sizeof(dst), "%s%s", root, sb->ro[i]);
+		if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | HIDE_FLAGS, NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* /dev: a tmpfs with the usual character devices and, for GPU attempts,
  * the NVIDIA nodes, all bound from the host (mknod is not allowed here). */
 static int make_dev(const char *root, int gpu, long long shm_bytes)
@@ -156,17 +217,46 @@ static int make_dev(const char *root, int gpu, long long shm_bytes)
 	return 0;
 }
 
+/* Every namespace flag clone(2) takes.  (CLONE_NEWTIME shares its bit
+ * with the exit signal there: only unshare and clone3 take it, and both
+ * are refused whole.) */
+#define CLONE_NEW_ANY (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+		       CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+/* System call numbers from here up are no call of this ABI: on x86-64 the
+ * x32 ABI's calls carry this bit (__X32_SYSCALL_BIT) under the same audit
+ * architecture. */
+#define NR_OTHER_ABI 0x40000000u
+
+#define RET(v) ((struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (v)))
+#define DENY(e) RET(SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+
 /*
  * A seccomp filter that refuses (EPERM) what the code under test never
  * needs and could use against the machine: tracing and reading other
- * processes, namespaces and mounts, kernel modules and keys, BPF.  The rest
- * of the kernel interface is allowed: Python, torch and CUDA use most of it.
+ * processes (ptrace, process_vm_*, pidfd_getfd), namespaces (unshare,
+ * setns, clone with any CLONE_NEW* flag), mounts old and new (mount,
+ * umount2, pivot_root, and fsopen, fsconfig, fsmount, fspick, move_mount,
+ * open_tree, mount_setattr), io_uring (whose requests run system calls
+ * this filter never sees), kernel modules and keys, BPF, perf events,
+ * userfaultfd.  The rest of the kernel interface is allowed: Python,
+ * torch and CUDA use most of it.  A call of another ABI (i386 through int
+ * $0x80, another audit architecture; x32, numbers with the x32 bit) kills
+ * the process: the filter's numbers mean nothing there.
+ *
+ * clone3 passes its flags in a struct in memory, which a filter cannot
+ * read, so it is refused whole, with ENOSYS: that is what C libraries (glibc
+ * 2.34 on, for threads, posix_spawn and fork) take as "an older kernel" and
+ * fall back to clone, whose flags are the first argument, inspected here.
  *
  * prctl itself is allowed (Python and CUDA call it), but not its
  * PR_SET_PDEATHSIG: the death signal the spawn core set is what ends this
  * process, PID 1 of its namespace and so everything in it, when the judge
- * dies.  The kernel reads prctl's option as an int, the low 32 bits of the
- * first argument, which is what the filter compares.
+ * dies.
+ *
+ * The kernel reads clone's flags and prctl's option from the low 32 bits
+ * of the first argument (clone's namespace flags all live there), which is
+ * what the filter compares.
  */
 static int seccomp_filter(void)
 {
@@ -177,8 +267,11 @@ static int seccomp_filter(void)
 #endif
 #ifdef KJ_AUDIT_ARCH
 	static const int denied[] = {
-		SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
+		SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_pidfd_getfd,
 		SYS_mount, SYS_umount2, SYS_pivot_root, SYS_unshare, SYS_setns,
+		SYS_open_tree, SYS_move_mount, SYS_fsopen, SYS_fsconfig, SYS_fsmount,
+		SYS_fspick, SYS_mount_setattr,
+		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
 		SYS_init_module, SYS_finit_module, SYS_delete_module,
 		SYS_kexec_load, SYS_reboot, SYS_swapon, SYS_swapoff,
 		SYS_bpf, SYS_keyctl, SYS_add_key, SYS_request_key,
@@ -188,30 +281,40 @@ static int seccomp_filter(void)
 	/* The low word of args[0]: its first half on a little-endian machine. */
 	const unsigned arg0_low = (unsigned)offsetof(struct seccomp_data, args[0]) +
 				  (kj__host_little_endian() ? 0u : 4u);
-	struct sock_filter f[4 + 2 * N + 6 + 1];
+	struct sock_filter f[6 + 5 + 5 + 2 + 2 * N + 1];
 	struct sock_fprog prog;
 	int i, k = 0;
 
+	/* Another ABI: killed. */
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, arch));
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, KJ_AUDIT_ARCH, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[k++] = RET(SECCOMP_RET_KILL_PROCESS);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, nr));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, NR_OTHER_ABI, 0, 1);
+	f[k++] = RET(SECCOMP_RET_KILL_PROCESS);
 	/* prctl: refuse PR_SET_PDEATHSIG, allow the rest. */
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 4);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0_low);
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PDEATHSIG, 0, 1);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-					      SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = DENY(EPERM);
+	f[k++] = RET(SECCOMP_RET_ALLOW);
+	/* clone: refuse a namespace flag, allow the rest. */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0_low);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEW_ANY, 0, 1);
+	f[k++] = DENY(EPERM);
+	f[k++] = RET(SECCOMP_RET_ALLOW);
+	/* clone3: "not on this kernel", so that callers use clone. */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+	f[k++] = DENY(ENOSYS);
 	for (i = 0; i < N; i++) {
 		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						      (unsigned)denied[i], 0, 1);
-		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-						      SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+		f[k++] = DENY(EPERM);
 	}
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = RET(SECCOMP_RET_ALLOW);
 	prog.len = (unsigned short)k;
 	prog.filter = f;
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
@@ -258,6 +361,7 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 {
 	const char *root = sb->root_dir;
 	char p[4096], opt[64];
+	unsigned char mounted[KJ_SANDBOX_MAX_PATHS];
 	int i;
 
 	STEP("make mounts private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
@@ -275,10 +379,20 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	if (mkdir(p, 01777) < 0 && errno != EEXIST)
 		return *step = "make /tmp", -1;
 	STEP("mount /tmp", mount("kjudge-tmp", p, "tmpfs", MS_NOSUID | MS_NODEV, opt));
-	for (i = 0; i < sb->n_ro; i++)
-		STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
+	for (i = 0; i < sb->n_ro; i++) {
+		mounted[i] = 0;
+		if (sb->ro_hide[i]) {
+			int h = hide_dir(root, sb->ro[i]);
+
+			STEP("hide a directory", h);
+			mounted[i] = h > 0;
+		} else {
+			STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
+		}
+	}
 	for (i = 0; i < sb->n_rw; i++)
 		STEP("bind a writable path", bind_path(root, sb->rw[i], 1));
+	STEP("make the hidden directories read-only", seal_hidden(sb, root, mounted));
 	snprintf(p, sizeof(p), "%s/.old", root);
 	STEP("make the old root's mount point", mkdir(p, 0700));
 	STEP("pivot_root", (int)syscall(SYS_pivot_root, root, p));

@@ -108,6 +108,46 @@ test_expect 'a candidate that changes its input while timed fails' '
 	test "$(jget perf.json "d[\"per_shape_results\"][0][\"error_type\"]")" = InputModified
 '
 
+test_expect 'output is limited per call: a chatty candidate passes 100 repeats, a flood fails at once' '
+	task d
+	cat > d/scale_triton_ascend_impl.py <<PY
+import sys
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        # About 6.5 KB of honest debug output on every call.
+        for i in range(80):
+            print("debug: step %2d of 80, shape %s, x[0] = %+.6f" % (i, tuple(x.shape), x.flatten()[0].item()))
+        for i in range(40):
+            print("trace: block %2d of 40 done ............................." % i, file=sys.stderr)
+        return x * 2 + 1
+PY
+	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 5 --repeats 100 --output perf.json > /dev/null
+	test "$(jget perf.json "[s[\"status\"] for s in d[\"per_shape_results\"]] == [\"pass\"] * 2")" = True
+	test "$(jget perf.json "[s[\"implementation\"][\"samples\"] for s in d[\"per_shape_results\"]]")" = "[100, 100]"
+	cat > d/scale_flood.py <<PY
+import sys
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        line = "flood " * 170 + "\\n"
+        for i in range(100000):   # 100 MB in one call
+            sys.stdout.write(line)
+        return x * 2 + 1
+PY
+	start=$(date +%s)
+	# (Cases that fail are still a benchmark that ran: the seed exits 0.)
+	$KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name flood \
+		--verify_not_required --warmup 1 --repeats 3 --output perf.json > /dev/null
+	test "$(jget perf.json "[s[\"error_type\"] for s in d[\"per_shape_results\"]] == [\"OutputLimitExceeded\"] * 2")" = True
+	# Stopped at its budget (4 calls of 256 KiB), not after 100 MB.
+	jget perf.json "d[\"per_shape_results\"][0][\"error_msg\"]" | grep -q "more than 1048576 bytes"
+	test $(( $(date +%s) - start )) -lt 120
+'
+
 test_expect '--skip_framework takes the given latency; --verify_not_required skips the gate' '
 	task d
 	cand d fast "x * 2 + 1"

@@ -265,6 +265,130 @@ KJ_TEST(proc_output_is_capped)
 	kj_proc_release(&p, 0.1);
 }
 
+/* A worker that answers every request after printing `bytes` x's on
+ * stdout (a loop of ECHO_NONCE). */
+static void start_printer(struct kj_proc *p, long bytes)
+{
+	char script[1024];
+
+	snprintf(script, sizeof(script),
+		 "while %s do head -c %ld /dev/zero | tr '\\0' x; "
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; done", ECHO_NONCE, bytes);
+	start_sh(p, script);
+}
+
+KJ_TEST(proc_output_is_counted_per_request)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	int i;
+
+	/* 100 KiB per request, 256 KiB allowed per request: ten requests
+	 * (1000 KiB in the worker's life) all pass, and what is kept is
+	 * the last request's output alone. */
+	start_printer(&p, 100 << 10);
+	p.output_limit = 1;
+	for (i = 0; i < 10; i++) {
+		KJ_CHECK_OK(kj_proc_request(&p, req(), 20, &rep, &err), &err);
+		json_decref(rep);
+		KJ_CHECK_INT(p.cap_out.len, 100 << 10);
+		KJ_CHECK_INT(p.cap_out.dropped, 0);
+	}
+	KJ_CHECK_INT(p.output_over, 0);
+	kj_proc_release(&p, 0.1);
+}
+
+KJ_TEST(proc_output_past_one_requests_budget_fails_it)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+
+	/* 64 KiB per call: a request that prints 100 KiB before a reply
+	 * that does come still fails, as the worker's limit says. */
+	start_printer(&p, 100 << 10);
+	p.output_limit = 1;
+	p.output_bytes = 64 << 10;
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 20, &rep, &err), KJ_EWORKER);
+	KJ_CHECK(rep == NULL);
+	KJ_CHECK_INT(p.output_over, 1);
+	KJ_CHECK(strstr(err.msg, "more than 65536 bytes on one stream in one request") != NULL);
+	kj_proc_release(&p, 0.1);
+
+	/* Without the limit the same output is only not kept in full. */
+	start_printer(&p, 300 << 10);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 20, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(p.cap_out.len, KJ_PROC_CAPTURE_MAX);
+	KJ_CHECK_INT(p.cap_out.len + p.cap_out.dropped, 300 << 10);
+	kj_proc_release(&p, 0.1);
+}
+
+KJ_TEST(proc_a_request_of_n_calls_may_print_n_times_as_much)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+
+	/* 100 KiB per request at 64 KiB per call: a request that says it
+	 * makes two calls passes; the next, which says nothing, is one call
+	 * again and fails. */
+	start_printer(&p, 100 << 10);
+	p.output_limit = 1;
+	p.output_bytes = 64 << 10;
+	p.output_calls = 2;
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 20, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(p.output_calls, 0);
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 20, &rep, &err), KJ_EWORKER);
+	KJ_CHECK_INT(p.output_over, 1);
+	kj_proc_release(&p, 0.1);
+}
+
+KJ_TEST(proc_a_flood_is_stopped_at_once)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	double t0;
+
+	/* Output without end on stderr and no reply: stopped as soon as the
+	 * budget is passed, long before the timeout, with the end of what it
+	 * printed kept. */
+	start_sh(&p, "read line <&3; yes flood >&2");
+	p.output_limit = 1;
+	p.output_calls = 100;
+	t0 = kj__now_s();
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 60, &rep, &err), KJ_EWORKER);
+	KJ_CHECK(kj__now_s() - t0 < 30);
+	KJ_CHECK_INT(p.output_over, 1);
+	KJ_CHECK(p.cap_err.len + p.cap_err.dropped > 100 * (size_t)KJ_PROC_CAPTURE_MAX);
+	KJ_CHECK(p.cap_err.len + p.cap_err.dropped < 100 * (size_t)KJ_PROC_CAPTURE_MAX + (1 << 20));
+	KJ_CHECK(strncmp(p.cap_err.data + p.cap_err.len - 6, "flood\n", 6) == 0 ||
+		 strstr(p.cap_err.data, "flood\nflood") != NULL);
+	kj_proc_release(&p, 0.1);
+}
+
+KJ_TEST(proc_capture_keeps_the_tail)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+
+	/* 1 MiB, then the line that says what went wrong: that line is
+	 * what is kept (a traceback comes last). */
+	start_sh(&p, ECHO_NONCE "head -c 1048576 /dev/zero | tr '\\0' x >&2; echo the-end >&2; "
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 5");
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 20, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(p.cap_err.len, KJ_PROC_CAPTURE_MAX);
+	KJ_CHECK_INT(p.cap_err.dropped, 1048576 + 8 - KJ_PROC_CAPTURE_MAX);
+	KJ_CHECK_STR(p.cap_err.data + p.cap_err.len - 8, "the-end\n");
+	KJ_CHECK(p.cap_err.data[0] == 'x');
+	kj_proc_release(&p, 0.1);
+}
+
 KJ_TEST(proc_only_the_protocol_descriptor_is_inherited)
 {
 	struct kj_proc p;

@@ -217,6 +217,160 @@ KJ_TEST(sandbox_worker_cannot_clear_its_death_signal)
 	box_release(&b);
 }
 
+/* ask_box with every '@' of tmpl (an ANSWER, whose own text holds no '@')
+ * replaced by text. */
+static const char *ask_box_with(struct box *b, const char *tmpl, const char *text)
+{
+	char script[2400];
+	size_t k = 0;
+	const char *t;
+
+	for (t = tmpl; *t && k + strlen(text) + 2 < sizeof(script); t++) {
+		if (*t == '@') {
+			memcpy(script + k, text, strlen(text));
+			k += strlen(text);
+		} else {
+			script[k++] = *t;
+		}
+	}
+	KJ_CHECK(*t == '\0');
+	script[k] = '\0';
+	return ask_box(b, script);
+}
+
+/* What the syscalls helper says about `names` inside the box: its lines,
+ * then its exit status (159 = 128 + SIGSYS when the filter killed it). */
+static const char *box_syscalls(struct box *b, const char *names)
+{
+	snprintf(helper_path, sizeof(helper_path), "%s", kj_test_helper("syscalls"));
+	return ask_box_with(b, ANSWER("$H @; echo $?"), names);
+}
+
+/* A small file with text in it (the test fails when it cannot be made). */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	KJ_CHECK(f != NULL);
+	fputs(text, f);
+	KJ_CHECK_INT(fclose(f), 0);
+}
+
+KJ_TEST(sandbox_hides_what_a_bind_would_show)
+{
+	struct box b;
+	char view[128], cache[160], mine[200], p[300];
+
+	/* view/ is bound read-only; view/cache/ in it is hidden, but its
+	 * part view/cache/mine/ is bound writable after the hide. */
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	snprintf(cache, sizeof(cache), "%s/cache", view);
+	snprintf(mine, sizeof(mine), "%s/mine", cache);
+	KJ_CHECK_INT(mkdir(view, 0755), 0);
+	KJ_CHECK_INT(mkdir(cache, 0755), 0);
+	KJ_CHECK_INT(mkdir(mine, 0755), 0);
+	snprintf(p, sizeof(p), "%s/visible.txt", view);
+	put_file(p, "visible\n");
+	snprintf(p, sizeof(p), "%s/golden.npy", cache);
+	put_file(p, "golden\n");
+	KJ_CHECK_INT(kj_sandbox_ro(&b.sb, view), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_hide(&b.sb, cache), KJ_OK);
+	/* A hidden path that nothing shows is no error. */
+	KJ_CHECK_INT(kj_sandbox_hide(&b.sb, "/nonexistent/kjudge-hidden"), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_rw(&b.sb, mine), KJ_OK);
+	KJ_CHECK_STR(ask_box_with(&b, ANSWER("cat @/visible.txt; ls -A @/cache; "
+					     "cat @/cache/golden.npy 2>/dev/null || echo gone; "
+					     "(touch @/cache/new 2>/dev/null && echo wrote) || echo read-only; "
+					     "(echo m > @/cache/mine/m && echo mine-ok)"), view),
+		     "visible;mine;gone;read-only;mine-ok;");
+	snprintf(p, sizeof(p), "%s/m", mine);
+	KJ_CHECK(access(p, F_OK) == 0);
+	/* The host's directory is as it was. */
+	snprintf(p, sizeof(p), "%s/golden.npy", cache);
+	KJ_CHECK(access(p, F_OK) == 0);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_a_hidden_path_that_is_not_a_directory_stops_the_start)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	char view[128], file[160];
+
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	snprintf(file, sizeof(file), "%s/key", view);
+	KJ_CHECK_INT(mkdir(view, 0755), 0);
+	put_file(file, "key\n");
+	kj_sandbox_ro(&b.sb, view);
+	kj_sandbox_hide(&b.sb, file);
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "hide a directory") != NULL);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_refuses_namespaces_mounts_io_uring_and_tracing)
+{
+	struct box b;
+
+	box_init(&b);
+	bind_helpers(&b);
+	/* Threads and processes still start: plain clone, and pthreads,
+	 * whose clone3 is refused with ENOSYS so that glibc falls back. */
+	KJ_CHECK_STR(box_syscalls(&b, "clone_plain thread clone3"),
+		     "clone_plain ok;thread ok;clone3 ENOSYS;0;");
+	KJ_CHECK_STR(box_syscalls(&b, "clone_newuser clone_newns clone_newpid clone_newnet "
+				      "clone_newipc clone_newuts clone_newcgroup unshare setns"),
+		     "clone_newuser EPERM;clone_newns EPERM;clone_newpid EPERM;"
+		     "clone_newnet EPERM;clone_newipc EPERM;clone_newuts EPERM;"
+		     "clone_newcgroup EPERM;unshare EPERM;setns EPERM;0;");
+	KJ_CHECK_STR(box_syscalls(&b, "open_tree move_mount fsopen fsconfig fsmount fspick "
+				      "mount_setattr"),
+		     "open_tree EPERM;move_mount EPERM;fsopen EPERM;fsconfig EPERM;"
+		     "fsmount EPERM;fspick EPERM;mount_setattr EPERM;0;");
+	KJ_CHECK_STR(box_syscalls(&b, "io_uring_setup io_uring_enter io_uring_register ptrace "
+				      "process_vm_readv process_vm_writev pidfd_getfd"),
+		     "io_uring_setup EPERM;io_uring_enter EPERM;io_uring_register EPERM;"
+		     "ptrace EPERM;process_vm_readv EPERM;process_vm_writev EPERM;"
+		     "pidfd_getfd EPERM;0;");
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_kills_a_call_of_another_abi)
+{
+	struct box b;
+	char out[256];
+	FILE *f;
+
+	box_init(&b);
+	bind_helpers(&b);
+	/* x32's numbers (the x32 bit set) and i386's int $0x80 (another
+	 * audit architecture): the process is killed with SIGSYS before it
+	 * can say what the call returned. */
+	KJ_CHECK_STR(box_syscalls(&b, "x32"), "159;");
+#if defined(__x86_64__)
+	/* Where the kernel runs i386 code at all (outside the box getpid
+	 * answers), the filter is what kills it; where it does not, the
+	 * call fails however it is made. */
+	snprintf(out, sizeof(out), "%s i386", kj_test_helper("syscalls"));
+	f = popen(out, "r");
+	KJ_CHECK(f != NULL);
+	if (!fgets(out, sizeof(out), f))
+		out[0] = '\0';
+	pclose(f);
+	if (!strcmp(out, "i386 ok\n"))
+		KJ_CHECK_STR(box_syscalls(&b, "i386"), "159;");
+	else
+		fprintf(stderr, "  note: this kernel runs no i386 code (%s)\n", out);
+#else
+	(void)out;
+	(void)f;
+#endif
+	box_release(&b);
+}
+
 /* A directory laid out like a v1 hierarchy whose groups take no limit:
  * mkdir works, the limit files are not there. */
 static const char *fake_v1_root(void)

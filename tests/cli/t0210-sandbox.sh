@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# t0210-sandbox.sh - the candidate's sandbox as verify starts it: what the
+# candidate can see whatever PYTHONPATH, KJ_PYTHON or /opt hold (never the
+# task's directory, the golden cache or the seed key), a cgroup limit that
+# cannot be written (a judge error, never an unlimited run), and the quota
+# on the files the candidate writes.
+. "$(dirname "$0")/lib.sh"
+export KJ_STATE_DIR=$kj_root/state
+
+# task DIR: the hostile corpus' task (addmul) in DIR.
+task() {
+	mkdir -p "$1"
+	cp "$KJ_TESTS/candidates/addmul_torch.py" "$1/"
+}
+
+# prober DIR TASKDIR CACHE STATE: a candidate in DIR that reads every
+# reference (a *_torch.py with its Model), golden output (.npy) and seed
+# key it can find under the three directories, and raises naming them;
+# it is right only when it finds none.
+prober() {
+	cat > "$1/addmul_triton_ascend_impl.py" <<PY
+import os
+import torch.nn as nn
+
+LOOK = ["$2", "$3", "$4"]
+
+
+def readable():
+    got = []
+    for root in LOOK:
+        for d, dirs, files in os.walk(root):
+            for f in files:
+                p = os.path.join(d, f)
+                try:
+                    with open(p, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                if f.endswith(".npy") or f == "seed-key" or \\
+                        (f.endswith("_torch.py") and b"class Model" in data):
+                    got.append(p)
+    return got
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        got = readable()
+        if got:
+            raise RuntimeError("the candidate can read " + ", ".join(got[:6]))
+        return x * y + x
+PY
+}
+
+# passed FILE: all three cases of the verify record passed.
+passed() {
+	test "$(jget "$1" "(d[\"passed_cases\"], d[\"total_cases\"])")" = "(3, 3)"
+}
+
+# hidden FILE ACTION WHAT: the record says a path was left out or hidden
+# because it is WHAT.
+hidden() {
+	test "$(jget "$1" "any(h[\"action\"] == \"$2\" and \"$3\" in h[\"what\"] for h in d[\"kjudge\"][\"limits\"][\"candidate_in_force\"][\"hidden\"])")" = True
+}
+
+test_expect 'PYTHONPATH naming the task directory and the cache shows neither' '
+	task d
+	export KJ_CACHE_DIR=$SCRATCH/cache
+	prober d "$SCRATCH/d" "$SCRATCH/cache" "$KJ_STATE_DIR"
+	# The prober is not blind: outside the sandbox it finds the reference.
+	KJ_SANDBOX=off $KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null || true
+	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 0
+	jget d/verify_result.json "d[\"failures\"][0][\"error_msg\"]" | grep -q "addmul_torch.py"
+	# In it, twice: the second run finds the goldens of the first in the
+	# cache, which PYTHONPATH names, and the candidate still sees none.
+	for run in 1 2; do
+		PYTHONPATH="$SCRATCH/d:$SCRATCH/cache:$SCRATCH" \
+			$KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null
+		passed d/verify_result.json
+	done
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"] > 0")" = True
+	hidden d/verify_result.json "not bound" "task"
+	hidden d/verify_result.json "not bound" "golden cache"
+	# $SCRATCH itself holds the task, the cache and nothing else the
+	# candidate may see: bound, with both hidden in it.
+	hidden d/verify_result.json "hidden" "task"
+	hidden d/verify_result.json "hidden" "golden cache"
+'
+
+test_expect 'KJ_PYTHON in a directory that also holds the cache: the cache is hidden' '
+	task d
+	base=$("$KJ_PYTHON" -c "import sys; print(sys._base_executable)")
+	site=$("$KJ_PYTHON" -c "import sysconfig; print(sysconfig.get_paths()[\"purelib\"])")
+	site=$(cd "$site" && pwd -P)
+	"$base" -m venv --without-pip "$SCRATCH/py"
+	export KJ_PYTHON=$SCRATCH/py/bin/python PYTHONPATH=$site KJ_CACHE_DIR=$SCRATCH/py/kjcache
+	prober d "$SCRATCH/d" "$SCRATCH/py/kjcache" "$KJ_STATE_DIR"
+	for run in 1 2; do
+		$KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null
+		passed d/verify_result.json
+	done
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"] > 0")" = True
+	ls "$SCRATCH"/py/kjcache | grep -q .
+	hidden d/verify_result.json "hidden" "golden cache"
+'
+
+# in_private_ns SCRIPT: run SCRIPT in a mount namespace of its own (as root,
+# or as root of a user namespace of its own), so that what it mounts is
+# seen by it alone; status 77 when the machine allows neither.
+in_private_ns() {
+	if unshare -m --propagation private true 2>/dev/null; then
+		unshare -m --propagation private sh -c "$1"
+	elif unshare -rm --propagation private true 2>/dev/null; then
+		unshare -rm --propagation private sh -c "$1"
+	else
+		return 77
+	fi
+}
+
+test_expect 'the state directory under /opt (a tmpfs over /opt in a private namespace): the key is hidden' '
+	test -d /opt || { echo "note: no /opt on this machine"; exit 0; }
+	task d
+	prober d "$SCRATCH/d" /opt/kjcache /opt/kjstate
+	in_private_ns "mount -t tmpfs kj-test-opt /opt &&
+		KJ_STATE_DIR=/opt/kjstate KJ_CACHE_DIR=/opt/kjcache $KJUDGE verify --op_name addmul \
+			--verify_dir d --device cpu > /dev/null &&
+		test -s /opt/kjstate/seed-key && ls /opt/kjcache | grep -q ." || {
+		rc=$?; [ $rc -eq 77 ] && { echo "note: no private mount namespace here"; exit 0; }
+		exit $rc; }
+	passed d/verify_result.json
+	hidden d/verify_result.json "hidden" "seed key"
+	hidden d/verify_result.json "hidden" "golden cache"
+'
+
+test_expect 'a cgroup limit that cannot be written stops the run: exit 2, no verdict' '
+	task d
+	cp "$KJ_TESTS/candidates/pass/candidate.py" d/addmul_triton_ascend_impl.py
+	# A v1 memory hierarchy whose groups take no limit (the files are not
+	# there), over /sys/fs/cgroup in a private namespace.
+	in_private_ns "mount -t tmpfs kj-test-cgroup /sys/fs/cgroup && mkdir /sys/fs/cgroup/memory &&
+		touch /sys/fs/cgroup/memory/tasks &&
+		$KJUDGE verify --op_name addmul --verify_dir d --device cpu > out.txt 2> err.txt" && rc=0 || rc=$?
+	[ $rc -eq 77 ] && { echo "note: no private mount namespace here"; exit 0; }
+	test $rc -eq 2
+	grep -q "memory.limit_in_bytes" err.txt
+	grep -qi "sandbox\|cgroup" err.txt
+	test ! -e d/verify_result.json
+'
+test_done
