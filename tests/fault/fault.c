@@ -1,21 +1,31 @@
 /*
  * fault.c - allocation failures on purpose, for the fault-injection build
- * (make FAULT=1: build/fault/kjudge).
+ * (make FAULT=1: build/fault/kjudge; `make check` builds it and
+ * tests/cli/t0260 runs tests/fault/check_fault.py over it).
  *
  * Every allocation the judge's own code makes (malloc, calloc, realloc,
  * strdup, strndup, asprintf, vasprintf: linked with -Wl,--wrap so that the
  * calls in kjudge's objects come here) and every one jansson makes (its
- * allocator is set to ours at start-up, so every JSON construction and
- * parse counts) is numbered.  KJ_FAULT_AT=N makes the N-th fail (ENOMEM);
- * KJ_FAULT_MODE=from makes every one from the N-th on fail.  With
+ * allocator is set to ours at start-up, so every JSON construction, dump
+ * and parse counts) is numbered.  KJ_FAULT_AT=N makes the N-th fail
+ * (ENOMEM); KJ_FAULT_MODE=from makes every one from the N-th on fail.  With
  * KJ_FAULT_REPORT=FILE the process writes "calls C injected I" to FILE at
  * exit, so a test driver learns how many points a run has and whether the
- * one it chose was reached.
+ * one it chose was reached.  Children the judge forks count on from the
+ * parent's number in their own copy until they exec; they exit with
+ * _exit, so the file is the judge's own.
  *
- * tree-sitter's allocations are not fault points: its runtime aborts on a
- * failed allocation by design, so it gets the real allocator.  libc's own
- * internal allocations (stdio buffers, opendir) are not either: libc
- * handles their failure itself.
+ * What is not a fault point, and why:
+ *  - tree-sitter (the parser of kjudge validate and of the candidate's view
+ *    of the task): its runtime aborts on a failed allocation by design and
+ *    its grammars' scanners do not check, so the Makefile points its
+ *    objects at the real allocator (objcopy --redefine-sym malloc=
+ *    __real_malloc ...), which --wrap does not redirect.
+ *  - libc's own internal allocations (stdio buffers, opendir, realpath's,
+ *    strerror's): they are made inside libc, where --wrap cannot reach, and
+ *    libc reports their failure through its own return values.
+ *  - libcrypto's (the SHA-256 and HMAC contexts): a shared library with an
+ *    allocator of its own; kjudge checks what its calls return.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +37,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <tree_sitter/api.h>
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -135,8 +144,9 @@ __attribute__((constructor)) static void fault_init(void)
 	const char *at = getenv("KJ_FAULT_AT"), *mode = getenv("KJ_FAULT_MODE");
 
 	target = at ? strtol(at, NULL, 10) : 0;
+	if (target < 0)
+		target = 0;
 	from_on = mode && !strcmp(mode, "from");
 	json_set_alloc_funcs(json_alloc, free);
-	ts_set_allocator(__real_malloc, __real_calloc, __real_realloc, free);
 	atexit(report);
 }
