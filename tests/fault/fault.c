@@ -11,7 +11,10 @@
  * (ENOMEM); KJ_FAULT_MODE=from makes every one from the N-th on fail.  With
  * KJ_FAULT_REPORT=FILE the process writes "calls C injected I" to FILE at
  * exit, so a test driver learns how many points a run has and whether the
- * one it chose was reached.  Children the judge forks count on from the
+ * one it chose was reached.  With KJ_FAULT_TRACE=FILE the stack of the first
+ * injected failure is written to FILE (backtrace_symbols_fd: binary(+offset)
+ * lines that addr2line turns into functions and lines), so a report can say
+ * which allocation it was.  Children the judge forks count on from the
  * parent's number in their own copy until they exec; they exit with
  * _exit, so the file is the judge's own.
  *
@@ -28,6 +31,7 @@
  *    allocator of its own; kjudge checks what its calls return.
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -57,13 +61,33 @@ static atomic_long calls, injected;
 static long target;      /* 0: never fail */
 static int from_on;      /* fail every call from target on */
 
+/* Where the first injected failure happened, when KJ_FAULT_TRACE asks.
+ * backtrace() allocates inside libc (where --wrap does not reach) on its
+ * first call only. */
+static void trace(void)
+{
+	const char *path = getenv("KJ_FAULT_TRACE");
+	void *frames[64];
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	n = backtrace(frames, 64);
+	backtrace_symbols_fd(frames, n, fd);
+	close(fd);
+}
+
 /* Whether this allocation fails. */
 static int fail_now(void)
 {
 	long n = atomic_fetch_add(&calls, 1) + 1;
 
 	if (target > 0 && (n == target || (from_on && n > target))) {
-		atomic_fetch_add(&injected, 1);
+		if (atomic_fetch_add(&injected, 1) == 0)
+			trace();
 		errno = ENOMEM;
 		return 1;
 	}
