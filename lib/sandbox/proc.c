@@ -394,11 +394,13 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		return kj_error_set(err, KJ_EWORKER, "worker is not running");
 	}
 	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
-	json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce));
-	text = json_dumps(req, JSON_COMPACT);
+	/* A request without its nonce would never be answered in a way the
+	 * wait accepts: not being able to add it is the judge's failure. */
+	text = json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce)) == 0
+		       ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!text)
-		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request");
+		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request (out of memory)");
 	len = strlen(text);
 	text[len] = '\n'; /* replaces the NUL; the length is passed explicitly */
 	rc = write_all(p->proto, text, len + 1, kj__now_s() + timeout_s);
