@@ -285,27 +285,36 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
 }
 
 /*
- * Take complete lines out of p->line; return the first that is our reply
- * (a JSON object whose "nonce" equals `nonce`), or NULL.
+ * Take complete lines out of p->line; *out gets the first that is our reply
+ * (a JSON object whose "nonce" equals `nonce`), or NULL.  KJ_ENOMEM when a
+ * line could not be parsed for want of memory: it may have been the reply,
+ * so it must not be dropped as noise (the wait would run to its deadline
+ * and charge the worker).
  */
-static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
+static int take_reply(struct kj_proc *p, uint64_t nonce, json_t **out)
 {
 	char *nl;
 
+	*out = NULL;
 	while (p->line_len && (nl = memchr(p->line, '\n', p->line_len)) != NULL) {
 		size_t len = (size_t)(nl - p->line);
-		json_t *o = json_loadb(p->line, len, 0, NULL);
+		json_error_t je;
+		json_t *o = json_loadb(p->line, len, 0, &je);
 		json_t *n = o ? json_object_get(o, "nonce") : NULL;
 
 		memmove(p->line, nl + 1, p->line_len - len - 1);
 		p->line_len -= len + 1;
+		if (!o && json_error_code(&je) == json_error_out_of_memory)
+			return KJ_ENOMEM;
 		if (json_is_object(o) && json_is_integer(n) &&
-		    (uint64_t)json_integer_value(n) == nonce)
-			return o;
+		    (uint64_t)json_integer_value(n) == nonce) {
+			*out = o;
+			return KJ_OK;
+		}
 		json_decref(o);
 		p->noise_lines++;
 	}
-	return NULL;
+	return KJ_OK;
 }
 
 static int read_proto(struct kj_proc *p)
@@ -423,7 +432,9 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 
 		if (kj_proc_interrupted())
 			return fail_request(p, KJ_EINTR, timeout_s, err);
-		if ((*reply = take_reply(p, nonce)) != NULL)
+		if (take_reply(p, nonce, reply) != KJ_OK)
+			return fail_request(p, KJ_ENOMEM, timeout_s, err);
+		if (*reply)
 			return KJ_OK;
 		if (p->proto < 0)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
@@ -451,7 +462,9 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 		}
 		rc = read_proto(p);
 		if (rc != KJ_OK) {
-			if ((*reply = take_reply(p, nonce)) != NULL)
+			if (take_reply(p, nonce, reply) != KJ_OK)
+				return fail_request(p, KJ_ENOMEM, timeout_s, err);
+			if (*reply)
 				return KJ_OK;
 			return fail_request(p, rc, timeout_s, err);
 		}
