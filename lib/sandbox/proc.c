@@ -138,7 +138,11 @@ int kj_proc_spawn_in(struct kj_proc *p, char *const argv[], char *const envp[],
 	return spawn(p, argv, envp, cwd, sb, err);
 }
 
-/* Read what is there from a capture pipe; 0 at EOF, 1 if more may come. */
+/*
+ * Read what is there from a capture pipe; 0 at EOF, 1 if more may come, -1
+ * when the buffer could not be allocated (what was read is lost: counting
+ * it as dropped would charge the worker with a flood it never made).
+ */
 static int drain(int *fd, struct kj_capture *c)
 {
 	char buf[65536];
@@ -152,7 +156,7 @@ static int drain(int *fd, struct kj_capture *c)
 			if (!c->data) {
 				c->data = malloc(KJ_PROC_CAPTURE_MAX + 1);
 				if (!c->data)
-					room = 0;
+					return -1;
 			}
 			take = (size_t)n < room ? (size_t)n : room;
 			if (take) {
@@ -355,16 +359,20 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 			struct kj_error *err)
 {
 	char how[96];
-	int sig = kj_proc_interrupted();
+	int sig = kj_proc_interrupted(), lost = 0;
 
 	/* Whatever went wrong after the guard fired is the guard's doing (it
 	 * killed the worker): never a crash to charge to the worker. */
 	if (sig)
 		rc = KJ_EINTR;
+	/* Output that cannot be kept leaves the verdict without its evidence:
+	 * the judge's failure, whatever the request's was. */
 	if (p->out >= 0)
-		drain(&p->out, &p->cap_out);
+		lost |= drain(&p->out, &p->cap_out) < 0;
 	if (p->err >= 0)
-		drain(&p->err, &p->cap_err);
+		lost |= drain(&p->err, &p->cap_err) < 0;
+	if (lost && rc != KJ_EINTR)
+		rc = KJ_ENOMEM;
 	kj_proc_kill(p);
 	close_fd(&p->proto);
 	switch (rc) {
@@ -452,10 +460,9 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			pf[nf++] = (struct pollfd){ wake, POLLIN, 0 };
 		if (poll(pf, (nfds_t)nf, ms) < 0 && errno != EINTR)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
-		if (p->out >= 0)
-			drain(&p->out, &p->cap_out);
-		if (p->err >= 0)
-			drain(&p->err, &p->cap_err);
+		if ((p->out >= 0 && drain(&p->out, &p->cap_out) < 0) ||
+		    (p->err >= 0 && drain(&p->err, &p->cap_err) < 0))
+			return fail_request(p, KJ_ENOMEM, timeout_s, err);
 		if (p->output_limit && (p->cap_out.dropped || p->cap_err.dropped)) {
 			p->output_over = 1;
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
