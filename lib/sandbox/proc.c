@@ -492,11 +492,15 @@ void kj_proc_release(struct kj_proc *p, double grace_s)
 {
 	if (p->pid && !p->reaped && p->proto >= 0) {
 		double deadline = kj__now_s() + grace_s;
-		uint64_t nonce;
+		char line[64];
+		int n = snprintf(line, sizeof(line), "{\"op\":\"exit\",\"nonce\":%llu}\n",
+				 (unsigned long long)(p->next_nonce++ & 0x3fffffffffffffffull));
 
-		/* A worker that cannot take the request is killed below anyway
-		 * (a failed send has killed it already). */
-		kj_proc_send(p, json_pack("{s:s}", "op", "exit"), grace_s, &nonce, NULL);
+		/* Written without allocating: a release comes after the verdict
+		 * (when a failure could no longer change it), and a worker that
+		 * cannot take the request is killed below anyway. */
+		if (!kj_proc_interrupted())
+			write_all(p->proto, line, (size_t)n, deadline);
 		while (!exited(p) && kj__now_s() < deadline && !kj_proc_interrupted()) {
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 
