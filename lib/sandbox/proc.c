@@ -22,6 +22,7 @@
 
 #include "kjudge/proc.h"
 #include "sandbox/spawn.h"
+#include "base/json.h"
 #include "base/internal.h"
 
 /*
@@ -302,13 +303,13 @@ static int take_reply(struct kj_proc *p, uint64_t nonce, json_t **out)
 	*out = NULL;
 	while (p->line_len && (nl = memchr(p->line, '\n', p->line_len)) != NULL) {
 		size_t len = (size_t)(nl - p->line);
-		json_error_t je;
-		json_t *o = json_loadb(p->line, len, 0, &je);
+		int oom;
+		json_t *o = kj__json_loadb(p->line, len, 0, NULL, &oom);
 		json_t *n = o ? json_object_get(o, "nonce") : NULL;
 
 		memmove(p->line, nl + 1, p->line_len - len - 1);
 		p->line_len -= len + 1;
-		if (!o && json_error_code(&je) == json_error_out_of_memory)
+		if (oom)
 			return KJ_ENOMEM;
 		if (json_is_object(o) && json_is_integer(n) &&
 		    (uint64_t)json_integer_value(n) == nonce) {
