@@ -233,6 +233,7 @@ def clean_verdict(cmd, cand, rc, rec):
 def run_one(setup, scenario, point, mode, limit, warm=None, keep=False):
     """Run one judge; returns a dict with its figures and `bad`, the reasons
     it failed (empty when it held)."""
+    global _JUDGE
     cmd, cand, cache = parse_scenario(scenario)
     rdir = tempfile.mkdtemp(prefix=f"{scenario}-{mode}-{point}-", dir=setup.work)
     calibrating = point == 0
@@ -245,8 +246,8 @@ def run_one(setup, scenario, point, mode, limit, warm=None, keep=False):
     bad = out["bad"]
     t0 = time.monotonic()
     with open(os.path.join(rdir, "stdout"), "w+b") as so, open(os.path.join(rdir, "stderr"), "w+b") as se:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
-                                env=dict(os.environ, **env), start_new_session=True)
+        proc = _JUDGE = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
+                                         env=dict(os.environ, **env), start_new_session=True)
         try:
             rc = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -313,12 +314,25 @@ def run_one(setup, scenario, point, mode, limit, warm=None, keep=False):
 # check_verify.leftovers() there sees it and nothing of other runs. ---
 
 _SETUP = None
+_JUDGE = None  # the judge a pool process is running, for _pool_stop
+
+
+def _pool_stop(signum, frame):
+    """The pool is terminated (the run was interrupted): the judge in flight
+    and its workers go too, then this process."""
+    if _JUDGE is not None and _JUDGE.poll() is None:
+        try:
+            os.killpg(_JUDGE.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(1)
 
 
 def _pool_init(setup):
     global _SETUP
     _SETUP = setup
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _pool_stop)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
@@ -474,6 +488,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep every run's directory")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line for every run")
     args = ap.parse_args()
+    # SIGTERM unwinds as Ctrl-C does, so that the pool (and every judge in
+    # flight) is stopped and the scratch removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     prof = dict(PROFILES[args.profile])
     for k in ("first", "last", "spread", "seeded"):
         if getattr(args, k) is not None:
