@@ -14,7 +14,11 @@
  * one it chose was reached.  With KJ_FAULT_TRACE=FILE the stack of the first
  * injected failure is written to FILE (backtrace_symbols_fd: binary(+offset)
  * lines that addr2line turns into functions and lines), so a report can say
- * which allocation it was.  Children the judge forks count on from the
+ * which allocation it was.  With KJ_FAULT_SITES=FILE every allocation adds a
+ * line "N OFFSET..." to FILE: the return addresses of its stack that lie in
+ * the kjudge binary, as offsets from its start (for addr2line), so that a
+ * driver can tell the places that allocate apart and fail each of them.
+ * Children the judge forks count on from the
  * parent's number in their own copy until they exec; they exit with
  * _exit, so the file is the judge's own.
  *
@@ -30,11 +34,14 @@
  *  - libcrypto's (the SHA-256 and HMAC contexts): a shared library with an
  *    allocator of its own; kjudge checks what its calls return.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <link.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +87,60 @@ static void trace(void)
 	close(fd);
 }
 
+static int sites_fd = -1;
+static uintptr_t self_lo, self_hi, self_base; /* the binary's segments */
+
+/* Where the kjudge binary is mapped: the first object dl_iterate_phdr
+ * reports is the program itself. */
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int i;
+
+	(void)size;
+	(void)data;
+	self_base = info->dlpi_addr;
+	self_lo = UINTPTR_MAX;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < self_lo)
+			self_lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > self_hi)
+			self_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	return 1;
+}
+
+/* One line of KJ_FAULT_SITES for allocation n. */
+static void log_site(long n)
+{
+	void *frames[16];
+	char line[16 * 20 + 32];
+	int k, len, got = backtrace(frames, 16);
+
+	len = snprintf(line, sizeof(line), "%ld", n);
+	for (k = 1; k < got; k++) {
+		uintptr_t a = (uintptr_t)frames[k];
+
+		if (a >= self_lo && a < self_hi)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
+					(unsigned long)(a - self_base));
+	}
+	line[len++] = '\n';
+	if (write(sites_fd, line, (size_t)len) < 0) {
+		/* the driver sees a short file */
+	}
+}
+
 /* Whether this allocation fails. */
 static int fail_now(void)
 {
 	long n = atomic_fetch_add(&calls, 1) + 1;
+
+	if (sites_fd >= 0)
+		log_site(n);
 
 	if (target > 0 && (n == target || (from_on && n > target))) {
 		if (atomic_fetch_add(&injected, 1) == 0)
@@ -171,6 +228,11 @@ __attribute__((constructor)) static void fault_init(void)
 	if (target < 0)
 		target = 0;
 	from_on = mode && !strcmp(mode, "from");
+	if (getenv("KJ_FAULT_SITES") && *getenv("KJ_FAULT_SITES")) {
+		dl_iterate_phdr(find_self, NULL);
+		sites_fd = open(getenv("KJ_FAULT_SITES"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+				O_CLOEXEC, 0644);
+	}
 	json_set_alloc_funcs(json_alloc, free);
 	atexit(report);
 }
