@@ -99,7 +99,7 @@ static json_t *kjudge_common(struct rec *r, const struct kj_task *t, const struc
 	kj_result_counts(res, &passed, &failed, &te, &je);
 	kj_verify_exit(res, why, sizeof(why));
 	put(r, kj, "version", json_string(KJ_VERSION));
-	put(r, kj, "status", json_string(je || res->infra_errors ? "judge_error"
+	put(r, kj, "status", json_string(je || res->infra_errors || res->n_cases <= 0 ? "judge_error"
 					 : te ? "task_error"
 					 : passed == res->n_cases && res->n_cases ? "pass" : "fail"));
 	put(r, kj, "counts", json_pack("{s:i, s:i, s:i, s:i}", "pass", passed, "fail", failed,
