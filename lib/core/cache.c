@@ -279,22 +279,22 @@ static int load_entry(struct kj_cache *c, struct kj__entry *e, struct kj_error *
 {
 	char meta[PATH_MAX + 16];
 	struct check k;
-	json_error_t je;
 	json_t *m;
 	char *text;
 	size_t len;
 	struct kj_error e2;
-	int rc;
+	int rc, oom;
 
 	snprintf(meta, sizeof(meta), "%s/meta.json", e->dir);
 	text = kj__read_file(meta, META_MAX, &len, &e2);
 	if (!text)
 		return e2.code == KJ_ENOMEM ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
-	m = json_loadb(text, len, 0, &je);
+	m = kj__json_loadb(text, len, 0, NULL, &oom);
 	free(text);
+	if (oom)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (!m)
-		return json_error_code(&je) == json_error_out_of_memory
-			       ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
+		return 0;
 	if (json_integer_value(json_object_get(m, "version")) != 1) {
 		json_decref(m);
 		return 0;
@@ -489,10 +489,10 @@ int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 int kj__time_get(struct kj_cache *c, const char *key, json_t **out, struct kj_error *err)
 {
 	char p[PATH_MAX];
-	json_error_t je;
 	struct kj_error e;
 	size_t len;
 	char *text;
+	int oom;
 
 	*out = NULL;
 	if (snprintf(p, sizeof(p), "%s/t-%s.json", c->dir, key) >= (int)sizeof(p))
@@ -500,11 +500,12 @@ int kj__time_get(struct kj_cache *c, const char *key, json_t **out, struct kj_er
 	text = kj__read_file(p, 1u << 20, &len, &e);
 	if (!text)
 		return e.code == KJ_ENOMEM ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
-	*out = json_loadb(text, len, 0, &je);
+	*out = kj__json_loadb(text, len, 0, NULL, &oom);
 	free(text);
+	if (oom)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (!*out)
-		return json_error_code(&je) == json_error_out_of_memory
-			       ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
+		return 0;
 	utimensat(AT_FDCWD, p, NULL, 0);
 	return 1;
 }
