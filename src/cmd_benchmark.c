@@ -84,8 +84,11 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	snprintf(path, psize, "%s/%s", run->spec.verify_dir, name);
 	rc = kj_gate_check(path, &run->task, run->attempt.key, &g, why, sizeof(why), rec_device,
 			   dsize, &err);
-	if (rc < 0)
-		return kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+	if (rc < 0) {
+		kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+		/* Out of memory is the judge's failure, not the record's. */
+		return rc == KJ_ENOMEM ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+	}
 	if (rc > 0) {
 		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", why);
 		return KJ_EXIT_USAGE;
