@@ -171,8 +171,17 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		else
 			printf("perf report written to %s\n", output);
 	} else {
-		json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-		putchar('\n');
+		/* Made whole before any of it is printed: a dump that fails half
+		 * way would leave half a record on stdout. */
+		char *text = json_dumps(rec, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+
+		if (!text) {
+			kj_cli_error(cmd, "the perf JSON could not be written (out of memory)");
+			exit_code = KJ_EXIT_FAIL;
+		} else {
+			printf("%s\n", text);
+			free(text);
+		}
 	}
 	json_decref(rec);
 	/* A machine that failed during the run: the figures are incomplete
