@@ -125,8 +125,12 @@ def command(setup, scenario, vdir, rdir):
     argv = setup.kjudge + [cmd, "--op_name", "addmul", "--verify_dir", vdir,
                            "--device", setup.device]
     if cmd == "benchmark":
-        argv += ["--warmup", "1", "--repeats", "3", "--output", os.path.join(rdir, "perf.json")]
-        if cand == "wrong":
+        argv += ["--warmup", "1", "--repeats", "3"]
+        # The correct candidate's perf JSON goes to a file, the wrong one's
+        # to stdout: both ways of writing it are judged.
+        if cand == "pass":
+            argv += ["--output", os.path.join(rdir, "perf.json")]
+        else:
             argv.append("--verify_not_required")
     return argv
 
@@ -157,8 +161,8 @@ def prepare_run(setup, scenario, rdir, warm, own_state=False):
 
 
 def read_json(path):
-    """(True, value), (True, None) when absent, or (False, reason)."""
-    if not os.path.exists(path):
+    """(True, value), (True, None) when absent or empty, or (False, reason)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
         return True, None
     try:
         with open(path, encoding="utf-8") as f:
@@ -277,7 +281,7 @@ def run_one(setup, scenario, point, mode, limit, warm=None, keep=False):
             bad.append("no fault report: the judge did not exit through exit()")
     out["calls"], out["injected"] = calls, injected
     rec_path = os.path.join(vdir, "verify_result.json") if cmd == "verify" \
-        else os.path.join(rdir, "perf.json")
+        else os.path.join(rdir, "perf.json" if cand == "pass" else "stdout")
     ok, rec = read_json(rec_path)
     if not ok:
         bad.append(rec)
@@ -525,6 +529,8 @@ def main():
     ap.add_argument("--scenarios", help="comma list of scenarios instead of the profile's: "
                     + ", ".join(ALL_SCENARIOS))
     ap.add_argument("--points", help="comma list of points instead of the selection")
+    ap.add_argument("--place", help="instead of the selection: the first and last point of "
+                    "each place whose name (\"function file.c:line < caller ...\") contains this")
     ap.add_argument("--modes", default="once,from", help="once, from or both (default both)")
     ap.add_argument("--first", type=int, help="points 1..N")
     ap.add_argument("--last", type=int, help="the last N points")
@@ -579,6 +585,11 @@ def main():
                 continue
             if args.points:
                 fixed, drawn = [int(p) for p in args.points.split(",")], []
+            elif args.place:
+                # The first and the last point of every place that matches.
+                fixed = sorted({p for k, v in c["sites"].items() if args.place in k
+                                for p in (v[0], v[-1])})
+                drawn = []
             else:
                 fixed, drawn = select_points(c["calls"], c["sites"], prof, rng)
             limit = 3 * c["took"] + 60
