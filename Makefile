@@ -4,6 +4,8 @@
 #   make check                  unit tests, CLI tests (needs scripts/install-deps)
 #   make SANITIZE=address,undefined check
 #                               the same under sanitizers, in build/san-*/
+#   make FAULT=1                the fault-injection build of tests/fault/, in
+#                               build/fault/ (make check builds it too)
 #   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, then on the
 #                               validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
