@@ -114,15 +114,17 @@ void kj__cache_close(struct kj_cache *c)
 	free(c);
 }
 
-void kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
-		   uint64_t extra, char hex[65])
+int kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
+		  uint64_t extra, char hex[65], struct kj_error *err)
 {
 	char buf[2048];
 	int n = snprintf(buf, sizeof(buf), "kjudge-cache-1|%s|%s|%s|%d|%llu|%llu", kind,
 			 t->task_sha256, t->device_key, case_idx, (unsigned long long)seed,
 			 (unsigned long long)extra);
 
-	kj__sha256_hex(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, hex);
+	if (kj__sha256_hex(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, hex) < 0)
+		return kj_error_set(err, KJ_ENOMEM, "cannot make a cache key (libcrypto failed)");
+	return KJ_OK;
 }
 
 /* Remove an entry no one holds: renamed away first, so a reader either

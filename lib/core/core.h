@@ -65,9 +65,10 @@ int kj__cache_open(struct kj_cache **out, const char *dir, long long cap, int th
 		   struct kj_error *err);
 void kj__cache_close(struct kj_cache *c);
 
-/* The key of an entry, as hex. */
-void kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
-		   uint64_t extra, char hex[65]);
+/* The key of an entry, as hex.  KJ_OK, or KJ_ENOMEM (err filled) when
+ * the hash could not be made. */
+int kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
+		  uint64_t extra, char hex[65], struct kj_error *err);
 
 /*
  * A golden entry: 1 found, checked and held (e filled), 0 not there or

@@ -292,7 +292,9 @@ static int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, ui
 	g->input_desc = g->rep.input_desc;
 	g->dir = ref_dir(t, a);
 	if (a->cache && a->stage[0]) {
-		kj__cache_key("g", t, case_idx, seed, 0, key);
+		rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
+		if (rc != KJ_OK)
+			return rc;
 		rc = kj__golden_put(a->cache, key, a->stage, g->rep.outputs, g->rep.input_desc,
 				    &g->e, err);
 		if (rc < 0)
@@ -313,7 +315,9 @@ static int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, 
 
 	if (!a->cache)
 		return 0;
-	kj__cache_key("g", t, case_idx, seed, 0, key);
+	rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
+	if (rc != KJ_OK)
+		return rc;
 	rc = kj__golden_get(a->cache, key, &g->e, err);
 	if (rc != 1)
 		return rc;
@@ -697,10 +701,11 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		c->ref_given = 1;
 	} else {
 		if (a->cache) {
-			kj__cache_key("t", t, k, seed,
-				      ((uint64_t)b->warmup << 40) ^ ((uint64_t)b->repeats << 20) ^
-					      b->flush_bytes, tkey);
-			rc = kj__time_get(a->cache, tkey, &cached_t, err);
+			rc = kj__cache_key("t", t, k, seed,
+					   ((uint64_t)b->warmup << 40) ^ ((uint64_t)b->repeats << 20) ^
+						   b->flush_bytes, tkey, err);
+			if (rc == KJ_OK)
+				rc = kj__time_get(a->cache, tkey, &cached_t, err);
 			if (rc < 0)
 				goto out;
 		}

@@ -62,6 +62,7 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 {
 	json_t *copy = json_deep_copy(rec), *kj;
 	char *text;
+	int rc;
 
 	if (!copy)
 		return KJ_ENOMEM;
@@ -73,9 +74,10 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 	json_decref(copy);
 	if (!text)
 		return KJ_ENOMEM;
-	kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), text, strlen(text), hex);
+	rc = kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), text, strlen(text), hex) < 0
+		     ? KJ_ENOMEM : KJ_OK;
 	free(text);
-	return KJ_OK;
+	return rc;
 }
 
 /* --- shared parts ------------------------------------------------------------------ */
