@@ -3,24 +3,27 @@
  * (make FAULT=1: build/fault/kjudge; `make check` builds it and
  * tests/cli/t0260 runs tests/fault/check_fault.py over it).
  *
- * Every allocation the judge's own code makes (malloc, calloc, realloc,
- * strdup, strndup, asprintf, vasprintf: linked with -Wl,--wrap so that the
- * calls in kjudge's objects come here) and every one jansson makes (its
- * allocator is set to ours at start-up, so every JSON construction, dump
- * and parse counts) is numbered.  KJ_FAULT_AT=N makes the N-th fail
- * (ENOMEM); KJ_FAULT_MODE=from makes every one from the N-th on fail.  With
- * KJ_FAULT_REPORT=FILE the process writes "calls C injected I" to FILE at
- * exit, so a test driver learns how many points a run has and whether the
- * one it chose was reached.  With KJ_FAULT_TRACE=FILE the stack of the first
- * injected failure is written to FILE (backtrace_symbols_fd: binary(+offset)
- * lines that addr2line turns into functions and lines), so a report can say
- * which allocation it was.  With KJ_FAULT_SITES=FILE every allocation adds a
- * line "N OFFSET..." to FILE: the return addresses of its stack that lie in
- * the kjudge binary, as offsets from its start (for addr2line), so that a
- * driver can tell the places that allocate apart and fail each of them.
- * Children the judge forks count on from the
- * parent's number in their own copy until they exec; they exit with
- * _exit, so the file is the judge's own.
+ * Numbered, and failed on request: every allocation the judge's own code
+ * makes (malloc, calloc, realloc, strdup, strndup, asprintf, vasprintf:
+ * linked with -Wl,--wrap, so that the calls in kjudge's objects come here),
+ * and every one jansson makes (its allocator is set to ours at start-up, so
+ * every JSON construction, dump and parse counts).
+ *
+ *   KJ_FAULT_AT=N        the N-th allocation fails (ENOMEM)
+ *   KJ_FAULT_MODE=from   ... and every one after it
+ *   KJ_FAULT_REPORT=FILE "calls C injected I" is written to FILE at exit, so
+ *                        a driver learns how many points a run has and
+ *                        whether the one it chose was reached
+ *   KJ_FAULT_TRACE=FILE  the stack of the first injected failure
+ *                        (backtrace_symbols_fd: binary(+offset) lines that
+ *                        addr2line turns into functions and lines)
+ *   KJ_FAULT_SITES=FILE  a line "N OFFSET..." per allocation: the return
+ *                        addresses of its stack that lie in the kjudge
+ *                        binary, so that a driver can tell the places that
+ *                        allocate apart and fail each of them
+ *
+ * Children the judge forks count on from the parent's number in their own
+ * copy until they exec; they end with _exit, so the report is the judge's.
  *
  * What is not a fault point, and why:
  *  - tree-sitter (the parser of kjudge validate and of the candidate's view
@@ -29,12 +32,16 @@
  *    objects at the real allocator (objcopy --redefine-sym malloc=
  *    __real_malloc ...), which --wrap does not redirect.
  *  - libc's own internal allocations (stdio buffers, opendir, realpath's,
- *    strerror's): they are made inside libc, where --wrap cannot reach, and
- *    libc reports their failure through its own return values.
- *  - libcrypto's (the SHA-256 and HMAC contexts): a shared library with an
- *    allocator of its own; kjudge checks what its calls return.
+ *    strerror's, backtrace's): they are made inside libc, where --wrap
+ *    cannot reach, and libc reports their failure through its own return
+ *    values.
+ *  - libcrypto's (SHA-256, HMAC).  Failed through CRYPTO_set_mem_functions
+ *    they were two thirds of a run's points (its providers' set-up), and
+ *    libcrypto works around some itself (a failed fetch falls back to its
+ *    built-in digest and gives the right sum), which a driver cannot tell
+ *    from the judge hiding a failure.  What they showed is fixed: a digest
+ *    or HMAC that fails is an error of base/hash.c's, never a sum of zeros.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <link.h>
@@ -116,9 +123,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 /* One line of KJ_FAULT_SITES for allocation n. */
 static void log_site(long n)
 {
-	void *frames[16];
-	char line[16 * 20 + 32];
-	int k, len, got = backtrace(frames, 16);
+	void *frames[64];
+	char line[64 * 20 + 32];
+	int k, len, got = backtrace(frames, 64);
 
 	len = snprintf(line, sizeof(line), "%ld", n);
 	for (k = 1; k < got; k++) {
@@ -224,6 +231,7 @@ __attribute__((constructor)) static void fault_init(void)
 {
 	const char *at = getenv("KJ_FAULT_AT"), *mode = getenv("KJ_FAULT_MODE");
 
+	json_set_alloc_funcs(json_alloc, free);
 	target = at ? strtol(at, NULL, 10) : 0;
 	if (target < 0)
 		target = 0;
@@ -233,6 +241,5 @@ __attribute__((constructor)) static void fault_init(void)
 		sites_fd = open(getenv("KJ_FAULT_SITES"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
 				O_CLOEXEC, 0644);
 	}
-	json_set_alloc_funcs(json_alloc, free);
 	atexit(report);
 }
