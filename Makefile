@@ -4,6 +4,8 @@
 #   make check                  unit tests, CLI tests (needs scripts/install-deps)
 #   make SANITIZE=address,undefined check
 #                               the same under sanitizers, in build/san-*/
+#   make FAULT=1                the fault-injection build of tests/fault/, in
+#                               build/fault/ (make check builds it too)
 #   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, then on the
 #                               validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
@@ -31,21 +33,29 @@ PYTHON  ?= $(CURDIR)/.venv/bin/python
 
 VERSION := $(shell cat VERSION)
 
-ifeq ($(FAULT),1)
-# The fault-injection build (tests/fault/): its own directory, and the
-# kjudge binary linked with the allocation interposer.
-BUILD   ?= build/fault
-CPPFLAGS += -DKJ_FAULT
-endif
+comma := ,
 ifeq ($(SANITIZE),)
-BUILD   ?= build
+BASE_BUILD := build
 OPT     ?= -O2
 else
-BUILD   ?= build/san-$(subst $(comma),-,$(SANITIZE))
+BASE_BUILD := build/san-$(subst $(comma),-,$(SANITIZE))
 OPT     ?= -O1
 SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-comma := ,
+ifeq ($(FAULT),1)
+# The fault-injection build (tests/fault/): a directory of its own inside
+# the plain (or sanitized) build's, and the kjudge binary linked with the
+# allocation interposer.
+BUILD   ?= $(BASE_BUILD)/fault
+CPPFLAGS += -DKJ_FAULT
+# tree-sitter's allocations are not fault points (its runtime aborts on a
+# failed one by design, and its grammars' scanners do not check): its
+# objects call the real allocator, under the names --wrap leaves alone.
+TS_REAL_ALLOC = objcopy --redefine-sym malloc=__real_malloc --redefine-sym calloc=__real_calloc \
+	--redefine-sym realloc=__real_realloc $@
+else
+BUILD   ?= $(BASE_BUILD)
+endif
 
 PKGS    := jansson libcrypto
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
@@ -91,12 +101,15 @@ $(TS_INC)/tree_sitter/%.h: $(TP)/.stamp
 $(BUILD)/third_party/ts_runtime.o: $(TP)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(TS_CFLAGS) -g -I$(TS_RT)/include -I$(TS_RT)/src -c -o $@ $(TS_RT)/src/lib.c
+	$(TS_REAL_ALLOC)
 $(BUILD)/third_party/ts_python_%.o: $(TP)/.stamp $(TS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TS_CFLAGS) -I$(TS_INC) -c -o $@ $(TS_PY)/$*.c
+	$(TS_REAL_ALLOC)
 $(BUILD)/third_party/ts_cuda_%.o: $(TP)/.stamp $(TS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TS_CFLAGS) -I$(TS_INC) -c -o $@ $(TS_CU)/$*.c
+	$(TS_REAL_ALLOC)
 
 # The default validate rules are compiled in: rules/validate-default.json
 # becomes a byte array.
@@ -214,8 +227,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(BUILD)/libkjudge.a
 
 # The test driver: unit tests, then the CLI tests against the built binary.
 # It prints one closing line 'N passed, N failed'.
-check: all $(BUILD)/tests/unit-tests $(HELPERS) $(BUILD)/bench/selfusage.so
+# The fault-injection build is made too (in $(BUILD)/fault), so that
+# tests/cli/t0260 runs.
+check: all $(BUILD)/tests/unit-tests $(HELPERS) $(BUILD)/bench/selfusage.so fault
 	@KJ_BUILD=$(CURDIR)/$(BUILD) KJ_PYTHON=$(PYTHON) tests/run
+
+# $(BUILD)/fault/kjudge: the binary of tests/fault/ (see FAULT above).
+fault:
+	@$(MAKE) --no-print-directory FAULT=1 SANITIZE=$(SANITIZE) BUILD=$(BUILD)/fault all
 
 # The README's first command ends here: verify and benchmark of the softmax
 # example (its Triton candidate: on the GPU when there is one, else on the CPU
@@ -328,7 +347,7 @@ bench-overhead: $(BUILD)/bench/selfusage.so
 clean:
 	rm -rf build
 
-.PHONY: all check demo fuzz bench bench-validate bench-overhead clean install uninstall
+.PHONY: all check fault demo fuzz bench bench-validate bench-overhead clean install uninstall
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

@@ -361,8 +361,10 @@ int kj_cli_parse(const struct kj_cli_command *cmd, int argc, char **argv,
 	kj_cli_args_release(a);
 	a->opt = calloc(n_rows ? n_rows : 1, sizeof(*a->opt));
 	a->operands = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*a->operands));
-	if (!a->opt || !a->operands)
-		return fail(a, "out of memory");
+	if (!a->opt || !a->operands) {
+		fail(a, "out of memory");
+		return KJ_CLI_NOMEM;
+	}
 	for (i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
@@ -446,12 +448,21 @@ int kj_cli_start(const struct kj_cli_command *cmd, int argc, char **argv,
 		rc = fflush(stdout) ? kj_cli_error(cmd, "cannot write to standard output")
 				    : KJ_EXIT_OK;
 		break;
+	case KJ_CLI_NOMEM:
+		kj_cli_error(cmd, "%s", a->error);
+		rc = kj_cli_judge_exit(cmd);
+		break;
 	default:
 		rc = kj_cli_error(cmd, "%s", a->error);
 		break;
 	}
 	kj_cli_args_release(a);
 	return rc;
+}
+
+int kj_cli_judge_exit(const struct kj_cli_command *cmd)
+{
+	return cmd && cmd->judge_exit ? cmd->judge_exit : KJ_EXIT_USAGE;
 }
 
 /* Print `text` from column `col` on, wrapped at 79 columns, continuation

@@ -90,6 +90,10 @@ struct kj_cli_command {
 	 * ACTUAL.npy"). */
 	int min_operands, max_operands;
 	const char *operands;
+	/* The exit status when the judge itself fails (out of memory) before
+	 * or during its work; 0 means KJ_EXIT_USAGE.  benchmark's is 1, the
+	 * seed's "the script crashed": its 2 says the gate refused. */
+	int judge_exit;
 };
 
 /* The value of one option after parsing. */
@@ -121,6 +125,7 @@ struct kj_cli_args {
 #define KJ_CLI_OK 0
 #define KJ_CLI_HELP 1
 #define KJ_CLI_ERROR 2
+#define KJ_CLI_NOMEM 3 /* out of memory: not the command line's fault */
 
 void kj_cli_args_init(struct kj_cli_args *a);
 void kj_cli_args_release(struct kj_cli_args *a);
@@ -169,6 +174,9 @@ void kj_cli_print_man_main(FILE *out, const char *intro,
 /* "kjudge CMD: MESSAGE" on stderr.  Returns KJ_EXIT_USAGE. */
 int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The exit status of cmd when the judge itself failed (its judge_exit). */
+int kj_cli_judge_exit(const struct kj_cli_command *cmd);
 
 /* Options shared by the torch commands (verify, benchmark): their indices,
  * the rows of their option tables, and what they set.  A command's own

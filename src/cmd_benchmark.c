@@ -102,8 +102,11 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	snprintf(path, psize, "%s/%s", run->spec.verify_dir, name);
 	rc = kj_gate_check(path, &run->task, run->attempt.key, &g, why, sizeof(why), rec_device,
 			   dsize, &err);
-	if (rc < 0)
-		return kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+	if (rc < 0) {
+		kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+		/* Out of memory is the judge's failure, not the record's. */
+		return rc == KJ_ENOMEM ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+	}
 	if (rc > 0) {
 		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", why);
 		return KJ_EXIT_USAGE;
@@ -197,8 +200,17 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		else
 			printf("perf report written to %s\n", output);
 	} else {
-		json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-		putchar('\n');
+		/* Made whole before any of it is printed: a dump that fails half
+		 * way would leave half a record on stdout. */
+		char *text = json_dumps(rec, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+
+		if (!text) {
+			kj_cli_error(cmd, "the perf JSON could not be written (out of memory)");
+			exit_code = KJ_EXIT_FAIL;
+		} else {
+			printf("%s\n", text);
+			free(text);
+		}
 	}
 	json_decref(rec);
 	/* A machine that failed during the run: the figures are incomplete

@@ -123,7 +123,9 @@ static const struct kj_cli_command commands[] = {
 		.environment = kj_cli_torch_env,
 		.exit_codes = "  0  the benchmark ran (per-case pass/fail is in the JSON)\n"
 			      "  1  it could not run (no Python, a worker that does not start)\n"
+			      "     or the judge failed (out of memory)\n"
 			      "  2  the L1 verify gate refused, or bad flags\n",
+		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
 		.name = "doctor",

@@ -33,6 +33,15 @@ int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_arg
 	return kj_cli_config(cmd, &run->cfg, python);
 }
 
+/* Why a step before the run failed, and the exit status: the command's
+ * own for the judge's failure (out of memory), else that of bad input. */
+static int prepare_failed(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
+{
+	kj_cli_error(cmd, "%s", run->err.msg);
+	return kj_cli_torch_close(run, run->err.code == KJ_ENOMEM ? kj_cli_judge_exit(cmd)
+								  : KJ_EXIT_USAGE);
+}
+
 int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
 {
 	int rc;
@@ -43,14 +52,12 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 		return KJ_EXIT_USAGE;
 	rc = kj_attempt_open(&run->attempt, &run->cfg, &run->err);
 	if (rc != KJ_OK)
-		return kj_cli_error(cmd, "%s", run->err.msg);
+		return prepare_failed(cmd, run);
 	run->attempt_open = 1;
 	/* The key signs the verify record even when the seeds are fixed. */
 	rc = kj_seed_key(run->cfg.state_dir, run->attempt.key, &run->err);
-	if (rc != KJ_OK) {
-		kj_cli_error(cmd, "%s", run->err.msg);
-		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
-	}
+	if (rc != KJ_OK)
+		return prepare_failed(cmd, run);
 	run->attempt.have_key = 1;
 	/* Fresh seeds for this run: a seed printed in a failure record is
 	 * worthless to the next one (--seed replays it). */
@@ -60,10 +67,8 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
 	}
 	rc = kj_torch_open(&run->cfg, &run->attempt, &run->spec, &run->task, &run->err);
-	if (rc != KJ_OK) {
-		kj_cli_error(cmd, "%s", run->err.msg);
-		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
-	}
+	if (rc != KJ_OK)
+		return prepare_failed(cmd, run);
 	run->task_open = 1;
 	return 0;
 }

@@ -25,8 +25,10 @@
  * Failure handling (fail closed): a case's outcome is a type from the table
  * of kjudge/verdict.h.  When the judge itself fails (out of memory, one of
  * its own files, a hook that cannot record, an interrupt) the loop stops and
- * returns the code: the cases not reached stay "NotJudged" and the run is a
- * judge error.  A machine failure that leaves the judge sound (a worker that
+ * returns the code: the cases not reached stay "NotJudged", the ones it
+ * passed become "JudgeError" (no view of a run the judge could not finish
+ * counts a case as passed), and the run is a judge error.  A result with no
+ * cases is a judge error too.  A machine failure that leaves the judge sound (a worker that
  * could not be restarted) makes the affected cases judge errors and the run
  * goes on; the result counts them in infra_errors.
  */

@@ -34,14 +34,22 @@ static void to_hex(const unsigned char *d, size_t n, char *hex)
 	hex[2 * n] = '\0';
 }
 
-void kj__sha256_hex(const void *p, size_t n, char hex[KJ_SHA256_HEX])
+/*
+ * A digest libcrypto could not make (it allocates a context, and more on its
+ * first use) is an error, never a sum of zeros: every cache key would be the
+ * same one, and a zero signature would be one that anyone can write.
+ */
+int kj__sha256_hex(const void *p, size_t n, char hex[KJ_SHA256_HEX])
 {
 	unsigned char d[32];
 	unsigned int len = 0;
 
-	if (!EVP_Digest(p, n, d, &len, EVP_sha256(), NULL) || len != 32)
-		memset(d, 0, sizeof(d)); /* cannot happen for SHA-256 */
+	if (!EVP_Digest(p, n, d, &len, EVP_sha256(), NULL) || len != 32) {
+		hex[0] = '\0';
+		return -1;
+	}
 	to_hex(d, 32, hex);
+	return 0;
 }
 
 int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *err)
@@ -71,7 +79,11 @@ int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *
 			close(fd);
 			return kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(e));
 		}
-		EVP_DigestUpdate(ctx, buf, (size_t)n);
+		if (!EVP_DigestUpdate(ctx, buf, (size_t)n)) {
+			EVP_MD_CTX_free(ctx);
+			close(fd);
+			return kj_error_set(err, KJ_ENOMEM, "'%s': cannot hash", path);
+		}
 	}
 	close(fd);
 	if (!EVP_DigestFinal_ex(ctx, d, &len) || len != 32) {
@@ -83,15 +95,18 @@ int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *
 	return KJ_OK;
 }
 
-void kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
-			 char hex[KJ_SHA256_HEX])
+int kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
+			char hex[KJ_SHA256_HEX])
 {
 	unsigned char d[32];
 	unsigned int len = 0;
 
-	if (!HMAC(EVP_sha256(), key, (int)klen, p, n, d, &len) || len != 32)
-		memset(d, 0, sizeof(d));
+	if (!HMAC(EVP_sha256(), key, (int)klen, p, n, d, &len) || len != 32) {
+		hex[0] = '\0';
+		return -1;
+	}
 	to_hex(d, 32, hex);
+	return 0;
 }
 
 /* --- the block checksum ----------------------------------------------------------- */

@@ -23,15 +23,17 @@
 
 #define KJ_SHA256_HEX 65 /* 64 hex digits and a NUL */
 
-/* SHA-256 of n bytes at p, as lowercase hex, into hex. */
-void kj__sha256_hex(const void *p, size_t n, char hex[KJ_SHA256_HEX]);
+/* SHA-256 of n bytes at p, as lowercase hex, into hex.  0, or -1 when
+ * libcrypto failed (out of memory): hex is then "" and never a sum. */
+int kj__sha256_hex(const void *p, size_t n, char hex[KJ_SHA256_HEX]);
 
 /* SHA-256 of a file's bytes.  Returns KJ_OK, or a code with err filled. */
 int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *err);
 
-/* HMAC-SHA256 of n bytes at p under key[0..klen), as hex. */
-void kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
-			 char hex[KJ_SHA256_HEX]);
+/* HMAC-SHA256 of n bytes at p under key[0..klen), as hex.  0, or -1 when
+ * libcrypto failed: hex is then "", which matches no signature. */
+int kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
+			char hex[KJ_SHA256_HEX]);
 
 /* The integrity checksum of n bytes at p (see above) into *out; `threads`
  * 0 picks one per CPU, at most 16.  0, or -1 when out of memory. */

@@ -114,15 +114,17 @@ void kj__cache_close(struct kj_cache *c)
 	free(c);
 }
 
-void kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
-		   uint64_t extra, char hex[65])
+int kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
+		  uint64_t extra, char hex[65], struct kj_error *err)
 {
 	char buf[2048];
 	int n = snprintf(buf, sizeof(buf), "kjudge-cache-1|%s|%s|%s|%d|%llu|%llu", kind,
 			 t->task_sha256, t->device_key, case_idx, (unsigned long long)seed,
 			 (unsigned long long)extra);
 
-	kj__sha256_hex(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, hex);
+	if (kj__sha256_hex(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, hex) < 0)
+		return kj_error_set(err, KJ_ENOMEM, "cannot make a cache key (libcrypto failed)");
+	return KJ_OK;
 }
 
 /* Remove an entry no one holds: renamed away first, so a reader either
@@ -279,22 +281,22 @@ static int load_entry(struct kj_cache *c, struct kj__entry *e, struct kj_error *
 {
 	char meta[PATH_MAX + 16];
 	struct check k;
-	json_error_t je;
 	json_t *m;
 	char *text;
 	size_t len;
 	struct kj_error e2;
-	int rc;
+	int rc, oom;
 
 	snprintf(meta, sizeof(meta), "%s/meta.json", e->dir);
 	text = kj__read_file(meta, META_MAX, &len, &e2);
 	if (!text)
 		return e2.code == KJ_ENOMEM ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
-	m = json_loadb(text, len, 0, &je);
+	m = kj__json_loadb(text, len, 0, NULL, &oom);
 	free(text);
+	if (oom)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (!m)
-		return json_error_code(&je) == json_error_out_of_memory
-			       ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
+		return 0;
 	if (json_integer_value(json_object_get(m, "version")) != 1) {
 		json_decref(m);
 		return 0;
@@ -484,44 +486,4 @@ int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 	e->input_desc = input_desc ? kj__jref(input_desc) : NULL;
 	trim(c, strrchr(final_path, '/') + 1);
 	return 1;
-}
-
-int kj__time_get(struct kj_cache *c, const char *key, json_t **out, struct kj_error *err)
-{
-	char p[PATH_MAX];
-	json_error_t je;
-	struct kj_error e;
-	size_t len;
-	char *text;
-
-	*out = NULL;
-	if (snprintf(p, sizeof(p), "%s/t-%s.json", c->dir, key) >= (int)sizeof(p))
-		return 0;
-	text = kj__read_file(p, 1u << 20, &len, &e);
-	if (!text)
-		return e.code == KJ_ENOMEM ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
-	*out = json_loadb(text, len, 0, &je);
-	free(text);
-	if (!*out)
-		return json_error_code(&je) == json_error_out_of_memory
-			       ? kj_error_set(err, KJ_ENOMEM, "out of memory") : 0;
-	utimensat(AT_FDCWD, p, NULL, 0);
-	return 1;
-}
-
-int kj__time_put(struct kj_cache *c, const char *key, const json_t *rec, struct kj_error *err)
-{
-	char p[PATH_MAX];
-	char *text;
-
-	if (snprintf(p, sizeof(p), "%s/t-%s.json", c->dir, key) >= (int)sizeof(p))
-		return KJ_OK;
-	text = json_dumps(rec, JSON_COMPACT);
-	if (!text)
-		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	/* A latency that cannot be kept (a full disk) is only not cached. */
-	kj_write_file_atomic(p, text, strlen(text), NULL);
-	free(text);
-	trim(c, strrchr(p, '/') + 1);
-	return KJ_OK;
 }

@@ -65,9 +65,10 @@ int kj__cache_open(struct kj_cache **out, const char *dir, long long cap, int th
 		   struct kj_error *err);
 void kj__cache_close(struct kj_cache *c);
 
-/* The key of an entry, as hex. */
-void kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
-		   uint64_t extra, char hex[65]);
+/* The key of an entry, as hex.  KJ_OK, or KJ_ENOMEM (err filled) when
+ * the hash could not be made. */
+int kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint64_t seed,
+		  uint64_t extra, char hex[65], struct kj_error *err);
 
 /*
  * A golden entry: 1 found, checked and held (e filled), 0 not there or
@@ -85,12 +86,6 @@ int kj__golden_get(struct kj_cache *c, const char *key, struct kj__entry *e,
 int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 		   const struct kj_value *outputs, const json_t *input_desc,
 		   struct kj__entry *e, struct kj_error *err);
-
-/* A reference latency: 1 found (*out a new reference), 0 not there or
- * unreadable, or a code (out of memory). */
-int kj__time_get(struct kj_cache *c, const char *key, json_t **out, struct kj_error *err);
-/* Keep one (a full disk only means it is not kept); KJ_OK or KJ_ENOMEM. */
-int kj__time_put(struct kj_cache *c, const char *key, const json_t *rec, struct kj_error *err);
 
 /* --- records (views.c) ------------------------------------------------------------- */
 

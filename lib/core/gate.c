@@ -15,6 +15,7 @@
 
 #include "kjudge/pipeline.h"
 #include "core/core.h"
+#include "base/json.h"
 #include "base/text.h"
 #include "base/internal.h"
 
@@ -62,7 +63,8 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 		  char *record_device, size_t dsize, struct kj_error *err)
 {
 	json_error_t je;
-	json_t *rec = json_load_file(path, 0, &je), *kj, *cases;
+	int oom;
+	json_t *rec = kj__json_load_file(path, 0, &je, &oom), *kj, *cases;
 	const char *sig, *dev, *status, *seeds;
 	char want[65];
 	long long total, passed;
@@ -72,13 +74,13 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 	why[0] = '\0';
 	if (record_device && dsize)
 		record_device[0] = '\0';
+	if (oom)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (!rec) {
 		if (json_error_code(&je) == json_error_cannot_open_file)
 			return kj_error_set(err, errno == ENOENT ? KJ_ENOENT : KJ_EIO,
 					    "'%s' %s: run kjudge verify first", path,
 					    errno == ENOENT ? "does not exist" : "cannot be read");
-		if (json_error_code(&je) == json_error_out_of_memory)
-			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		return kj_error_set(err, KJ_EPROTOCOL, "'%s' cannot be read: %s (line %d)", path,
 				    je.text, je.line);
 	}

@@ -96,7 +96,9 @@ int kj_verify_exit(const struct kj_result *r, char *why, size_t size)
 	kj_result_counts(r, &passed, &failed, &te, &je);
 	if (why && size)
 		why[0] = '\0';
-	if (je || r->infra_errors) {
+	/* No cases: the run stopped before it could hold any (nothing was
+	 * judged, so nothing is the candidate's). */
+	if (je || r->infra_errors || r->n_cases <= 0) {
 		for (i = 0; i < r->n_cases; i++)
 			if (kj_case_status(&r->cases[i]) == KJ_STATUS_JUDGE_ERROR)
 				break;
@@ -300,7 +302,9 @@ static int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, ui
 	g->input_desc = g->rep.input_desc;
 	g->dir = ref_dir(t, a);
 	if (a->cache && a->stage[0]) {
-		kj__cache_key("g", t, case_idx, seed, 0, key);
+		rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
+		if (rc != KJ_OK)
+			return rc;
 		rc = kj__golden_put(a->cache, key, a->stage, g->rep.outputs, g->rep.input_desc,
 				    &g->e, err);
 		if (rc < 0)
@@ -321,7 +325,9 @@ static int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, 
 
 	if (!a->cache)
 		return 0;
-	kj__cache_key("g", t, case_idx, seed, 0, key);
+	rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
+	if (rc != KJ_OK)
+		return rc;
 	rc = kj__golden_get(a->cache, key, &g->e, err);
 	if (rc != 1)
 		return rc;
@@ -529,15 +535,29 @@ static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj
 	return KJ_OK;
 }
 
-/* The end of a run: the timings, and whatever the judge failed to record. */
+/*
+ * The end of a run: the timings, and whatever the judge failed to record.
+ * A run that ends on the judge's own failure is a judge error in every view:
+ * the cases it passed before are passes no more, so that no reader (the
+ * seed's gate reads passed_cases == total_cases alone) sees every case
+ * passed in a run the judge could not finish.
+ */
 static int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
 			 struct kj_error *err)
 {
+	int i;
+
 	kj_attempt_tally(a, "total_s", kj__now_s() - a->t0);
 	res->timings = json_deep_copy(a->timings);
 	if (rc == KJ_OK && (!res->timings || a->broken))
 		rc = kj_error_set(err, KJ_ENOMEM, "the judge could not record its own figures "
 				  "(out of memory)");
+	for (i = 0; rc != KJ_OK && i < res->n_cases; i++)
+		if (kj_case_status(&res->cases[i]) == KJ_STATUS_PASS)
+			/* The type is set even when the message cannot be kept. */
+			kj_case_fail(&res->cases[i], KJ_ET_JUDGE, "the case passed, then the "
+				     "run ended on the judge's own failure (%s): its pass is not "
+				     "kept", err ? err->msg : kj_strerror(rc));
 	return rc;
 }
 

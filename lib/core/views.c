@@ -62,6 +62,7 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 {
 	json_t *copy = json_deep_copy(rec), *kj;
 	char *text;
+	int rc;
 
 	if (!copy)
 		return KJ_ENOMEM;
@@ -73,9 +74,10 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 	json_decref(copy);
 	if (!text)
 		return KJ_ENOMEM;
-	kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), text, strlen(text), hex);
+	rc = kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), text, strlen(text), hex) < 0
+		     ? KJ_ENOMEM : KJ_OK;
 	free(text);
-	return KJ_OK;
+	return rc;
 }
 
 /* --- shared parts ------------------------------------------------------------------ */
@@ -99,7 +101,7 @@ static json_t *kjudge_common(struct rec *r, const struct kj_task *t, const struc
 	kj_result_counts(res, &passed, &failed, &te, &je);
 	kj_verify_exit(res, why, sizeof(why));
 	put(r, kj, "version", json_string(KJ_VERSION));
-	put(r, kj, "status", json_string(je || res->infra_errors ? "judge_error"
+	put(r, kj, "status", json_string(je || res->infra_errors || res->n_cases <= 0 ? "judge_error"
 					 : te ? "task_error"
 					 : passed == res->n_cases && res->n_cases ? "pass" : "fail"));
 	put(r, kj, "counts", json_pack("{s:i, s:i, s:i, s:i}", "pass", passed, "fail", failed,

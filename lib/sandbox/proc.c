@@ -22,6 +22,7 @@
 
 #include "kjudge/proc.h"
 #include "sandbox/spawn.h"
+#include "base/json.h"
 #include "base/internal.h"
 
 /*
@@ -145,15 +146,15 @@ _Static_assert(DRAIN_CHUNK < KJ_PROC_CAPTURE_MAX, "a read must fit in the kept t
 
 /* Keep the last KJ_PROC_CAPTURE_MAX bytes of what a stream printed (n is at
  * most DRAIN_CHUNK): a failure's message shows the end of the request's
- * output (a traceback), not its beginning. */
-static void keep_tail(struct kj_capture *c, const char *buf, size_t n)
+ * output (a traceback), not its beginning.  -1 when the buffer could not
+ * be allocated: what was read is lost (counting it as dropped would charge
+ * the worker with a flood it never made). */
+static int keep_tail(struct kj_capture *c, const char *buf, size_t n)
 {
 	if (!c->data) {
 		c->data = malloc(KJ_PROC_CAPTURE_MAX + 1);
-		if (!c->data) {
-			c->dropped += n;
-			return;
-		}
+		if (!c->data)
+			return -1;
 	}
 	if (c->len + n > KJ_PROC_CAPTURE_MAX) {
 		size_t keep = KJ_PROC_CAPTURE_MAX - n;
@@ -165,10 +166,12 @@ static void keep_tail(struct kj_capture *c, const char *buf, size_t n)
 	memcpy(c->data + c->len, buf, n);
 	c->len += n;
 	c->data[c->len] = '\0';
+	return 0;
 }
 
 /*
- * Read what is there from a capture pipe; 0 at EOF, 1 if more may come.
+ * Read what is there from a capture pipe; 0 at EOF, 1 if more may come, -1
+ * when what was read could not be kept.
  * Stops as soon as the stream has printed more than `budget` bytes in the
  * current request (0: no budget), so that a flood is cut off at once rather
  * than after the judge has read all the worker can write.
@@ -184,7 +187,8 @@ static int drain(int *fd, struct kj_capture *c, size_t budget)
 			return 1;
 		n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
-			keep_tail(c, buf, (size_t)n);
+			if (keep_tail(c, buf, (size_t)n) < 0)
+				return -1;
 			continue;
 		}
 		if (n == 0) {
@@ -197,16 +201,20 @@ static int drain(int *fd, struct kj_capture *c, size_t budget)
 	}
 }
 
-/* Both capture pipes drained; whether a request with a budget printed
- * past it on either stream. */
+/* Both capture pipes drained; 1 when a request with a budget printed past
+ * it on either stream, -1 when output could not be kept (the judge's
+ * failure: the verdict would lack its evidence), else 0. */
 static int drain_both(struct kj_proc *p)
 {
 	size_t budget = p->output_limit ? p->budget : 0;
+	int lost = 0;
 
 	if (p->out >= 0)
-		drain(&p->out, &p->cap_out, budget);
+		lost |= drain(&p->out, &p->cap_out, budget) < 0;
 	if (p->err >= 0)
-		drain(&p->err, &p->cap_err, budget);
+		lost |= drain(&p->err, &p->cap_err, budget) < 0;
+	if (lost)
+		return -1;
 	return budget && (p->cap_out.len + p->cap_out.dropped > budget ||
 			  p->cap_err.len + p->cap_err.dropped > budget);
 }
@@ -398,30 +406,42 @@ static int line_fds(struct kj_proc *p, size_t len, int keep)
 	return rc;
 }
 
-static json_t *take_reply(struct kj_proc *p, uint64_t nonce)
+/*
+ * Take complete lines out of p->line; *out gets the first that is our reply
+ * (a JSON object whose "nonce" equals `nonce`), or NULL.  KJ_ENOMEM when a
+ * line could not be parsed or its descriptors kept for want of memory: it
+ * may have been the reply, so it must not be dropped as noise (the wait
+ * would run to its deadline and charge the worker).
+ */
+static int take_reply(struct kj_proc *p, uint64_t nonce, json_t **out)
 {
 	char *nl;
 
+	*out = NULL;
 	while (p->line_len && (nl = memchr(p->line, '\n', p->line_len)) != NULL) {
 		size_t len = (size_t)(nl - p->line);
-		json_t *o = json_loadb(p->line, len, 0, NULL);
+		int oom;
+		json_t *o = kj__json_loadb(p->line, len, 0, NULL, &oom);
 		json_t *n = o ? json_object_get(o, "nonce") : NULL;
 		int ours = json_is_object(o) && json_is_integer(n) &&
 			   (uint64_t)json_integer_value(n) == nonce;
 
-		if (line_fds(p, len, ours) != KJ_OK) {
-			json_decref(o);
-			o = NULL;
-			ours = 0;
-		}
+		if (line_fds(p, len, ours) != KJ_OK)
+			oom = 1;
 		memmove(p->line, nl + 1, p->line_len - len - 1);
 		p->line_len -= len + 1;
-		if (ours)
-			return o;
+		if (oom) {
+			json_decref(o);
+			return KJ_ENOMEM;
+		}
+		if (ours) {
+			*out = o;
+			return KJ_OK;
+		}
 		json_decref(o);
 		p->noise_lines++;
 	}
-	return NULL;
+	return KJ_OK;
 }
 
 void kj_proc_take_fds(struct kj_proc *p, int **fds, size_t *n)
@@ -524,16 +544,21 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 			struct kj_error *err)
 {
 	char how[96];
-	int sig = kj_proc_interrupted();
+	int sig = kj_proc_interrupted(), d;
 
 	/* Whatever went wrong after the guard fired is the guard's doing (it
 	 * killed the worker): never a crash to charge to the worker. */
 	if (sig)
 		rc = KJ_EINTR;
 	/* What it printed on the way out, within the budget: a flood that
-	 * fills the pipes again is not read on. */
-	if (drain_both(p))
+	 * fills the pipes again is not read on.  Output that cannot be kept
+	 * leaves the verdict without its evidence: the judge's failure,
+	 * whatever the request's was. */
+	d = drain_both(p);
+	if (d > 0)
 		p->output_over = 1;
+	else if (d < 0 && rc != KJ_EINTR)
+		rc = KJ_ENOMEM;
 	kj_proc_kill(p);
 	close_fd(&p->proto);
 	switch (rc) {
@@ -576,11 +601,13 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	}
 	begin_request(p);
 	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
-	json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce));
-	text = json_dumps(req, JSON_COMPACT);
+	/* A request without its nonce would never be answered in a way the
+	 * wait accepts: not being able to add it is the judge's failure. */
+	text = json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce)) == 0
+		       ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!text)
-		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request");
+		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request (out of memory)");
 	len = strlen(text);
 	text[len] = '\n'; /* replaces the NUL; the length is passed explicitly */
 	rc = write_all(p->proto, text, len + 1, kj__now_s() + timeout_s);
@@ -599,10 +626,14 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 static int took_reply(struct kj_proc *p, json_t **reply, double timeout_s,
 		      struct kj_error *err)
 {
-	if (!drain_both(p))
+	int d = drain_both(p);
+
+	if (!d)
 		return KJ_OK;
 	json_decref(*reply);
 	*reply = NULL;
+	if (d < 0)
+		return fail_request(p, KJ_ENOMEM, timeout_s, err);
 	p->output_over = 1;
 	return fail_request(p, KJ_EWORKER, timeout_s, err);
 }
@@ -620,7 +651,9 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 
 		if (kj_proc_interrupted())
 			return fail_request(p, KJ_EINTR, timeout_s, err);
-		if ((*reply = take_reply(p, nonce)) != NULL)
+		if (take_reply(p, nonce, reply) != KJ_OK)
+			return fail_request(p, KJ_ENOMEM, timeout_s, err);
+		if (*reply)
 			return took_reply(p, reply, timeout_s, err);
 		if (p->proto < 0)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
@@ -638,13 +671,17 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 			pf[nf++] = (struct pollfd){ wake, POLLIN, 0 };
 		if (poll(pf, (nfds_t)nf, ms) < 0 && errno != EINTR)
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
-		if (drain_both(p)) {
+		if ((rc = drain_both(p)) < 0)
+			return fail_request(p, KJ_ENOMEM, timeout_s, err);
+		if (rc > 0) {
 			p->output_over = 1;
 			return fail_request(p, KJ_EWORKER, timeout_s, err);
 		}
 		rc = read_proto(p);
 		if (rc != KJ_OK) {
-			if ((*reply = take_reply(p, nonce)) != NULL)
+			if (take_reply(p, nonce, reply) != KJ_OK)
+				return fail_request(p, KJ_ENOMEM, timeout_s, err);
+			if (*reply)
 				return took_reply(p, reply, timeout_s, err);
 			return fail_request(p, rc, timeout_s, err);
 		}
@@ -665,11 +702,15 @@ void kj_proc_release(struct kj_proc *p, double grace_s)
 {
 	if (p->pid && !p->reaped && p->proto >= 0) {
 		double deadline = kj__now_s() + grace_s;
-		uint64_t nonce;
+		char line[64];
+		int n = snprintf(line, sizeof(line), "{\"op\":\"exit\",\"nonce\":%llu}\n",
+				 (unsigned long long)(p->next_nonce++ & 0x3fffffffffffffffull));
 
-		/* A worker that cannot take the request is killed below anyway
-		 * (a failed send has killed it already). */
-		kj_proc_send(p, json_pack("{s:s}", "op", "exit"), grace_s, &nonce, NULL);
+		/* Written without allocating: a release comes after the verdict
+		 * (when a failure could no longer change it), and a worker that
+		 * cannot take the request is killed below anyway. */
+		if (!kj_proc_interrupted())
+			write_all(p->proto, line, (size_t)n, deadline);
 		while (!exited(p) && kj__now_s() < deadline && !kj_proc_interrupted()) {
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 
