@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "kjudge/proc.h"
 #include "cli.h"
@@ -269,7 +270,19 @@ int main(int argc, char **argv)
 		return KJ_EXIT_OK;
 	}
 	if ((c = find_command(argv[1])) != NULL) {
-		int rc = c->run(c, argc - 1, argv + 1);
+		struct rlimit rl;
+		int rc;
+
+		/* A candidate's outputs come as descriptors, up to
+		 * KJ_PROC_FDS_MAX in one reply: the judge may hold them all
+		 * (a soft limit of 1024 is common).  Spawned workers get the
+		 * sandbox's own limit. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		rc = c->run(c, argc - 1, argv + 1);
 
 		/* A signal the guard caught, even after the run was done, is
 		 * what the caller must see. */

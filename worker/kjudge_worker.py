@@ -52,6 +52,7 @@ import io
 import json
 import os
 import random
+import socket
 import sys
 import time
 import traceback
@@ -86,15 +87,39 @@ class Channel:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def send(self, obj):
+    # SCM_RIGHTS carries at most 253 descriptors a message (SCM_MAX_FD).
+    FDS_PER_MSG = 253
+
+    def send(self, obj, fds=()):
+        """One reply line; fds (sealed output files) go with its first bytes,
+        253 a message, and are closed here once sent."""
         # Strings the code under test made may hold lone surrogates, which
         # neither UTF-8 nor the judge's JSON parser accept: replaced.
         data = (json.dumps(obj, allow_nan=False, default=str, ensure_ascii=False)
                 + "\n").encode("utf-8", "replace")
         view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
+        fds = list(fds)
+        try:
+            if fds:
+                sock = socket.socket(fileno=os.dup(self.fd))
+                try:
+                    while fds:
+                        batch, fds = fds[:self.FDS_PER_MSG], fds[self.FDS_PER_MSG:]
+                        # One byte with each batch but the last, so that
+                        # every batch has bytes of the line to come with.
+                        part = view[:1] if fds else view
+                        n = socket.send_fds(sock, [part], batch)
+                        for fd in batch:
+                            os.close(fd)
+                        view = view[n:]
+                finally:
+                    sock.close()  # its own duplicate of the channel
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+        finally:
+            for fd in fds:
+                os.close(fd)
 
 
 class Worker:
@@ -107,6 +132,9 @@ class Worker:
         self.numpy = None
         # What the worker is doing, for the reply of a request that fails.
         self.phase = ""
+        # The request's outputs go sealed (value.h); their descriptors.
+        self.sealed = False
+        self.reply_fds = []
 
     # --- helpers -------------------------------------------------------------
 
@@ -249,9 +277,16 @@ class Worker:
     MAX_DEPTH = 32
     MAX_NODES = 100000
 
+    # The most sealed output files one reply may carry (the judge takes up
+    # to 4096 descriptors at once, the sandbox lets the worker hold 4096).
+    MAX_REPLY_FDS = 2048
+
     def _save(self, outs, out_dir, tag):
-        """The outputs in the judge's wire form: tensors written as .npy
-        files into out_dir (named from tag), everything else by value."""
+        """The outputs in the judge's wire form: tensors as .npy data, in
+        files of out_dir (named from tag), or, for a request that asks for
+        them sealed (the candidate's), in memory files sealed against any
+        change and sent with the reply (self.reply_fds); everything else by
+        value."""
         state = {"files": 0, "nodes": 0}
         return {"kind": "list",
                 "items": [self._value(o, out_dir, tag, state, 1) for o in outs]}
@@ -273,6 +308,8 @@ class Worker:
                         "type": str(o.dtype).replace("torch.", "") + " tensor"}
             name = f"{tag}_o{state['files']}.npy"
             state["files"] += 1
+            if self.sealed:
+                return self._save_sealed(o, name)
             return self._save_tensor(o, os.path.join(out_dir, name), name)
         if isinstance(o, bool):
             return {"kind": "bool", "value": o}
@@ -294,8 +331,33 @@ class Worker:
                               for k, v in o.items()]}
         return {"kind": "other", "type": self._type_name(o)}
 
+    SEALS = ("F_SEAL_SEAL", "F_SEAL_SHRINK", "F_SEAL_GROW", "F_SEAL_WRITE")
+
+    def _save_sealed(self, o, name):
+        """One tensor as .npy in a new memory file, sealed so that nobody
+        (this process included) can write, grow or shrink it any more; the
+        descriptor goes with the reply."""
+        import fcntl
+        if len(self.reply_fds) >= self.MAX_REPLY_FDS:
+            raise RuntimeError(f"more than {self.MAX_REPLY_FDS} output tensors in one reply")
+        fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            desc = self._save_tensor(o, fd, name)
+            seals = 0
+            for s in self.SEALS:
+                seals |= getattr(fcntl, s)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        except BaseException:
+            os.close(fd)
+            raise
+        del desc["file"]
+        desc["fd"] = len(self.reply_fds)
+        self.reply_fds.append(fd)
+        return desc
+
     def _save_tensor(self, o, path, name):
-        """Write one tensor as .npy; its description.
+        """Write one tensor as .npy (at path, or into the descriptor path);
+        its description.
 
         numpy has no bfloat16 or float8: those go out as the unsigned integer
         of the same width.  The bytes go straight from the tensor into the
@@ -342,7 +404,8 @@ class Worker:
         head = head.getvalue()
         flat = src.contiguous().reshape(-1).view(torch.uint8) if src.numel() else None
         nbytes = src.numel() * src.element_size()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        own = not isinstance(path, int)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600) if own else path
         try:
             os.ftruncate(fd, len(head) + nbytes)
             self._pwrite_all(fd, head, 0)
@@ -374,7 +437,8 @@ class Worker:
                 done[i % 2].synchronize()
                 self._pwrite_all(fd, memoryview(bufs[i % 2].numpy())[:n], len(head) + off)
         finally:
-            os.close(fd)
+            if own:
+                os.close(fd)
 
     @staticmethod
     def _pwrite_all(fd, data, off):
@@ -607,7 +671,9 @@ class Worker:
             self._kjt_ready = False
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
-                        "_save_tensor", "_write_npy", "_outputs", "_changed", "_snapshot")]
+                        "_save_tensor", "_save_sealed", "_write_npy", "_outputs",
+                        "_changed", "_snapshot")]
+        self._guard += [(Channel, "send", Channel.__dict__["send"])]
         self._guard += [(torch.cuda, "synchronize", torch.cuda.synchronize),
                         (torch, "equal", torch.equal), (torch.Tensor, "clone", torch.Tensor.clone)]
 
@@ -808,13 +874,19 @@ def main():
         rid = req.get("id")
         fn = getattr(w, "op_" + str(req.get("op")), None)
         w.phase = ""
+        w.sealed = bool(req.get("sealed"))
+        w.reply_fds = []
         try:
             if fn is None:
                 raise ValueError(f"unknown op {req.get('op')!r}")
             res = fn(req)
             res.update({"id": rid, "nonce": req.get("nonce"), "ok": True})
-            chan.send(res)
+            fds, w.reply_fds = w.reply_fds, []
+            chan.send(res, fds)
         except BaseException as e:  # the code under test may raise anything
+            for fd in w.reply_fds:
+                os.close(fd)
+            w.reply_fds = []
             msg = truncate(describe_error(e))
             sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
             exits = sticky or isinstance(e, (KeyboardInterrupt, SystemExit))

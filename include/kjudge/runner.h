@@ -90,6 +90,11 @@ struct kj_reply {
 	int inputs_changed;      /* as the worker reports it */
 	json_t *aliases;         /* outputs sharing memory with inputs, or NULL */
 	json_t *phases;          /* seconds per phase, for kjudge.timings */
+	/* The descriptors that came with the reply (the candidate's outputs as
+	 * sealed memory files, KJ_VAL_TENSOR leaves' fd indexes into them):
+	 * owned, closed by kj_reply_release. */
+	int *fds;
+	size_t n_fds;
 	/* KJ_CALL_TIME */
 	size_t n_samples;
 	double *samples_ms, *escaped_ms;

@@ -4,8 +4,10 @@
  *
  * A model's forward may return a tensor, a Python number, a string, None,
  * or lists, tuples and dicts of them.  A worker describes what it returned
- * as JSON (the wire form below); tensors travel as .npy files in the side's
- * own directory, everything else by value.  The judge parses that into a
+ * as JSON (the wire form below); tensors travel as .npy data, the
+ * reference's in files of its own directory, the candidate's in sealed
+ * memory files (memfds it can no longer write, grow or shrink) passed with
+ * the reply over the protocol socket; everything else by value.  The judge parses that into a
  * struct kj_value tree and compares the reference's tree with the
  * candidate's, every leaf of it:
  *
@@ -29,6 +31,8 @@
  *
  * Wire form (one JSON object per value):
  *   {"kind": "tensor", "file": NAME, "dtype": "float32", "shape": [..]}
+ *   {"kind": "tensor", "fd": I, "dtype": "float32", "shape": [..]}
+ *                     the I-th (0-based) descriptor sent with the reply
  *   {"kind": "int", "value": "123"}         decimal text, any size
  *   {"kind": "float", "value": "0x1.8p+1"}  float.hex(): exact; "inf", "-inf", "nan"
  *   {"kind": "bool", "value": true}
@@ -38,6 +42,8 @@
  *   {"kind": "dict", "items": [[key, value], ...]}   keys are values too
  *   {"kind": "other", "type": "numpy.ndarray"}
  * NAME is a file name (no '/') in the directory the judge gave the side.
+ * The .npy header inside the data gives the storage dtype and the shape; a
+ * reply that says otherwise is the candidate's ProtocolError.
  *
  * Ownership: kj_value_parse() returns a tree the caller frees with
  * kj_value_free(); strings in it are owned by the tree.
@@ -74,6 +80,8 @@ struct kj_value {
 			    * TENSOR: the file name; FLOAT: as sent */
 	double num;        /* FLOAT */
 	int boolean;       /* BOOL */
+	int fd;            /* TENSOR: the index of its descriptor among the
+			    * reply's, or -1: a file named by text */
 	char dtype[32];    /* TENSOR: logical dtype name as sent */
 	int ndim;          /* TENSOR */
 	int64_t shape[KJ_MAX_DIMS];
@@ -111,18 +119,22 @@ int kj_value_unsupported(const struct kj_value *v, char *why, size_t size);
 
 /*
  * Compare output `index` (1-based, for messages) of the reference, `ref`,
- * whose tensor files are in ref_dir, with the candidate's, `cand`, in
- * cand_dir.  Returns KJ_OK when a verdict was reached: *same is 1 when every
+ * whose tensor files are in ref_dir, with the candidate's, `cand`, whose
+ * tensors came as the descriptors cand_fds[0..n_fds) (the caller keeps
+ * them).  A candidate's tensor named by a file, or by a descriptor that is
+ * not a memfd sealed against writes, growth and shrinking, is refused: the
+ * judge never opens a path the candidate names, nor reads memory the
+ * candidate can still change or cut short.  Returns KJ_OK when a verdict was reached: *same is 1 when every
  * leaf compared equal, else 0 and c holds the failure (its type, message,
  * output and, for tensors, the comparator's record in c->metrics).  Returns
  * a code with err filled when the judge itself failed (out of memory, a
  * golden file it cannot read: KJ_EIO with "golden" in the message); c is
- * then unchanged.  A candidate file that cannot be read, is not a plain file
- * in cand_dir, or does not match what its reply said is the candidate's
- * failure (ProtocolError), not an error.
+ * then unchanged.  Candidate data that is not sealed, is not .npy, or does
+ * not match what its reply said is the candidate's failure (ProtocolError),
+ * not an error.
  */
 int kj_value_compare(const struct kj_value *ref, const char *ref_dir,
-		     const struct kj_value *cand, const char *cand_dir,
+		     const struct kj_value *cand, const int *cand_fds, size_t n_fds,
 		     const struct kj_cmp_options *copt, int index,
 		     struct kj_case *c, int *same, struct kj_error *err);
 

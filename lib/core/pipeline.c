@@ -343,7 +343,7 @@ static int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, 
  * when every output compared equal; else c holds the failure.
  */
 static int compare_all(const struct kj_value *gold, const char *gdir,
-		       const struct kj_value *cand, const char *cdir,
+		       const struct kj_value *cand, const struct kj_reply *cr,
 		       const struct kj_cmp_options *cmp, struct kj_case *c, int *same,
 		       struct kj_error *err)
 {
@@ -359,7 +359,8 @@ static int compare_all(const struct kj_value *gold, const char *gdir,
 				    "candidate %zu", gold->n, cand->n) == KJ_OK
 			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	for (i = 0; i < gold->n; i++) {
-		rc = kj_value_compare(gold->items[i], gdir, cand->items[i], cdir, cmp, (int)i + 1,
+		rc = kj_value_compare(gold->items[i], gdir, cand->items[i], cr->fds, cr->n_fds, cmp,
+				      (int)i + 1,
 				      c, same, err);
 		if (rc != KJ_OK || !*same)
 			return rc;
@@ -481,7 +482,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	t0 = kj__now_s();
-	rc = compare_all(g.outputs, g.dir, cr.outputs, t->cand.out_dir, &o->cmp, c, &same, err);
+	rc = compare_all(g.outputs, g.dir, cr.outputs, &cr, &o->cmp, c, &same, err);
 	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
 	if (rc != KJ_OK)
 		goto out;
@@ -784,7 +785,7 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 			struct golden *g = &gold[r.distinct_set[u]];
 			double tc = kj__now_s();
 
-			rc = compare_all(g->outputs, g->dir, r.distinct[u], s->out_dir, &o->cmp, c,
+			rc = compare_all(g->outputs, g->dir, r.distinct[u], &r, &o->cmp, c,
 					 &same, err);
 			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
 			if (rc != KJ_OK)

@@ -109,16 +109,29 @@ static int parse_node(struct parse *p, const json_t *j, int depth, struct kj_val
 	if (!v)
 		return kj_error_set(p->err, KJ_ENOMEM, "out of memory");
 	v->kind = (enum kj_value_kind)k;
+	v->fd = -1;
 	switch (v->kind) {
 	case KJ_VAL_TENSOR: {
 		const char *file = json_string_value(json_object_get(j, "file"));
+		const json_t *fdj = json_object_get(j, "fd");
 		const char *dt = json_string_value(json_object_get(j, "dtype"));
 		const json_t *shape = json_object_get(j, "shape");
+		char sealed[48];
 		size_t d;
 
-		if (!file || !*file || strchr(file, '/') || !strcmp(file, ".") ||
-		    !strcmp(file, "..") || strlen(file) > 200 || !kj__utf8_valid(file, strlen(file))) {
-			rc = bad(p, "a tensor without a plain file name");
+		if (fdj && !file) {
+			if (!json_is_integer(fdj) || json_integer_value(fdj) < 0 ||
+			    json_integer_value(fdj) >= KJ_VALUE_MAX_NODES) {
+				rc = bad(p, "a tensor with a bad descriptor index");
+				break;
+			}
+			v->fd = (int)json_integer_value(fdj);
+			snprintf(sealed, sizeof(sealed), "sealed output #%d", v->fd);
+			file = sealed;
+		} else if (fdj || !file || !*file || strchr(file, '/') || !strcmp(file, ".") ||
+			   !strcmp(file, "..") || strlen(file) > 200 ||
+			   !kj__utf8_valid(file, strlen(file))) {
+			rc = bad(p, "a tensor without a plain file name or a descriptor");
 			break;
 		}
 		if (!dt || strlen(dt) >= sizeof(v->dtype) || !json_is_array(shape) ||
@@ -238,7 +251,8 @@ json_t *kj_value_json(const struct kj_value *v)
 		shape = json_array();
 		for (i = 0; shape && i < (size_t)v->ndim; i++)
 			bad_ |= json_array_append_new(shape, json_integer(v->shape[i]));
-		bad_ |= json_object_set_new(o, "file", json_string(v->text));
+		bad_ |= v->fd >= 0 ? json_object_set_new(o, "fd", json_integer(v->fd))
+				   : json_object_set_new(o, "file", json_string(v->text));
 		bad_ |= json_object_set_new(o, "dtype", json_string(v->dtype));
 		bad_ |= json_object_set_new(o, "shape", shape);
 		break;
@@ -369,7 +383,9 @@ int kj_value_unsupported(const struct kj_value *v, char *why, size_t size)
 /* --- comparison ------------------------------------------------------------------- */
 
 struct cmp {
-	const char *ref_dir, *cand_dir;
+	const char *ref_dir;
+	const int *fds;
+	size_t n_fds;
 	const struct kj_cmp_options *copt;
 	struct kj_case *c;
 	int index;
@@ -394,40 +410,44 @@ static int mismatch(struct cmp *m, enum kj_etype t, const char *path, const char
 	return KJ_OK;
 }
 
-/* Load a tensor file of the candidate's directory without following links
- * or blocking on a FIFO.  Returns KJ_OK, or a code with why filled. */
-static int load_cand(const char *dir, const struct kj_value *v, struct kj_tensor *t,
-		     char *why, size_t size)
+/* The seals an output's memory file must hold: nobody can write it, grow it
+ * or shrink it any more, nor take the seals off. */
+#define SEALED (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+/* Load a candidate's tensor from the descriptor its leaf names: a memfd
+ * sealed (SEALED) so that what is mapped can neither change nor be cut
+ * short.  Returns KJ_OK, or a code with why filled. */
+static int load_cand(const int *fds, size_t n_fds, const struct kj_value *v,
+		     struct kj_tensor *t, char *why, size_t size)
 {
 	struct kj_error e;
 	struct stat st;
-	char proc[64];
-	int dfd, fd, rc;
+	int fd, seals, rc;
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		snprintf(why, size, "its directory cannot be opened: %s", strerror(errno));
-		return KJ_EIO;
-	}
-	fd = openat(dfd, v->text, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dfd);
-	if (fd < 0) {
-		snprintf(why, size, "'%.200s' cannot be opened (%s): outputs must be plain "
-			 "files in the worker's directory", v->text, strerror(errno));
+	if (v->fd < 0) {
+		snprintf(why, size, "'%.200s' is a file name: a candidate's outputs come as "
+			 "sealed memory files passed with its reply, never as paths", v->text);
 		return KJ_EPROTOCOL;
 	}
+	if ((size_t)v->fd >= n_fds) {
+		snprintf(why, size, "%.60s: the reply came with %zu descriptor%s", v->text,
+			 n_fds, n_fds == 1 ? "" : "s");
+		return KJ_EPROTOCOL;
+	}
+	fd = fds[v->fd];
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, size, "'%.200s' is not a regular file", v->text);
-		close(fd);
+		snprintf(why, size, "%.60s is not a regular file", v->text);
 		return KJ_EPROTOCOL;
 	}
-	/* The descriptor names the file already checked, whatever the name
-	 * points to by now. */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rc = kj_npy_load(t, proc, &e);
-	close(fd);
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & SEALED) != SEALED) {
+		snprintf(why, size, "%.60s is not a memory file sealed against writes, growth "
+			 "and shrinking (seals %#x)", v->text, seals < 0 ? 0 : (unsigned)seals);
+		return KJ_EPROTOCOL;
+	}
+	rc = kj_npy_load_fd(t, fd, v->text, &e);
 	if (rc != KJ_OK) {
-		snprintf(why, size, "'%.60s': %.300s", v->text, e.msg);
+		snprintf(why, size, "%.60s: %.300s", v->text, e.msg);
 		return rc == KJ_ENOMEM ? KJ_ENOMEM : KJ_EPROTOCOL;
 	}
 	return KJ_OK;
@@ -481,7 +501,7 @@ static int cmp_tensor(struct cmp *m, const struct kj_value *r, const struct kj_v
 	if (rc != KJ_OK)
 		return kj_error_set(m->err, rc == KJ_ENOMEM ? KJ_ENOMEM : KJ_EIO,
 				    "golden output: %s", e.msg);
-	rc = load_cand(m->cand_dir, a, &t, why, sizeof(why));
+	rc = load_cand(m->fds, m->n_fds, a, &t, why, sizeof(why));
 	if (rc == KJ_OK)
 		rc = as_logical(&t, a, why, sizeof(why));
 	if (rc != KJ_OK) {
@@ -654,11 +674,11 @@ static int cmp_node(struct cmp *m, const struct kj_value *r, const struct kj_val
 }
 
 int kj_value_compare(const struct kj_value *ref, const char *ref_dir,
-		     const struct kj_value *cand, const char *cand_dir,
+		     const struct kj_value *cand, const int *cand_fds, size_t n_fds,
 		     const struct kj_cmp_options *copt, int index,
 		     struct kj_case *c, int *same, struct kj_error *err)
 {
-	struct cmp m = { ref_dir, cand_dir, copt, c, index, err };
+	struct cmp m = { ref_dir, cand_fds, n_fds, copt, c, index, err };
 	char path[32];
 
 	*same = 0;

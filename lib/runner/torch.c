@@ -86,6 +86,9 @@ void kj_reply_release(struct kj_reply *r)
 	free(r->distinct_set);
 	free(r->call_set);
 	free(r->call_distinct);
+	for (i = 0; i < r->n_fds; i++)
+		close(r->fds[i]);
+	free(r->fds);
 	kj_reply_init(r);
 }
 
@@ -814,6 +817,13 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"warmup", call->warmup, "flush_bytes", (json_int_t)call->flush_bytes,
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
 	}
+	/* The candidate's outputs come back as sealed memory files, never as
+	 * files it could still change or name (value.h). */
+	if (req && s->role == KJ_SIDE_CANDIDATE && call->op != KJ_CALL_DEVICE &&
+	    json_object_set_new(req, "sealed", json_true()) != 0) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (!req)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
@@ -852,6 +862,16 @@ static int op_recv(struct kj_side *s, struct kj_reply *r, struct kj_error *err)
 	rc = kj_proc_wait(&ts->proc, ts->nonce, ts->tt->timeout_s, &rep, &e);
 	if (rc != KJ_OK)
 		return proc_failed(ts, rc, &e, r, err);
+	kj_proc_take_fds(&ts->proc, &r->fds, &r->n_fds);
+	if (ts->proc.fds_over) {
+		/* Descriptors were dropped: what came may not be what was sent.
+		 * The worker is killed, as after any broken protocol. */
+		json_decref(rep);
+		kj_proc_kill(&ts->proc);
+		kj_error_set(&e, KJ_EPROTOCOL, "worker sent more than %d descriptors at once, or "
+			     "more than the judge could take", KJ_PROC_FDS_MAX);
+		return proc_failed(ts, KJ_EPROTOCOL, &e, r, err);
+	}
 	if (!json_is_true(json_object_get(rep, "ok")))
 		rc = reply_failed(ts, rep, r, err);
 	else

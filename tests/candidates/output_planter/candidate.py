@@ -4,9 +4,12 @@ It replaces the worker's output writer (it runs in the same process) with
 one that puts a FIFO where the first output should be and a symlink to a
 host file where the second would be, and names them in the reply.  A judge
 that opens them blindly hangs on the FIFO or reads a file it was never
-meant to.  The judge reads only regular files.
+meant to.  The worker's harness guard sees its writer replaced
+(HarnessTampered); were it not seen, the judge would still refuse a tensor
+named by a path (ProtocolError): it takes the candidate's outputs only as
+sealed memory files.
 
-Expected verdict: every case fails with ProtocolError, exit 1.
+Expected verdict: every case fails with HarnessTampered (or ProtocolError), exit 1.
 """
 import os
 import sys
