@@ -518,7 +518,10 @@ static int read_proto(struct kj_proc *p)
 			m.msg_control = ctl.buf;
 			m.msg_controllen = sizeof(ctl.buf);
 			n = recvmsg(p->proto, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-			if (n > 0 || m.msg_controllen) {
+			/* A failed call leaves msg_controllen as it was: only a
+			 * read that returned bytes carries descriptors (each
+			 * message that has them has bytes). */
+			if (n > 0) {
 				keep_fds(p, &m, p->line_len);
 				if (m.msg_flags & MSG_CTRUNC)
 					p->fds_over = 1;

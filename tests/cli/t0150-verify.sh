@@ -144,22 +144,40 @@ PY
 	! pgrep -f "scale_hang_impl" > /dev/null
 '
 
-test_expect 'golden outputs are cached: a second candidate runs alone, and is still judged' '
+test_expect 'golden outputs are cached for fixed seeds: a second candidate runs alone, and is still judged' '
 	export KJ_CACHE_DIR=$SCRATCH/cache
 	task d
 	cand d triton_ascend_impl "x * 2 + 1"
 	cand d wrong_impl "x * 2 + 1.01"
-	$KJUDGE verify --op_name scale --verify_dir d --output r1.json > /dev/null
+	$KJUDGE verify --op_name scale --verify_dir d --seed 7 --output r1.json > /dev/null
 	test "$(jget r1.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
-	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output r2.json > /dev/null
-	# each case stops at its first failing input set: one golden each
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --seed 7 --triton_impl_name wrong_impl --output r2.json > /dev/null
+	# one input set per case with --seed: one golden each, from the cache
 	test "$(jget r2.json "d[\"kjudge\"][\"golden_from_cache\"], d[\"passed_cases\"]")" = "3 0"
-	KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d --output r3.json > /dev/null
+	KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d --seed 7 --output r3.json > /dev/null
 	test "$(jget r3.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
 	# a changed task is another task
 	echo "# changed" >> d/scale_torch.py
-	$KJUDGE verify --op_name scale --verify_dir d --output r4.json > /dev/null
+	$KJUDGE verify --op_name scale --verify_dir d --seed 7 --output r4.json > /dev/null
 	test "$(jget r4.json "d[\"kjudge\"][\"golden_from_cache\"]")" = 0
+'
+
+test_expect 'secret seeds are fresh in every run: no golden of one run serves the next, a printed seed replays its failure' '
+	export KJ_CACHE_DIR=$SCRATCH/cache-fresh
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	cand d wrong_impl "x * 2 + 1.01"
+	$KJUDGE verify --op_name scale --verify_dir d --output r1.json > /dev/null
+	$KJUDGE verify --op_name scale --verify_dir d --output r2.json > /dev/null
+	test "$(jget r2.json "d[\"kjudge\"][\"golden_from_cache\"], d[\"kjudge\"][\"seeds\"]")" = "0 secret"
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output w1.json > /dev/null
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --output w2.json > /dev/null
+	s1=$(jget w1.json "d[\"failures\"][0][\"seed\"]")
+	s2=$(jget w2.json "d[\"failures\"][0][\"seed\"]")
+	test "$s1" != "$s2"
+	# the printed seed replays the failure exactly
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong_impl --seed "$s1" --output w3.json > /dev/null
+	py "import json; a, b = (json.load(open(f))[\"failures\"][0] for f in (\"w1.json\", \"w3.json\")); assert (a[\"case_idx\"], a[\"metrics\"]) == (b[\"case_idx\"], b[\"metrics\"]), (a, b)"
 '
 
 test_expect 'the reference writes goldens into the cache by rename, and leaves nothing behind' '

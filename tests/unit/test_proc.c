@@ -758,3 +758,55 @@ KJ_TEST(proc_guard_leaves_ignored_signals_ignored)
 	KJ_CHECK_INT(sigaction(SIGTERM, NULL, &sa), 0);
 	KJ_CHECK(sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL);
 }
+
+/* Descriptors a worker sends with its reply (its sealed outputs) come with
+ * that reply, each once, in order; one sent with a noise line is closed. */
+static void fds_come_with_their_reply(int n)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[4400];
+	int *fds = NULL, i, before = 0, after = 0;
+	size_t got = 0;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while (readdir(d))
+			before++;
+		closedir(d);
+	}
+	snprintf(script, sizeof(script), "exec %s %d", kj_test_helper("fdsender"), n);
+	start_sh(&p, script);
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 20, &rep, &err), &err);
+	kj_proc_take_fds(&p, &fds, &got);
+	KJ_CHECK_INT((int)got, n);
+	KJ_CHECK_INT(p.fds_over, 0);
+	for (i = 0; i < (int)got; i++) {
+		char text[32] = "";
+		int seals = fcntl(fds[i], F_GET_SEALS);
+
+		KJ_CHECK(seals > 0 && (seals & F_SEAL_WRITE));
+		KJ_CHECK(pread(fds[i], text, sizeof(text) - 1, 0) > 0);
+		KJ_CHECK_INT((int)strtol(text, NULL, 10), i);
+	}
+	for (i = 0; i < (int)got; i++)
+		close(fds[i]);
+	free(fds);
+	json_decref(rep);
+	kj_proc_release(&p, 0.1);
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while (readdir(d))
+			after++;
+		closedir(d);
+	}
+	/* Nothing kept open: not the noise line's, not a duplicate. */
+	KJ_CHECK_INT(after, before);
+}
+
+KJ_TEST(proc_descriptors_come_with_their_reply)
+{
+	fds_come_with_their_reply(1);
+	fds_come_with_their_reply(3);
+	fds_come_with_their_reply(600);
+}
