@@ -303,6 +303,7 @@ class Worker:
             raise ValueError(f"outputs nested deeper than {self.MAX_DEPTH} or with more than "
                              f"{self.MAX_NODES} values")
         if isinstance(o, torch.Tensor):
+            self._plain(o)
             if o.is_complex():
                 return {"kind": "other",
                         "type": str(o.dtype).replace("torch.", "") + " tensor"}
@@ -354,6 +355,14 @@ class Worker:
         desc["fd"] = len(self.reply_fds)
         self.reply_fds.append(fd)
         return desc
+
+    def _plain(self, o):
+        """A tensor output must be a plain tensor (or a parameter): a
+        subclass could do its work when it is first read, outside the timed
+        region (a lazy tensor), or answer reads differently from its data."""
+        if type(o) not in (self.torch.Tensor, self.torch.nn.Parameter):
+            raise LazyOutput(f"forward returned a {type(o).__module__}.{type(o).__qualname__}, "
+                             "a subclass of torch.Tensor: outputs must be plain tensors")
 
     def _save_tensor(self, o, path, name):
         """Write one tensor as .npy (at path, or into the descriptor path);
@@ -608,8 +617,8 @@ class Worker:
         """The device's limits, measured where the reference runs (only the
         task's code is in this process): the bandwidth of a large
         device-to-device copy (bytes read plus written, the best of three)
-        and the time of the smallest kernel, launched and finished (the
-        median of 200).  The judge takes a timed call faster than what these
+        and the time of the smallest kernel, launched and finished (on the
+        CPU, of the smallest operator: the median of 200).  The judge takes a timed call faster than what these
         allow for its outputs as impossible."""
         torch = self.torch
         cuda = self.device.type == "cuda"
@@ -645,6 +654,17 @@ class Worker:
                 lat.append(a.elapsed_time(b))
             lat.sort()
             launch = lat[len(lat) // 2]
+        else:
+            # On the CPU: the smallest operator torch runs, called and
+            # returned (every call of forward runs at least one).
+            x = torch.empty(1)
+            lat = []
+            for _ in range(200):
+                t0 = time.perf_counter()
+                x.fill_(0)
+                lat.append((time.perf_counter() - t0) * 1e3)
+            lat.sort()
+            launch = lat[len(lat) // 2]
         return {"copy_gbs": gbs, "launch_ms": launch}
 
     def _arm(self):
@@ -671,7 +691,7 @@ class Worker:
             self._kjt_ready = False
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
-                        "_save_tensor", "_save_sealed", "_write_npy", "_outputs",
+                        "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
                         "_changed", "_snapshot")]
         self._guard += [(Channel, "send", Channel.__dict__["send"])]
         self._guard += [(torch.cuda, "synchronize", torch.cuda.synchronize),
@@ -780,10 +800,8 @@ class Worker:
                 self._check_harness()
                 outs = self._outputs(out)
                 for o in outs:
-                    if isinstance(o, torch.Tensor) and type(o) is not torch.Tensor:
-                        raise LazyOutput(f"forward returned a {type(o).__module__}."
-                                         f"{type(o).__qualname__}, a subclass of torch.Tensor: "
-                                         "outputs must be plain tensors")
+                    if isinstance(o, torch.Tensor):
+                        self._plain(o)
                 if check:
                     kept = [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outs]
                     for u, prev in enumerate(uniques[k]):

@@ -82,7 +82,12 @@ for k in (\"op_name\", \"warmup\", \"repeats\", \"total_cases\", \"passed_cases\
 assert (d[\"warmup\"], d[\"repeats\"], d[\"total_cases\"], d[\"passed_cases\"]) == (2, 7, 2, 2), d
 for s in d[\"per_shape_results\"]:
     assert s[\"status\"] == \"pass\" and s[\"error_type\"] is None, s
-    assert s[\"implementation\"][\"samples\"] == 7
+    # --repeats is the least number of timed calls: the stopping rule
+    # takes more until the medians are known well enough.
+    assert s[\"implementation\"][\"samples\"] >= 7 and s[\"framework\"][\"samples\"] >= 7, s
+    for side in (\"framework\", \"implementation\"):
+        lo, hi = s[side][\"ci95_median_ms\"]
+        assert 0 < lo <= s[side][\"median_ms\"] <= hi, s[side]
     assert s[\"framework\"][\"avg_latency_ms\"] > 0 and s[\"implementation\"][\"avg_latency_ms\"] > 0
 sp = [s[\"speedup_vs_torch\"] for s in d[\"per_shape_results\"]]
 assert abs(d[\"speedup_vs_torch\"] - math.exp(sum(map(math.log, sp)) / len(sp))) < 1e-3, (d[\"speedup_vs_torch\"], sp)
@@ -90,9 +95,14 @@ assert set(d[\"framework\"]) == {\"avg_latency_ms\", \"peak_memory_mb\", \"opera
 "
 '
 
-test_expect 'a candidate that is right only on the first calls fails its timed runs' '
+test_expect 'a candidate that is right only on the first calls is caught by verify, or else by its timed runs' '
 	task d
+	# One model serves every input set: right only on its first three calls,
+	# it fails verify itself (two cases, two input sets each).
 	cand d triton_ascend_impl "x * 2 + 1 if self.calls <= 3 else x * 2"
+	expect_exit 1 $KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	# Right on the four calls of verify, wrong afterwards: its timed calls fail.
+	cand d triton_ascend_impl "x * 2 + 1 if self.calls <= 4 else x * 2"
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --output perf.json > /dev/null
 	test "$(jget perf.json "[s[\"status\"] for s in d[\"per_shape_results\"]] == [\"fail\"] * 2")" = True
@@ -102,7 +112,7 @@ test_expect 'a candidate that is right only on the first calls fails its timed r
 
 test_expect 'a candidate that changes its input while timed fails' '
 	task d
-	cand d triton_ascend_impl "(x * 2 + 1) if self.calls < 3 else (x.mul_(1.0001) * 0 + 2 * x + 1)"
+	cand d triton_ascend_impl "(x * 2 + 1) if self.calls <= 4 else (x.mul_(1.0001) * 0 + 2 * x + 1)"
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --output perf.json > /dev/null
 	test "$(jget perf.json "d[\"per_shape_results\"][0][\"error_type\"]")" = InputModified
@@ -126,7 +136,7 @@ PY
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 5 --repeats 100 --output perf.json > /dev/null
 	test "$(jget perf.json "[s[\"status\"] for s in d[\"per_shape_results\"]] == [\"pass\"] * 2")" = True
-	test "$(jget perf.json "[s[\"implementation\"][\"samples\"] for s in d[\"per_shape_results\"]]")" = "[100, 100]"
+	test "$(jget perf.json "all(s[\"implementation\"][\"samples\"] >= 100 for s in d[\"per_shape_results\"])")" = True
 	cat > d/scale_flood.py <<PY
 import sys
 import torch.nn as nn
@@ -143,8 +153,8 @@ PY
 	$KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name flood \
 		--verify_not_required --warmup 1 --repeats 3 --output perf.json > /dev/null
 	test "$(jget perf.json "[s[\"error_type\"] for s in d[\"per_shape_results\"]] == [\"OutputLimitExceeded\"] * 2")" = True
-	# Stopped at its budget (4 calls of 256 KiB), not after 100 MB.
-	jget perf.json "d[\"per_shape_results\"][0][\"error_msg\"]" | grep -q "more than 1048576 bytes"
+	# Stopped at its budget (256 KiB a call of the request), not after 100 MB.
+	jget perf.json "d[\"per_shape_results\"][0][\"error_msg\"]" | grep -q "more than [0-9]* bytes on one stream in one request (262144 bytes per call)"
 	test $(( $(date +%s) - start )) -lt 120
 '
 

@@ -71,10 +71,11 @@ test_expect 'PYTHONPATH naming the task directory and the cache shows neither' '
 	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 0
 	jget d/verify_result.json "d[\"failures\"][0][\"error_msg\"]" | grep -q "addmul_torch.py"
 	# In it, twice: the second run finds the goldens of the first in the
-	# cache, which PYTHONPATH names, and the candidate still sees none.
+	# cache (fixed seeds share them), which PYTHONPATH names, and the
+	# candidate still sees none.
 	for run in 1 2; do
 		PYTHONPATH="$SCRATCH/d:$SCRATCH/cache:$SCRATCH" \
-			$KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null
+			$KJUDGE verify --op_name addmul --verify_dir d --device cpu --seed 5 > /dev/null
 		passed d/verify_result.json
 	done
 	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"] > 0")" = True
@@ -95,7 +96,7 @@ test_expect 'KJ_PYTHON in a directory that also holds the cache: the cache is hi
 	export KJ_PYTHON=$SCRATCH/py/bin/python PYTHONPATH=$site KJ_CACHE_DIR=$SCRATCH/py/kjcache
 	prober d "$SCRATCH/d" "$SCRATCH/py/kjcache" "$KJ_STATE_DIR"
 	for run in 1 2; do
-		$KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null
+		$KJUDGE verify --op_name addmul --verify_dir d --device cpu --seed 5 > /dev/null
 		passed d/verify_result.json
 	done
 	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"] > 0")" = True

@@ -29,8 +29,9 @@ task() {
 
 # core FILE: the fields of a verify_result.json that a second run of the
 # same candidate must reproduce.
+# (not the seeds themselves: every run draws fresh ones)
 core() {
-	jget "$1" "(d[\"op_name\"], d[\"total_cases\"], d[\"passed_cases\"], d[\"failed_cases\"], [(f[\"case_idx\"], f[\"error_type\"], f[\"seed\"]) for f in d[\"failures\"]], d[\"kjudge\"][\"seeds\"])"
+	jget "$1" "(d[\"op_name\"], d[\"total_cases\"], d[\"passed_cases\"], d[\"failed_cases\"], [(f[\"case_idx\"], f[\"error_type\"], f[\"seed\"] > 0) for f in d[\"failures\"]], d[\"kjudge\"][\"seeds\"])"
 }
 
 test_expect 'skill writes the three scripts and keeps the originals as .orig' '

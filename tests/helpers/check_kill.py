@@ -322,13 +322,15 @@ def kill_one(args, kjudge, work, env, moment, sig, n):
             bad.append("stderr does not say it was interrupted: " + run.stderr())
         bad += leftovers_of([judge.pid], env["KJ_SCRATCH_DIR"])
         bad += [f"stage directory left in the cache: {p}" for p in sorted(stages(env) - before)]
-    elif stages(env) - before:
-        # The golden cache's stage directories are named and swept by the
-        # cache's code, not by the spawn core: said, not failed, here.
-        print(f"# note: {moment} SIGKILL left a stage directory in the golden cache "
-              "(the cache's sweep is not in this branch)", flush=True)
+    else:
+        # A judge killed by SIGKILL cannot remove its stage directory: the
+        # next judge's start sweeps it (stage-PID, a PID no longer alive).
+        LEFT_STAGES.update(stages(env) - before)
     bad += [f"mount left: {m}" for m in mounts_under(env["KJ_SCRATCH_DIR"])]
     return judge.pid, bad
+
+
+LEFT_STAGES = set()
 
 
 def correct_after(args, kjudge, work, env, killed, n):
@@ -354,6 +356,9 @@ def correct_after(args, kjudge, work, env, killed, n):
     bad += [f"left running: {p}" for p in gone_within(judge.pid, "kj-kill-none", False, 1.0)]
     bad += leftovers_of(killed + [judge.pid], env["KJ_SCRATCH_DIR"])
     bad += [f"stage directory of its own left in the cache: {p}" for p in sorted(stages(env) - before)]
+    bad += [f"stage directory of a killed judge not swept by the next run: {p}"
+            for p in sorted(LEFT_STAGES) if os.path.exists(p)]
+    LEFT_STAGES.clear()
     bad += [f"mount left: {m}" for m in mounts_under(env["KJ_SCRATCH_DIR"])]
     return bad
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Run `kjudge benchmark` on the candidates of tests/candidates/ that have a
+bench.json, and check each verdict.
+
+The timing cheats of the corpus (samples rewritten, clocks patched, busy
+loops while the other side is timed, lazy outputs, replayed outputs, a
+patched writer) only show in benchmark.  Each runs with
+--verify_not_required on the shared task (tests/candidates/addmul_torch.py,
+three cases) with a short time budget; the candidate's verify is
+check_verify.py's business.
+
+bench.json: {"cases": "pass" | "fail", "error_type": [names] (for "fail":
+every case must fail with one of them), "speedup_max": X, "speedup_min": Y
+(for "pass": bounds on the overall speedup, the geometric mean of the
+cases'), "may_fail_with": [names] (for "pass": a case may instead fail with
+one of these, e.g. a candidate whose own busy loops slow its harness past
+what its samples account for), "args": [extra benchmark arguments]
+(optional)}.
+
+Prints "ok   bench: NAME" or "FAIL bench: NAME" with the reasons, one per
+candidate, and a closing "# done: N candidates, K failed" line.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CANDIDATES = os.path.join(HERE, "..", "candidates")
+
+
+def check(exp, rc, perf):
+    bad = []
+    if rc != 0:
+        bad.append(f"exit status {rc}, expected 0 (a benchmark that ran)")
+    if perf is None:
+        return bad + ["no readable perf JSON"]
+    rows = perf.get("per_shape_results") or []
+    if len(rows) != 3:
+        bad.append(f"{len(rows)} result rows, expected 3")
+    if exp["cases"] == "fail":
+        want = exp["error_type"]
+        for r in rows:
+            if r.get("status") == "pass" or r.get("error_type") not in want:
+                bad.append(f"case {r.get('case_idx')}: {r.get('status')} {r.get('error_type')}, "
+                           f"expected a failure of type {' or '.join(want)}")
+        if perf.get("passed_cases"):
+            bad.append(f"passed_cases {perf.get('passed_cases')}, expected 0")
+        if perf.get("speedup_vs_torch") is not None:
+            bad.append(f"a speedup was reported: {perf.get('speedup_vs_torch')}")
+    else:
+        for r in rows:
+            if r.get("status") != "pass" and r.get("error_type") not in exp.get("may_fail_with", []):
+                bad.append(f"case {r.get('case_idx')}: {r.get('error_type')}: "
+                           f"{(r.get('error_msg') or '')[:200]}")
+        sp = perf.get("speedup_vs_torch")
+        if sp is None and exp.get("may_fail_with") and perf.get("passed_cases") == 0:
+            pass
+        elif not isinstance(sp, (int, float)):
+            bad.append(f"no speedup: {sp!r}")
+        else:
+            if "speedup_max" in exp and sp > exp["speedup_max"]:
+                bad.append(f"speedup {sp}, more than {exp['speedup_max']} (its honest twin's is about 1)")
+            if "speedup_min" in exp and sp < exp["speedup_min"]:
+                bad.append(f"speedup {sp}, less than {exp['speedup_min']}")
+    return bad
+
+
+def run_one(name, kjudge, device, work):
+    cdir = os.path.join(CANDIDATES, name)
+    with open(os.path.join(cdir, "bench.json")) as f:
+        exp = json.load(f)
+    vdir = os.path.join(work, name)
+    os.makedirs(vdir)
+    shutil.copy(os.path.join(CANDIDATES, "addmul_torch.py"), vdir)
+    shutil.copy(os.path.join(cdir, "candidate.py"), os.path.join(vdir, "addmul_triton_ascend_impl.py"))
+    out = os.path.join(vdir, "perf.json")
+    cmd = kjudge + ["benchmark", "--op_name", "addmul", "--verify_dir", vdir, "--output", out,
+                    "--device", device, "--verify_not_required", "--repeats", "20",
+                    "--time_budget", "2"] + exp.get("args", [])
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        rc, err = p.returncode, p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return ["the judge did not end within 600 s"]
+    try:
+        with open(out) as f:
+            perf = json.load(f)
+    except (OSError, ValueError):
+        perf = None
+    bad = check(exp, rc, perf)
+    if bad and err.strip():
+        bad.append("judge stderr ends: " + err.strip()[-300:])
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kjudge", default=os.environ.get("KJUDGE", "kjudge"))
+    ap.add_argument("--device", default=os.environ.get("KJ_DEVICE", "cpu"))
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    names = args.names or sorted(n for n in os.listdir(CANDIDATES)
+                                 if os.path.exists(os.path.join(CANDIDATES, n, "bench.json")))
+    kjudge = shlex.split(args.kjudge)
+    work = tempfile.mkdtemp(prefix="kj-bench-")
+    failed = 0
+    try:
+        for n in names:
+            bad = run_one(n, kjudge, args.device, work)
+            print(("FAIL" if bad else "ok  ") + f" bench: {n}", flush=True)
+            for b in bad:
+                print(f"    | {b}", flush=True)
+            failed += bool(bad)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"# done: {len(names)} candidates, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
