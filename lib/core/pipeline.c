@@ -682,6 +682,33 @@ static void timed_release(struct timed *t)
 }
 
 /* The total bytes of the tensors of an output tree. */
+/* The bytes of the tensors an input description lists
+ * ([{"type": "tensor", "shape": [..], "dtype": "torch.float32"}, ...]). */
+static double desc_bytes(const json_t *desc)
+{
+	double sum = 0;
+	size_t i, d;
+
+	for (i = 0; i < json_array_size(desc); i++) {
+		const json_t *e = json_array_get(desc, i), *shape = json_object_get(e, "shape");
+		const char *dt = json_string_value(json_object_get(e, "dtype"));
+		double n = 1;
+
+		if (!json_is_array(shape) || !dt)
+			continue;
+		if (!strncmp(dt, "torch.", 6))
+			dt += 6;
+		for (d = 0; d < json_array_size(shape); d++)
+			n *= (double)json_integer_value(json_array_get(shape, d));
+		sum += n * (double)kj_dtype_size(kj_dtype_from_name(dt));
+	}
+	return sum;
+}
+
+/* What the input sets of a timed case may hold together on one side: each
+ * worker keeps its sets (and a copy, to see changes) through the case. */
+#define TIMED_SETS_BYTES (4.0 * (1u << 30))
+
 static int add_bytes(void *ctx, const struct kj_value *leaf)
 {
 	double *sum = ctx;
@@ -936,6 +963,15 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			 * time, so later sets would overwrite it.  Time with one. */
 			n_sets = j + 1;
 			break;
+		}
+		if (j == 0) {
+			/* As many sets as fit: inputs twice (the copy), outputs. */
+			double one = 0;
+
+			kj_value_each_file(gold[0].outputs, add_bytes, &one);
+			one += 2 * desc_bytes(gold[0].input_desc);
+			if (one * n_sets > TIMED_SETS_BYTES)
+				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
 		}
 	}
 	keep_desc(c, gold[0].input_desc);

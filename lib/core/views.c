@@ -325,6 +325,13 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 	kj = kjudge_common(&r, t, a, res);
 	put(&r, kj, "flush_bytes", json_integer((json_int_t)res->bench.flush_bytes));
 	put(&r, kj, "reference_from_cache", json_integer(res->from_cache));
+	/* What the physical floor and the clock check stood on. */
+	put(&r, kj, "device_limits", json_pack("{s:f, s:f}", "copy_gbs", res->copy_gbs,
+					       "launch_ms", res->launch_ms));
+	put(&r, kj, "timing", json_pack("{s:f, s:f, s:i, s:i}", "time_budget_s",
+					res->bench.budget_s, "target_ci", res->bench.target_ci,
+					"timed_sets", res->bench.timed_sets, "max_repeats",
+					res->bench.max_repeats));
 	put(&r, r.o, "kjudge", kj);
 	if (r.bad) {
 		json_decref(r.o);

@@ -818,8 +818,11 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
 	}
 	/* The candidate's outputs come back as sealed memory files, never as
-	 * files it could still change or name (value.h). */
-	if (req && s->role == KJ_SIDE_CANDIDATE && call->op != KJ_CALL_DEVICE &&
+	 * files it could still change or name (value.h); in timed rounds the
+	 * reference's too, so that both sides do the same work around their
+	 * calls (the judge's clock compares the two). */
+	if (req && ((s->role == KJ_SIDE_CANDIDATE && call->op == KJ_CALL_RUN) ||
+		    call->op == KJ_CALL_TIME) &&
 	    json_object_set_new(req, "sealed", json_true()) != 0) {
 		json_decref(req);
 		req = NULL;
