@@ -618,7 +618,8 @@ class Worker:
         task's code is in this process): the bandwidth of a large
         device-to-device copy (bytes read plus written, the best of three)
         and the time of the smallest kernel, launched and finished (on the
-        CPU, of the smallest operator: the median of 200).  The judge takes a timed call faster than what these
+        CPU, of the smallest operator: the fastest of 200, timed by the
+        native harness).  The judge takes a timed call faster than what these
         allow for its outputs as impossible."""
         torch = self.torch
         cuda = self.device.type == "cuda"
@@ -642,13 +643,18 @@ class Worker:
         gbs = 2 * n / best / 1e9
         del src, dst
         # The smallest kernel (on the CPU, the smallest operator), timed by
-        # the same native harness as every timed call: the median of 200.
+        # the same native harness as every timed call: the fastest of 200,
+        # after 200 more that bring the clocks up.
         x = torch.empty(1, device=self.device)
         self._timer_ready()
         if getattr(self, "_thr", None) is None:
             self._thr = self._idle_sync_ms()
         kjt = self._kjt
         stream = torch.cuda.current_stream(self.device).cuda_stream if cuda else None
+        for _ in range(200):  # clocks up first: an idle GPU starts slow
+            x.fill_(0)
+        if cuda:
+            torch.cuda.synchronize()
         kjt.kjt_reset()
         for _ in range(200):
             if kjt.kjt_begin(stream) != 0:
@@ -662,8 +668,8 @@ class Worker:
         for i in range(kjt.kjt_count()):
             kjt.kjt_sample(i, ctypes.byref(ms), ctypes.byref(esc))
             lat.append(ms.value)
-        lat.sort()
-        launch = lat[len(lat) // 2] if lat else 0.0
+        # The fastest: a floor must hold for every honest call.
+        launch = min(lat) if lat else 0.0
         return {"copy_gbs": gbs, "launch_ms": launch}
 
     def _arm(self):

@@ -1057,10 +1057,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		/* The candidate's side also keeps and compares every call's
 		 * outputs (a copy and a read of them: three passes at the
 		 * device's copy bandwidth), the rest of the harness is the same;
-		 * beyond that, a margin for noise of half the reference's
-		 * overhead, 50 us, and a quarter of its median call. */
+		 * beyond that, a margin for noise: 1.5 times the reference's
+		 * overhead again (on the H200 an honest candidate's was up to
+		 * 1.98 times the reference's, KernelBench's 95_CrossEntropyLoss),
+		 * 50 us, and a quarter of its median call. */
 		double check_ms = 3 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
-		double allowed = 1.5 * over_r + 0.05 + 0.25 * (timing_ref ? med_r : med_c) + check_ms;
+		double allowed = 2.5 * over_r + 0.05 + 0.25 * (timing_ref ? med_r : med_c) + check_ms;
 
 		if (over_c > allowed) {
 			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the judge's clock saw %.4g ms per "

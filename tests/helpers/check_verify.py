@@ -27,7 +27,8 @@ expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
 "task": FILE of tests/candidates/tasks/ to judge on instead of addmul_torch.py
 (optional), "files": [files of the candidate's directory copied beside it]
 (optional)}, or {"one_of": [such objects]} where more than one verdict is
-right.  A failure may also name "exception" (the candidate's own exception
+right, or {"each_case": {"error_type": [names]}, "total_cases": N}: each
+case passes or fails with one of those types.  A failure may also name "exception" (the candidate's own exception
 class, which must end with it), "status" and "charged" (kjudge's fields).
 
 KJUDGE may be a command line (e.g. "python tests/helpers/pyverify.py").
@@ -54,8 +55,31 @@ def as_list(v):
     return v if isinstance(v, list) else [v]
 
 
+def check_each_case(exp, rc, res):
+    """{"each_case": {"error_type": [...]}, "total_cases": N}: every case
+    passed or failed with one of those types (a candidate whose meddling
+    works on some cases and not others), the exit status following."""
+    if res is None:
+        return ["no readable verify_result.json"]
+    fails = res.get("failures") or []
+    bad = []
+    if res.get("total_cases") != exp["total_cases"]:
+        bad.append(f"{res.get('total_cases')} cases, expected {exp['total_cases']}")
+    if res.get("passed_cases", 0) + len(fails) != res.get("total_cases"):
+        bad.append("inconsistent counts")
+    for f in fails:
+        if f.get("error_type") not in exp["each_case"]["error_type"]:
+            bad.append(f"case {f.get('case_idx')}: error_type {f.get('error_type')!r}, expected a "
+                       f"pass or {exp['each_case']['error_type']!r}")
+    if rc != (1 if fails else 0):
+        bad.append(f"exit status {rc}, expected {1 if fails else 0}")
+    return bad
+
+
 def check_result(exp, rc, res):
     """The reasons the judge's verdict differs from one expectation."""
+    if "each_case" in exp:
+        return check_each_case(exp, rc, res)
     bad = []
     if rc != exp["exit"]:
         bad.append(f"exit status {rc}, expected {exp['exit']}")

@@ -9,7 +9,9 @@ that do not answer its request (then the real outputs pass) or detects the
 interference and fails the case with ProtocolError.  Believing a forgery
 (e.g. failing with an output count mismatch) is wrong.
 
-Expected verdict: all pass (exit 0), or every case ProtocolError (exit 1).
+Expected verdict: each case passes, or fails with ProtocolError (its forged
+lines may reach the channel in the middle of a real reply on some cases
+and not on others); exit 0 when all pass, else 1.
 """
 import fcntl
 import os
