@@ -146,6 +146,8 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			b.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
 		if (v[OPT_BUDGET].count)
 			b.budget_s = v[OPT_BUDGET].number;
+		else if (run.cfg.time_budget_s > 0)
+			b.budget_s = run.cfg.time_budget_s;
 		if (v[OPT_TARGET_CI].count)
 			b.target_ci = v[OPT_TARGET_CI].number;
 		if (v[OPT_TIMED_SETS].count)

@@ -20,6 +20,7 @@
  *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB,
  *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits
  *   KJ_THREADS        comparator threads (0: one per CPU)
+ *   KJ_TIME_BUDGET    benchmark's default --time_budget, in seconds
  */
 #include <errno.h>
 #include <limits.h>
@@ -139,6 +140,7 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	}
 	mb = -1;
 	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 0, 1LL << 40, &mb);
+	rc |= var_double(cmd, "KJ_TIME_BUDGET", 0.001, 86400, &cfg->time_budget_s);
 	if (mb >= 0)
 		cfg->cache_max_bytes = mb << 20;
 	/* Scratch. */

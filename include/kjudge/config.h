@@ -47,6 +47,9 @@ struct kj_config {
 	 * its file system. */
 	const char *cache_dir;
 	long long cache_max_bytes;
+	/* benchmark's default --time_budget in seconds ($KJ_TIME_BUDGET);
+	 * 0: the built-in 10. */
+	double time_budget_s;
 	/* Where a run makes its scratch directory, and whether it may mount a
 	 * private tmpfs there. */
 	const char *scratch_parent;

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -171,6 +172,12 @@ struct ttask {
 	char cand_src[PATH_MAX];        /* what the candidate sees of the task */
 	char cand_home[PATH_MAX];
 	char ref_home[PATH_MAX];
+	/* The candidate's own files (its home, its output directory): a
+	 * tmpfs of their own, of quota_bytes (the larger of 256 MiB and twice
+	 * the task's outputs), where the run's scratch is a private mount
+	 * namespace; quota_bytes is 0 where there is none. */
+	char cand_files[PATH_MAX];
+	unsigned long long quota_bytes;
 	char pycache[PATH_MAX];
 	int device_known;               /* t->device is decided */
 	int cand_prepared;
@@ -185,6 +192,9 @@ struct ttask {
 	json_t *hidden;
 	struct tside *sides[2];
 };
+
+/* The candidate's files' quota, at least (ttask.quota_bytes). */
+#define QUOTA_MIN (256ull << 20)
 
 struct tside {
 	struct ttask *tt;
@@ -370,8 +380,9 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 	/* A candidate that filled the file system itself is not the machine's
 	 * failure: what it wrote is its own. */
 	if (r->disk_full && ts->s->role == KJ_SIDE_CANDIDATE &&
-	    kj__tree_bytes(ts->s->out_dir) + kj__tree_bytes(ts->tt->cand_home) >
-		    ts->tt->cfg->limits.file_bytes) {
+	    (ts->tt->quota_bytes ||
+	     kj__tree_bytes(ts->s->out_dir) + kj__tree_bytes(ts->tt->cand_home) >
+		     ts->tt->cfg->limits.file_bytes)) {
 		r->disk_full = 0;
 		r->type = KJ_ET_OUTPUT_LIMIT;
 	}
@@ -435,6 +446,38 @@ static int parse_samples(const json_t *a, double **out, size_t *n)
 }
 
 /* An {"ok": true} reply to a run or time call. */
+static int add_leaf_bytes(void *ctx, const struct kj_value *leaf)
+{
+	double *sum = ctx, n = (double)kj_dtype_size(kj_dtype_from_name(leaf->dtype));
+	int d;
+
+	for (d = 0; d < leaf->ndim; d++)
+		n *= (double)leaf->shape[d];
+	*sum += n;
+	return 0;
+}
+
+/* The candidate's files' quota follows the task's outputs (twice them,
+ * 256 MiB at least), known from the reference's first golden run.  A
+ * remount that fails leaves the smaller quota: the candidate's limit, never
+ * a larger one. */
+static void grow_quota(struct ttask *tt, const struct kj_value *outputs)
+{
+	double bytes = 0;
+	unsigned long long want;
+	char opts[64];
+
+	if (!tt->quota_bytes || !outputs)
+		return;
+	kj_value_each_file(outputs, add_leaf_bytes, &bytes);
+	want = (unsigned long long)(2 * bytes);
+	if (want <= tt->quota_bytes)
+		return;
+	snprintf(opts, sizeof(opts), "size=%llu", want);
+	if (mount(NULL, tt->cand_files, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) == 0)
+		tt->quota_bytes = want;
+}
+
 static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj_reply *r,
 		    struct kj_error *err)
 {
@@ -456,6 +499,8 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 			return kj_error_set(err, rc, "out of memory");
 		if (rc != KJ_OK)
 			return reply_malformed(ts, r, e.msg, err);
+		if (ts->s->role == KJ_SIDE_REFERENCE)
+			grow_quota(ts->tt, r->outputs);
 		return KJ_OK;
 	}
 	if (op == KJ_CALL_DEVICE) {
@@ -655,7 +700,9 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		s->limits = kj_proc_limits_json(&ts->proc);
 		s->isolation = kj_isolation_name(ts->proc.isolation);
 		if (!s->limits || (ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
-				   json_object_set(s->limits, "hidden", tt->hidden)))
+				   (json_object_set(s->limits, "hidden", tt->hidden) ||
+				    json_object_set_new(s->limits, "file_quota_bytes",
+							json_integer((json_int_t)tt->quota_bytes)))))
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	/* hello: the bytecode tree is written by the reference only. */
@@ -1253,6 +1300,8 @@ static void task_close(struct kj_task *t)
 	strv_free(&tt->cenv);
 	strv_free(&tt->sb_paths);
 	json_decref(tt->hidden);
+	if (tt->quota_bytes)
+		umount2(tt->cand_files, MNT_DETACH);
 	free(tt);
 	t->impl = NULL;
 }
@@ -1387,7 +1436,22 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	if (a->cache && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
 				(int)sizeof(tt->pycache))
 		tt->pycache[0] = '\0';
-	if ((rc = make_dir(a->scratch, "cand-home", tt->cand_home, sizeof(tt->cand_home), err)) != KJ_OK ||
+	if ((rc = make_dir(a->scratch, "cand-files", tt->cand_files, sizeof(tt->cand_files),
+			   err)) != KJ_OK)
+		goto fail;
+	if (a->scratch_kind && !strncmp(a->scratch_kind, "private", 7)) {
+		char opts[64];
+
+		snprintf(opts, sizeof(opts), "size=%llu,mode=0700", QUOTA_MIN);
+		/* In the run's own mount namespace: gone with it. */
+		if (mount("kjudge-cand", tt->cand_files, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+			rc = kj_error_set(err, KJ_ESANDBOX, "cannot mount the candidate's files' "
+					  "tmpfs at %s: %s", tt->cand_files, strerror(errno));
+			goto fail;
+		}
+		tt->quota_bytes = QUOTA_MIN;
+	}
+	if ((rc = make_dir(tt->cand_files, "home", tt->cand_home, sizeof(tt->cand_home), err)) != KJ_OK ||
 	    (rc = make_dir(a->scratch, "ref-home", tt->ref_home, sizeof(tt->ref_home), err)) != KJ_OK)
 		goto fail;
 	{
@@ -1406,7 +1470,7 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		goto fail;
 	}
 	if ((rc = make_dir(a->scratch, "reference", t->ref.out_dir, sizeof(t->ref.out_dir), err)) != KJ_OK ||
-	    (rc = make_dir(a->scratch, "candidate", t->cand.out_dir, sizeof(t->cand.out_dir), err)) != KJ_OK)
+	    (rc = make_dir(tt->cand_files, "out", t->cand.out_dir, sizeof(t->cand.out_dir), err)) != KJ_OK)
 		goto fail;
 	for (i = 0; i < 2; i++) {
 		struct kj_side *s = i ? &t->cand : &t->ref;
