@@ -1064,6 +1064,11 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		double check_ms = 3 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
 		double allowed = 2.5 * over_r + 0.05 + 0.25 * (timing_ref ? med_r : med_c) + check_ms;
 
+		/* On the CPU the harness shares the cores with whatever else
+		 * runs: a wider margin (the physical floor still holds). */
+		if (strcmp(tc.timer, "cuda_event"))
+			allowed += 0.5 * over_r + 0.45;
+
 		if (over_c > allowed) {
 			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the judge's clock saw %.4g ms per "
 					  "timed call that the candidate's samples do not account for "

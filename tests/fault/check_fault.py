@@ -125,7 +125,7 @@ def command(setup, scenario, vdir, rdir):
     argv = setup.kjudge + [cmd, "--op_name", "addmul", "--verify_dir", vdir,
                            "--device", setup.device]
     if cmd == "benchmark":
-        argv += ["--warmup", "1", "--repeats", "3"]
+        argv += ["--warmup", "1", "--repeats", "3", "--time_budget", "0.3"]
         # The correct candidate's perf JSON goes to a file, the wrong one's
         # to stdout: both ways of writing it are judged.
         if cand == "pass":
