@@ -18,7 +18,8 @@ round to round, so neither always runs first):
     verify-warm   the same command again: goldens from the cache
     bench-first   kjudge benchmark --warmup W --repeats R, gated on that
                   verify: the reference is timed and its latency stored
-    bench-warm    the same command again: the reference's latency from the
+    bench-warm    the same command again: the reference's goldens (an older
+                  judge: its latency) from the
                   cache
 
 Each binary has its own KJ_CACHE_DIR and KJ_STATE_DIR, new for the run, so
@@ -275,21 +276,45 @@ def parse_steps(text, warmup_rounds):
     return [x for x in STEPS if x in steps]
 
 
-def step_argv(step, task, d, args):
+_FIXED = {}
+
+
+def fixed_seed_flags(binary, command):
+    """A judge that draws fresh secret seeds for every run shares goldens
+    across runs only with fixed seeds (`--seed`; benchmark's gate then needs
+    `--allow_fixed_seeds`): the flags this binary takes for that, from its
+    help, or none (an older judge whose seeds were the same in every run)."""
+    key = (binary, command)
+    if key not in _FIXED:
+        try:
+            text = subprocess.run([binary, command, "--help"], capture_output=True, text=True,
+                                  timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            text = ""
+        flags = ["--seed", "20261201"] if "--seed" in text else []
+        if command == "benchmark" and flags and "--allow_fixed_seeds" in text:
+            flags.append("--allow_fixed_seeds")
+        _FIXED[key] = flags
+    return _FIXED[key]
+
+
+def step_argv(step, task, d, args, binary=None):
     """The command line of one step in the task copy d, and its result file."""
     common = ["--op_name", task["op"], "--verify_dir", d, "--triton_impl_name", task["impl"],
               "--device", args.device]
     if step.startswith("verify"):
         out = os.path.join(d, gate_name(task["impl"]))
-        return "verify", ["verify"] + common + ["--output", out], out
+        return "verify", (["verify"] + common + ["--output", out] +
+                          (fixed_seed_flags(binary, "verify") if binary else [])), out
     out = os.path.join(d, "perf_%s.json" % task["impl"])
     return "benchmark", (["benchmark"] + common + ["--warmup", str(args.warmup), "--repeats",
-                                                  str(args.repeats), "--output", out]), out
+                                                  str(args.repeats), "--output", out] +
+                         (fixed_seed_flags(binary, "benchmark") if binary else [])), out
 
 
 def run_step(args, side, binary, shim, env, task, d, step, logdir, rnd):
     """One step of one task with binary `side`, checked; its record."""
-    command, argv, out = step_argv(step, task, d, args)
+    command, argv, out = step_argv(step, task, d, args, binary)
     log = os.path.join(logdir, "r%d-%s-%s" % (rnd, task["name"], step))
     rec = run_one(binary, shim, env, argv, out, command, log)
     rec.update({"side": side, "task": task["name"], "step": step})
