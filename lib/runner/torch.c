@@ -664,7 +664,7 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 {
 	char fd_flag[] = "--fd", fd_num[] = "3";
 	char *argv[] = { tt->python, tt->worker, fd_flag, fd_num, NULL };
-	json_t *reqs[2], *reps[2];
+	json_t *reqs[2] = { NULL, NULL }, *reps[2] = { NULL, NULL };
 	int i, rc, rcs[2], skip[2];
 	struct kj_error es[2];
 	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
