@@ -288,6 +288,14 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 				put(&r, rec, "speedup_vs_torch", json_null());
 			} else {
 				put(&r, rec, "speedup_vs_torch", json_real(s));
+				/* The speedup's interval from the two medians'
+				 * (each 95 %): conservative, lowest over highest. */
+				if (!c->ref_given && c->cand.ci_high_ms > 0 && c->cand.ci_low_ms > 0 &&
+				    isfinite(c->ref.ci_low_ms / c->cand.ci_high_ms) &&
+				    isfinite(c->ref.ci_high_ms / c->cand.ci_low_ms))
+					put(&r, rec, "speedup_ci95", json_pack("[f, f]",
+						round_to(c->ref.ci_low_ms / c->cand.ci_high_ms, 1e4),
+						round_to(c->ref.ci_high_ms / c->cand.ci_low_ms, 1e4)));
 				logsum += log(s);
 				n_valid++;
 			}
