@@ -1024,16 +1024,27 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			round_calls = 3;
 		if (round_calls > 1000)
 			round_calls = 1000;
-		if (timing_ref) {
-			rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold, offset,
-					round_calls, 0, &tr, 1, c, &ok, err);
-			if (rc != KJ_OK || !ok)
-				goto out;
+		/* Reference and candidate in turn, in ABBA order (the first of
+		 * a pair alternates), so that whatever follows the other side's
+		 * round (clocks, caches, the freeze) falls on both alike. */
+		{
+			int pass;
+
+			for (pass = 0; pass < 2; pass++) {
+				int cand_now = (pass == 0) == (rounds % 2 == 1);
+
+				if (!cand_now && !timing_ref)
+					continue;
+				rc = cand_now ? time_round(a, o, b, res, k, &t->cand, &t->ref, seeds,
+							   n_sets, gold, offset, round_calls, 0, &tc,
+							   1, c, &ok, err)
+					      : time_round(a, o, b, res, k, &t->ref, &t->cand, seeds,
+							   n_sets, gold, offset, round_calls, 0, &tr,
+							   1, c, &ok, err);
+				if (rc != KJ_OK || !ok)
+					goto out;
+			}
 		}
-		rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset,
-				round_calls, 0, &tc, 1, c, &ok, err);
-		if (rc != KJ_OK || !ok)
-			goto out;
 		offset = (offset + round_calls) % n_sets;
 		rounds++;
 		if ((rc = median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
