@@ -913,6 +913,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
 	int timing_ref = !b->skip_framework;
+	size_t least;
 
 	memset(&tr, 0, sizeof(tr));
 	memset(&tc, 0, sizeof(tc));
@@ -1015,6 +1016,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		}
 	}
 	/* Interleaved rounds until both medians are known well enough. */
+	least = b->repeats > 5 ? (size_t)b->repeats : 5;
 	for (;;) {
 		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
 
@@ -1055,8 +1057,10 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		if (tc.ms.n >= (size_t)b->repeats && (!timing_ref || tr.ms.n >= (size_t)b->repeats) &&
 		    rel_c <= b->target_ci && (!timing_ref || rel_r <= b->target_ci))
 			break;
-		if (kj__now_s() - t_start >= b->budget_s && tc.ms.n >= 5 &&
-		    (!timing_ref || tr.ms.n >= 5))
+		/* The budget ends the rounds once each side has its --repeats
+		 * (the least it takes, as the seed's count was), 5 at least. */
+		if (kj__now_s() - t_start >= b->budget_s && tc.ms.n >= least &&
+		    (!timing_ref || tr.ms.n >= least))
 			break;
 	}
 	/* The judge's clock: what the candidate's round took beyond its own
