@@ -36,7 +36,10 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 	{ "KJ_LIMIT_FILE_MB", "the largest file it may write (default a quarter of RAM)" },
 	{ "KJ_LIMIT_NOFILE", "the files it may have open (default 4096)" },
 	{ "KJ_LIMIT_TMP_MB", "its private /tmp and /dev/shm (default 256)" },
+	{ "KJ_LIMIT_OUTPUT_KB", "what it may print on each stream per call of a request "
+				"(default 256)" },
 	{ "KJ_THREADS", "the comparator's threads (default 0: one per CPU, at most 16)" },
+	{ "KJ_TIME_BUDGET", "benchmark's default --time_budget in seconds (default 10)" },
 	{ "TRITON_INTERPRET", "passed to the workers; the worker sets it to 1 on the "
 			      "CPU unless it is given" },
 	{ NULL, NULL },
