@@ -8,8 +8,11 @@ them, grow them and overwrite them with zeros, before and after the reply
 judge with SIGBUS and an overwrite would change what it compares.  The
 seals refuse all three.
 
-Expected verdict: pass, exit 0 (the judge is not crashed, and the outputs
-are the ones sent).
+Expected verdict: the judge is not crashed, and gives a verdict per case:
+a pass (the seals refused the attack after the worker sealed the file), or
+a ProtocolError or AccuracyError where the thread got at the file while
+the worker was still writing it, before the seals: the candidate's own
+output, spoiled by its own thread.
 """
 import os
 import threading
