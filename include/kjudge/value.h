@@ -138,6 +138,10 @@ int kj_value_compare(const struct kj_value *ref, const char *ref_dir,
 		     const struct kj_cmp_options *copt, int index,
 		     struct kj_case *c, int *same, struct kj_error *err);
 
+/* The bytes of every tensor leaf of a tree, by dtype and shape (what the
+ * data holds, headers aside). */
+double kj_value_tensor_bytes(const struct kj_value *v);
+
 /* The names of the files of the tensors in a tree, in order: calls fn for
  * each (fn returns 0 to go on).  Used to move goldens into the cache. */
 int kj_value_each_file(const struct kj_value *v,

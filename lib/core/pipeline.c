@@ -709,19 +709,6 @@ static double desc_bytes(const json_t *desc)
  * worker keeps its sets (and a copy, to see changes) through the case. */
 #define TIMED_SETS_BYTES (4.0 * (1u << 30))
 
-static int add_bytes(void *ctx, const struct kj_value *leaf)
-{
-	double *sum = ctx;
-	size_t w = kj_dtype_size(kj_dtype_from_name(leaf->dtype));
-	double n = 1;
-	int d;
-
-	for (d = 0; d < leaf->ndim; d++)
-		n *= (double)leaf->shape[d];
-	*sum += n * (double)w;
-	return 0;
-}
-
 /*
  * One round of side s: `n_calls` timed calls cycling through the sets from
  * `offset`, after `warmup` untimed ones, with the other side frozen.  The
@@ -967,16 +954,15 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		}
 		if (j == 0) {
 			/* As many sets as fit: inputs twice (the copy), outputs. */
-			double one = 0;
+			double one = kj_value_tensor_bytes(gold[0].outputs) +
+				     2 * desc_bytes(gold[0].input_desc);
 
-			kj_value_each_file(gold[0].outputs, add_bytes, &one);
-			one += 2 * desc_bytes(gold[0].input_desc);
 			if (one * n_sets > TIMED_SETS_BYTES)
 				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
 		}
 	}
 	keep_desc(c, gold[0].input_desc);
-	kj_value_each_file(gold[0].outputs, add_bytes, &out_bytes);
+	out_bytes = kj_value_tensor_bytes(gold[0].outputs);
 	rc = device_limits(t, a, res, c, &ok, err);
 	if (rc != KJ_OK || !ok)
 		goto out;

@@ -296,6 +296,26 @@ json_t *kj_value_json(const struct kj_value *v)
 	return o;
 }
 
+static int add_bytes(void *ctx, const struct kj_value *leaf)
+{
+	double *sum = ctx, n = (double)kj_dtype_size(kj_dtype_from_name(leaf->dtype));
+	int d;
+
+	for (d = 0; d < leaf->ndim; d++)
+		n *= (double)leaf->shape[d];
+	*sum += n;
+	return 0;
+}
+
+double kj_value_tensor_bytes(const struct kj_value *v)
+{
+	double sum = 0;
+
+	if (v)
+		kj_value_each_file(v, add_bytes, &sum);
+	return sum;
+}
+
 int kj_value_each_file(const struct kj_value *v,
 		       int (*fn)(void *ctx, const struct kj_value *leaf), void *ctx)
 {

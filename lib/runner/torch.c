@@ -445,39 +445,32 @@ static int parse_samples(const json_t *a, double **out, size_t *n)
 	return KJ_OK;
 }
 
-/* An {"ok": true} reply to a run or time call. */
-static int add_leaf_bytes(void *ctx, const struct kj_value *leaf)
-{
-	double *sum = ctx, n = (double)kj_dtype_size(kj_dtype_from_name(leaf->dtype));
-	int d;
-
-	for (d = 0; d < leaf->ndim; d++)
-		n *= (double)leaf->shape[d];
-	*sum += n;
-	return 0;
-}
-
 /* The candidate's files' quota follows the task's outputs (twice them,
  * 256 MiB at least), known from the reference's first golden run.  A
  * remount that fails leaves the smaller quota: the candidate's limit, never
  * a larger one. */
 static void grow_quota(struct ttask *tt, const struct kj_value *outputs)
 {
-	double bytes = 0;
 	unsigned long long want;
 	char opts[64];
 
 	if (!tt->quota_bytes || !outputs)
 		return;
-	kj_value_each_file(outputs, add_leaf_bytes, &bytes);
-	want = (unsigned long long)(2 * bytes);
+	want = (unsigned long long)(2 * kj_value_tensor_bytes(outputs));
 	if (want <= tt->quota_bytes)
 		return;
 	snprintf(opts, sizeof(opts), "size=%llu", want);
-	if (mount(NULL, tt->cand_files, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) == 0)
-		tt->quota_bytes = want;
+	if (mount(NULL, tt->cand_files, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) != 0)
+		return;
+	tt->quota_bytes = want;
+	/* The record says the quota in force from now on (a record that
+	 * cannot take it keeps the smaller one it had). */
+	if (tt->t->cand.limits)
+		json_object_set_new(tt->t->cand.limits, "file_quota_bytes",
+				    json_integer((json_int_t)want));
 }
 
+/* An {"ok": true} reply to a run or time call. */
 static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj_reply *r,
 		    struct kj_error *err)
 {
