@@ -307,6 +307,9 @@ def run_one(setup, scenario, point, mode, limit, warm=None, keep=False):
                 if p.startswith(("stage-", ".trash-")) or ".tmp-" in p]
     bad += [f"unexpected in the verify dir: {p}" for p in stray_files(vdir)]
     if bad:
+        # How far the run went after its point tells a failure that was
+        # worked around from one that was never reached.
+        bad.append(f"the judge's report: {calls} allocations, {injected} injected")
         tail = err.strip()[-700:]
         if tail:
             bad.append("judge stderr ends: " + tail)
@@ -439,7 +442,9 @@ def where(trace, binary):
         if os.path.basename(name) == os.path.basename(binary) and sym.startswith("+0x"):
             frames.append((int(sym[1:], 16), None))
         elif sym and not sym.startswith("+"):
-            frames.append((None, sym.split("+", 1)[0]))
+            # With its offset: a library's internal functions take the
+            # name of the exported one before them.
+            frames.append((None, sym))
     sym = symbolize(binary, [o for o, _ in frames if o is not None])
     names = []
     for off, lib in frames:
