@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
 #include "cli.h"
@@ -204,10 +205,10 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	} else {
 		/* Made whole before any of it is printed: a dump that fails half
 		 * way would leave half a record on stdout. */
-		char *text = json_dumps(rec, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+		char *text = kj_json_text(rec, JSON_INDENT(2) | JSON_REAL_PRECISION(12), &run.err);
 
 		if (!text) {
-			kj_cli_error(cmd, "the perf JSON could not be written (out of memory)");
+			kj_cli_error(cmd, "the perf JSON could not be written (%s)", run.err.msg);
 			exit_code = KJ_EXIT_FAIL;
 		} else {
 			printf("%s\n", text);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/compare.h"
 #include "kjudge/report.h"
 #include "kjudge/tensor.h"
@@ -237,7 +238,8 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (json) {
 		json_t *o = kj_cmp_result_json(&res);
 
-		if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0) {
+		if (!o || kj_json_print(stdout, o, JSON_INDENT(2) | JSON_REAL_PRECISION(12), NULL) !=
+				  KJ_OK) {
 			json_decref(o);
 			kj_cli_error(cmd, "cannot write the JSON record");
 			goto out;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/doctor.h"
 #include "kjudge/proc.h"
 #include "cli.h"
@@ -123,7 +124,7 @@ int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (json) {
 		json_t *doc = kj_doctor_report_json(&r);
 
-		if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 ||
+		if (!doc || kj_json_print(stdout, doc, JSON_INDENT(2), NULL) != KJ_OK ||
 		    putchar('\n') == EOF) {
 			json_decref(doc);
 			kj_doctor_report_release(&r);

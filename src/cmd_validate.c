@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/validate.h"
 #include "cli.h"
 #include "base/banned.h"
@@ -150,7 +151,8 @@ static int print_json(const struct kj_cli_command *cmd, json_t *o)
 
 	if (!o)
 		return kj_cli_error(cmd, "out of memory for a JSON record");
-	rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII) || putchar('\n') == EOF;
+	rc = kj_json_print(stdout, o, JSON_COMPACT | JSON_ENSURE_ASCII, NULL) != KJ_OK ||
+	     putchar('\n') == EOF;
 	json_decref(o);
 	return rc ? kj_cli_error(cmd, "cannot write to standard output") : 0;
 }
@@ -226,7 +228,8 @@ int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (a.opt[OPT_PRINT_RULES].count) {
 		json_t *doc = kj_vrules_json(rules);
 
-		rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 && putchar('\n') != EOF
+		rc = doc && kj_json_print(stdout, doc, JSON_INDENT(2), NULL) == KJ_OK &&
+			     putchar('\n') != EOF
 			     ? KJ_EXIT_OK
 			     : kj_cli_error(cmd, "cannot write the rules");
 		json_decref(doc);

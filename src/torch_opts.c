@@ -76,14 +76,14 @@ void kj_cli_torch_opts(const struct kj_cli_args *a, struct kj_torch_spec *s,
 int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
 		      const json_t *j)
 {
-	char *text = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 	struct kj_error err;
+	char *text = kj_json_text(j, JSON_INDENT(2) | JSON_REAL_PRECISION(12), &err);
 	size_t len;
 	char *t2;
 	int rc;
 
 	if (!text) {
-		kj_cli_error(cmd, "out of memory");
+		kj_cli_error(cmd, "'%s': the record cannot be written: %s", path, err.msg);
 		return -1;
 	}
 	len = strlen(text);

@@ -39,4 +39,18 @@ static inline json_t *kj__jref(const json_t *j)
 json_t *kj__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *je, int *oom);
 json_t *kj__json_load_file(const char *path, size_t flags, json_error_t *je, int *oom);
 
+/*
+ * json_dumps, except that a dump during which any of jansson's allocations
+ * failed returns NULL with *oom = 1 (jansson 2.14 drops the bytes of a key
+ * it cannot save and returns a text that is not the value's).  Otherwise
+ * *oom = 0 and the result is jansson's: a text the caller frees, or NULL
+ * when the value cannot be encoded.  Thread-safe.
+ */
+char *kj__json_dumps(const json_t *v, size_t flags, int *oom);
+
+/* The allocator under the count that every jansson allocation goes through
+ * (NULL: malloc again), so that a test can fail the N-th one; it must not
+ * be changed while another thread calls jansson. */
+void kj__json_set_malloc(void *(*fn)(size_t));
+
 #endif /* KJ_BASE_JSON_H */

@@ -457,7 +457,7 @@ int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 		rec = json_pack("{s:i, s:o, s:O, s:O}", "version", 1, "outputs",
 				kj_value_json(outputs), "input_desc",
 				input_desc ? input_desc : json_null(), "files", m.files);
-		text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+		text = rec ? kj_json_text(rec, JSON_COMPACT, NULL) : NULL;
 		snprintf(meta, sizeof(meta), "%s/meta.json", tmp);
 		m.failed = !text || kj_write_file_atomic(meta, text, strlen(text), NULL) != KJ_OK;
 		m.oom |= !rec || !text;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/compare.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/report.h"
@@ -69,8 +70,8 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 	kj = json_object_get(copy, "kjudge");
 	if (kj)
 		json_object_del(kj, "signature");
-	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
-			  JSON_REAL_PRECISION(12));
+	text = kj_json_text(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
+			    JSON_REAL_PRECISION(12), NULL);
 	json_decref(copy);
 	if (!text)
 		return KJ_ENOMEM;

@@ -17,8 +17,10 @@
 
 #include <jansson.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/validate.h"
 #include "doctor/doctor_internal.h"
+#include "base/json.h"
 #include "base/locate.h"
 
 /* The versions of scripts/third-party.lock, passed by the Makefile. */
@@ -87,7 +89,11 @@ static json_t *tagged_json(const char *out)
 	if (!found)
 		return NULL;
 	found += strlen("KJ_DOCTOR ");
-	return json_loadb(found, strcspn(found, "\n"), 0, NULL);
+	{
+		int oom;
+
+		return kj__json_loadb(found, strcspn(found, "\n"), 0, NULL, &oom);
+	}
 }
 
 static const char *jstr(const json_t *o, const char *key)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/proc.h"
 #include "sandbox/spawn.h"
 #include "base/json.h"
@@ -607,7 +608,7 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	/* A request without its nonce would never be answered in a way the
 	 * wait accepts: not being able to add it is the judge's failure. */
 	text = json_object_set_new(req, "nonce", json_integer((json_int_t)*nonce)) == 0
-		       ? json_dumps(req, JSON_COMPACT) : NULL;
+		       ? kj_json_text(req, JSON_COMPACT, NULL) : NULL;
 	json_decref(req);
 	if (!text)
 		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request (out of memory)");

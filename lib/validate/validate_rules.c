@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "validate/validate_internal.h"
+#include "base/json.h"
 
 #define RULES_FORMAT "kjudge-validate-rules/1"
 
@@ -333,14 +334,15 @@ int kj_vrules_new(struct kj_vrules **out, const char *path, struct kj_error *err
 	struct kj_vrules *r;
 	json_t *def, *over = NULL;
 	json_error_t jerr;
-	int rc;
+	int rc, oom;
 
 	*out = NULL;
-	def = json_loadb(kj__vrules_default, kj__vrules_default_len,
-			 JSON_REJECT_DUPLICATES, &jerr);
+	def = kj__json_loadb(kj__vrules_default, kj__vrules_default_len,
+			     JSON_REJECT_DUPLICATES, &jerr, &oom);
 	if (!def)
-		return kj_error_set(err, KJ_ERULES, "built-in rules: %s (line %d)",
-				    jerr.text, jerr.line);
+		return oom ? kj_error_set(err, KJ_ENOMEM, "out of memory reading the built-in rules")
+			   : kj_error_set(err, KJ_ERULES, "built-in rules: %s (line %d)",
+					  jerr.text, jerr.line);
 	rc = check_doc(def, "built-in rules", err);
 	if (rc) {
 		json_decref(def);
@@ -349,11 +351,12 @@ int kj_vrules_new(struct kj_vrules **out, const char *path, struct kj_error *err
 	if (path) {
 		const char *ext;
 
-		over = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+		over = kj__json_load_file(path, JSON_REJECT_DUPLICATES, &jerr, &oom);
 		if (!over) {
 			json_decref(def);
-			return kj_error_set(err, KJ_ERULES, "'%s': %s (line %d)", path,
-					    jerr.text, jerr.line);
+			return oom ? kj_error_set(err, KJ_ENOMEM, "'%s': out of memory reading it", path)
+				   : kj_error_set(err, KJ_ERULES, "'%s': %s (line %d)", path,
+						  jerr.text, jerr.line);
 		}
 		rc = check_doc(over, path, err);
 		ext = json_string_value(json_object_get(over, "extends"));

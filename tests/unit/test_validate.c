@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/validate.h"
 #include "validate/validate_internal.h"
 #include "unit.h"
@@ -365,7 +366,7 @@ KJ_TEST(validate_is_deterministic_and_reusable)
 
 		KJ_CHECK_OK(judge(v, src, KJ_VLANG_PYTHON, &res, &err), &err);
 		j = kj_vresult_json(&res, "case.py");
-		s = json_dumps(j, JSON_COMPACT);
+		s = kj_json_text(j, JSON_COMPACT, NULL);
 		KJ_CHECK(s != NULL);
 		if (!first)
 			first = s;
