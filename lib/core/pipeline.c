@@ -528,6 +528,8 @@ static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj
 	if (json_object_set_new(res->limits, "configured", kj_limits_json(&a->cfg->limits)) ||
 	    json_object_set_new(res->limits, "candidate_in_force",
 				t->cand.limits ? kj__jref(t->cand.limits) : json_null()) ||
+	    json_object_set_new(res->limits, "reference_in_force",
+				t->ref.limits ? kj__jref(t->ref.limits) : json_null()) ||
 	    json_object_set_new(res->limits, "sandbox", json_boolean(t->cand.sandboxed)) ||
 	    json_object_set_new(res->limits, "isolation", json_pack("{s:s?, s:s?}", "reference",
 				t->ref.isolation, "candidate", t->cand.isolation)) ||

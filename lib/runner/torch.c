@@ -172,6 +172,13 @@ struct ttask {
 	char cand_src[PATH_MAX];        /* what the candidate sees of the task */
 	char cand_home[PATH_MAX];
 	char ref_home[PATH_MAX];
+	/* The reference's sandbox: the same kind as the candidate's (its
+	 * namespaces, seccomp filter, cgroup and limits), so that both are
+	 * timed under the same conditions, with a view of its own: the task's
+	 * directory, its output directories and the bytecode tree. */
+	struct kj_sandbox rsb;
+	char rsb_root[PATH_MAX];
+	int ref_prepared;
 	/* The candidate's own files (its home, its output directory): a
 	 * tmpfs of their own, of quota_bytes (the larger of 256 MiB and twice
 	 * the task's outputs), where the run's scratch is a private mount
@@ -324,7 +331,7 @@ static int proc_failed(struct tside *ts, int rc, const struct kj_error *e, struc
 			r->type = KJ_ET_OUTPUT_LIMIT;
 		else if (p->oom_killed)
 			r->type = KJ_ET_MEMORY_LIMIT;
-		else if (ts->s->sandboxed && p->reaped && WIFSIGNALED(p->status) &&
+		else if (p->isolation == KJ_ISOLATION_SANDBOX && p->reaped && WIFSIGNALED(p->status) &&
 			 (WTERMSIG(p->status) == SIGXCPU || WTERMSIG(p->status) == SIGKILL) &&
 			 ts->tt->cfg->limits.cpu_s > 0 && p->cpu_s >= ts->tt->cfg->limits.cpu_s - 0.5)
 			/* As PID 1 of its namespace the worker ignores SIGXCPU;
@@ -644,6 +651,7 @@ static int start_error(struct tside *ts, int rc, const struct kj_error *e, const
 }
 
 static int prepare_candidate(struct ttask *tt, struct kj_error *err);
+static int prepare_reference(struct ttask *tt, struct kj_error *err);
 
 /*
  * Start the workers of n sides together and load their modules: all are
@@ -673,11 +681,15 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		json_decref(ts->hello);
 		ts->hello = NULL;
 		s->started = 1;
-		if (s->role == KJ_SIDE_CANDIDATE && tt->cfg->sandbox) {
-			rc = prepare_candidate(tt, err);
+		if (tt->cfg->sandbox) {
+			/* Both sides in the same kind of sandbox. */
+			int cand = s->role == KJ_SIDE_CANDIDATE;
+
+			rc = cand ? prepare_candidate(tt, err) : prepare_reference(tt, err);
 			if (rc != KJ_OK)
 				return rc;
-			rc = kj_proc_spawn_in(&ts->proc, argv, tt->cenv.v, s->out_dir, &tt->sb, err);
+			rc = kj_proc_spawn_in(&ts->proc, argv, cand ? tt->cenv.v : tt->env.v,
+					      s->out_dir, cand ? &tt->sb : &tt->rsb, err);
 		} else {
 			rc = kj_proc_spawn(&ts->proc, argv,
 					   s->role == KJ_SIDE_CANDIDATE ? tt->cenv.v : tt->env.v,
@@ -692,7 +704,7 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		json_decref(s->limits);
 		s->limits = kj_proc_limits_json(&ts->proc);
 		s->isolation = kj_isolation_name(ts->proc.isolation);
-		if (!s->limits || (ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
+		if (!s->limits || (s->sandboxed && ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
 				   (json_object_set(s->limits, "hidden", tt->hidden) ||
 				    json_object_set_new(s->limits, "file_quota_bytes",
 							json_integer((json_int_t)tt->quota_bytes)))))
@@ -979,14 +991,19 @@ static const char *keep_path(struct ttask *tt, const char *fmt, ...)
 	return p;
 }
 
-static int sb_ro(struct ttask *tt, const char *path, struct kj_error *err)
+static int sb_ro_in(struct kj_sandbox *sb, const char *path, struct kj_error *err)
 {
 	if (!path)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	if (kj_sandbox_ro(&tt->sb, path) < 0)
+	if (kj_sandbox_ro(sb, path) < 0)
 		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path ('%s')",
 				    path);
 	return KJ_OK;
+}
+
+static int sb_ro(struct ttask *tt, const char *path, struct kj_error *err)
+{
+	return sb_ro_in(&tt->sb, path, err);
 }
 
 /* Whether the real path `path` is the real directory `dir` or lies in it. */
@@ -1153,6 +1170,42 @@ static int copy_helper(void *ctx, const char *name, const struct stat *st)
 	return 0;
 }
 
+/* The system's directories that both views show, read-only. */
+static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32",
+	"/bin", "/sbin", "/etc", "/opt", "/sys" };
+
+/* The interpreter's installation: a virtual environment's root and the
+ * base installation its python links to (each two levels above
+ * bin/python), wherever they are. */
+static void python_roots(const char *python, char py_root[PATH_MAX], char py_base[PATH_MAX])
+{
+	int i;
+
+	snprintf(py_root, PATH_MAX, "%s", python);
+	if (!realpath(python, py_base))
+		snprintf(py_base, PATH_MAX, "%s", python);
+	for (i = 0; i < 4; i++) {
+		char *at = i % 2 ? py_base : py_root, *slash = strrchr(at, '/');
+
+		if (slash && slash != at)
+			*slash = '\0';
+	}
+}
+
+/* The devices and limits of a worker's sandbox: the same for both sides. */
+static void sb_limits(const struct ttask *tt, struct kj_sandbox *sb)
+{
+	/* GPU nodes unless the attempt runs on the CPU by request (the
+	 * device may not be decided yet: the reference's hello decides it). */
+	sb->gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(tt->device_req, "cpu") != 0;
+	sb->cpu_s = tt->cfg->limits.cpu_s;
+	sb->mem_bytes = tt->cfg->limits.mem_bytes;
+	sb->fsize_bytes = tt->cfg->limits.file_bytes;
+	sb->nproc = tt->cfg->limits.procs;
+	sb->nofile = tt->cfg->limits.nofile;
+	sb->tmp_bytes = tt->cfg->limits.tmp_bytes;
+}
+
 /*
  * The candidate's view and sandbox, made once: a directory with its own
  * file, the task file without the reference class (kj__task_view) and its
@@ -1162,8 +1215,6 @@ static int copy_helper(void *ctx, const char *name, const struct stat *st)
  */
 static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 {
-	static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32",
-		"/bin", "/sbin", "/etc", "/opt", "/sys" };
 	struct kj_task *t = tt->t;
 	struct helpers h = { tt, 0, KJ_OK, err };
 	char path[PATH_MAX + 512], py_root[PATH_MAX], py_base[PATH_MAX];
@@ -1212,18 +1263,7 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 
 	kj_sandbox_init(&tt->sb);
 	tt->sb.root_dir = tt->sb_root;
-	/* The interpreter's installation: a virtual environment's root and the
-	 * base installation its python links to (each two levels above
-	 * bin/python), wherever they are. */
-	snprintf(py_root, sizeof(py_root), "%s", tt->python);
-	if (!realpath(tt->python, py_base))
-		snprintf(py_base, sizeof(py_base), "%s", tt->python);
-	for (i = 0; i < 4; i++) {
-		char *at = i % 2 ? py_base : py_root, *slash = strrchr(at, '/');
-
-		if (slash && slash != at)
-			*slash = '\0';
-	}
+	python_roots(tt->python, py_root, py_base);
 	json_decref(tt->hidden);
 	tt->hidden = json_array();
 	if (!tt->hidden)
@@ -1251,17 +1291,80 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 		return rc;
 	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0)
 		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
-	/* GPU nodes unless the attempt runs on the CPU by request (the
-	 * device may not be decided yet: the reference's hello decides it). */
-	tt->sb.gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(tt->device_req, "cpu") != 0;
-	tt->sb.cpu_s = tt->cfg->limits.cpu_s;
-	tt->sb.mem_bytes = tt->cfg->limits.mem_bytes;
-	tt->sb.fsize_bytes = tt->cfg->limits.file_bytes;
-	tt->sb.nproc = tt->cfg->limits.procs;
-	tt->sb.nofile = tt->cfg->limits.nofile;
-	tt->sb.tmp_bytes = tt->cfg->limits.tmp_bytes;
+	sb_limits(tt, &tt->sb);
 	t->cand.sandboxed = 1;
 	tt->cand_prepared = 1;
+	return KJ_OK;
+}
+
+/* Each absolute entry of a colon-separated list, read-only in the
+ * reference's view (the task's own code: nothing is hidden from it but
+ * what is not named; the whole file system is never bound). */
+static int ref_list(struct ttask *tt, const char *list, struct kj_error *err)
+{
+	int rc;
+
+	while (list && *list) {
+		const char *end = strchr(list, ':');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+
+		if (len > 1 && list[0] == '/' && len < PATH_MAX &&
+		    (rc = sb_ro_in(&tt->rsb, keep_path(tt, "%.*s", (int)len, list), err)) != KJ_OK)
+			return rc;
+		list = end ? end + 1 : NULL;
+	}
+	return KJ_OK;
+}
+
+/*
+ * The reference's sandbox, made once: the same kind as the candidate's
+ * (kj_proc_spawn_in: namespaces, seccomp filter, cgroup, the same limits),
+ * so that the two sides of a benchmark are timed under the same conditions
+ * (a seccomp filter costs every system call a little, a cgroup changes how
+ * the scheduler counts), with its own view: the system, the Python
+ * installation and the environment's paths read-only, the task's
+ * directory read-only (its module and whatever files sit beside it), its
+ * output directories, its HOME and the bytecode tree writable.
+ */
+static int prepare_reference(struct ttask *tt, struct kj_error *err)
+{
+	char py_root[PATH_MAX], py_base[PATH_MAX];
+	size_t i;
+	int rc;
+
+	if (tt->ref_prepared)
+		return KJ_OK;
+	if (snprintf(tt->rsb_root, sizeof(tt->rsb_root), "%s/sb-root-ref", tt->a->scratch) >=
+	    (int)sizeof(tt->rsb_root))
+		return kj_error_set(err, KJ_EINVAL, "scratch path too long");
+	if (mkdir(tt->rsb_root, 0700) < 0 && errno != EEXIST)
+		return kj_error_set(err, KJ_ESANDBOX, "cannot make the sandbox's directories: %s",
+				    strerror(errno));
+	/* The bytecode tree is bound only where it exists. */
+	if (tt->pycache[0] && kj__mkdirs(tt->pycache, 0755) < 0)
+		tt->pycache[0] = '\0';
+	kj_sandbox_init(&tt->rsb);
+	tt->rsb.root_dir = tt->rsb_root;
+	python_roots(tt->python, py_root, py_base);
+	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
+		if ((rc = sb_ro_in(&tt->rsb, sys_ro[i], err)) != KJ_OK)
+			return rc;
+	if ((rc = sb_ro_in(&tt->rsb, keep_path(tt, "%s", py_root), err)) != KJ_OK ||
+	    (rc = sb_ro_in(&tt->rsb, keep_path(tt, "%s", py_base), err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), err)) != KJ_OK ||
+	    (rc = sb_ro_in(&tt->rsb, tt->worker, err)) != KJ_OK ||
+	    (rc = sb_ro_in(&tt->rsb, tt->timer, err)) != KJ_OK ||
+	    (rc = sb_ro_in(&tt->rsb, tt->dir, err)) != KJ_OK)
+		return rc;
+	if (kj_sandbox_rw(&tt->rsb, tt->t->ref.out_dir) < 0 ||
+	    kj_sandbox_rw(&tt->rsb, tt->ref_home) < 0 ||
+	    (tt->a->stage[0] && kj_sandbox_rw(&tt->rsb, tt->a->stage) < 0) ||
+	    (tt->pycache[0] && kj_sandbox_rw(&tt->rsb, tt->pycache) < 0))
+		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
+	sb_limits(tt, &tt->rsb);
+	tt->ref_prepared = 1;
 	return KJ_OK;
 }
 

@@ -7,7 +7,7 @@
  * look faster).  The judge stops the worker's whole process group with
  * SIGSTOP and, since a process can leave the group (setsid), also every
  * process of the worker's PID namespace: each worker leads one (the
- * sandbox, or the spawn core's PID namespace for the reference), and
+ * sandbox, or without it the spawn core's PID namespace), and
  * /proc/PID/ns/pid tells which processes are in it.  A worker without a
  * namespace of its own (a machine that refuses them) is stopped by its
  * group alone.  SIGSTOP cannot be caught, blocked or ignored, so a stopped

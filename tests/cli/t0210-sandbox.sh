@@ -2,8 +2,9 @@
 # t0210-sandbox.sh - the candidate's sandbox as verify starts it: what the
 # candidate can see whatever PYTHONPATH, KJ_PYTHON or /opt hold (never the
 # task's directory, the golden cache or the seed key), a cgroup limit that
-# cannot be written (a judge error, never an unlimited run), and the quota
-# on the files the candidate writes.
+# cannot be written (a judge error, never an unlimited run), the quota
+# on the files the candidate writes, and the reference in the same kind of
+# sandbox.
 . "$(dirname "$0")/lib.sh"
 export KJ_STATE_DIR=$kj_root/state
 
@@ -145,5 +146,69 @@ test_expect 'a cgroup limit that cannot be written stops the run: exit 2, no ver
 	grep -q "memory.limit_in_bytes" err.txt
 	grep -qi "sandbox\|cgroup" err.txt
 	test ! -e d/verify_result.json
+'
+# probe_task DIR: a task whose reference adds 1 to its answer unless it runs
+# under a seccomp filter, in a network namespace of its own (no interface
+# up), and can read the data file beside it; its candidate computes the
+# plain answer, so the cases pass only where the reference runs in the
+# same kind of sandbox as the candidate.
+probe_task() {
+	mkdir -p "$1"
+	echo 3 > "$1/data.txt"
+	cat > "$1/probe_torch.py" <<'PY'
+import os
+import torch
+import torch.nn as nn
+
+
+def sandboxed():
+    with open("/proc/self/status") as f:
+        seccomp = any(l.split() == ["Seccomp:", "2"] for l in f)
+    with open("/proc/net/dev") as f:
+        up = [l.split(":")[0].strip() for l in f.readlines()[2:]]
+    return seccomp and up == ["lo"]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data.txt")) as f:
+            self.k = float(f.read())
+        self.off = 0.0 if sandboxed() else 1.0
+
+    def forward(self, x):
+        return x * self.k + self.off
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+PY
+	cat > "$1/probe_triton_ascend_impl.py" <<'PY'
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x * 3.0
+PY
+}
+
+test_expect 'the reference runs in the same kind of sandbox as the candidate, seeing its own directory' '
+	probe_task d
+	$KJUDGE verify --op_name probe --verify_dir d --device cpu > out.txt
+	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 1
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"limits\"][\"isolation\"] == dict(reference=\"sandbox\", candidate=\"sandbox\")")" = True
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"limits\"][\"reference_in_force\"][\"isolation\"]")" = sandbox
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"limits\"][\"reference_in_force\"][\"nofile\"]")" = \
+		"$(jget d/verify_result.json "d[\"kjudge\"][\"limits\"][\"candidate_in_force\"][\"nofile\"]")"
+	$KJUDGE benchmark --op_name probe --verify_dir d --device cpu --output perf.json > /dev/null
+	test "$(jget perf.json "d[\"per_shape_results\"][0][\"status\"]")" = pass
+	# The probe is not blind: outside the sandbox the reference is off by one.
+	KJ_SANDBOX=off $KJUDGE verify --op_name probe --verify_dir d --device cpu > /dev/null || true
+	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 0
 '
 test_done
