@@ -763,6 +763,11 @@ class Worker:
         for the judge (`distinct_outputs`) and `calls` maps each call to its
         set and distinct output.  The inputs are compared with copies after
         the round.
+
+        With probe ({"seed", "at", "set"}), call `at` runs on a set made
+        from `seed` just before it and dropped after it: inputs the code
+        under test has never seen (nor could have found in this worker
+        before that call), whose outputs are those of set `set`.
         """
         torch = self.torch
         laps, lap = self._phases()
@@ -771,6 +776,8 @@ class Worker:
         schedule = [int(k) for k in req["schedule"]]
         warmup = int(req.get("warmup", 0))
         check = bool(req.get("check"))
+        probe = req.get("probe")
+        probe_at = int(probe["at"]) if probe else -1
         cuda = self.device.type == "cuda"
         # The sets (and their copies) are made once per case and kept for
         # its later rounds: a round's time is its calls, not input making.
@@ -795,7 +802,9 @@ class Worker:
         thr = self._thr
         lap("inputs_s")
         self.phase = "forward"
-        uniques = [[] for _ in seeds]
+        n_sets = max(len(seeds), int(probe["set"]) + 1) if probe else len(seeds)
+        uniques = [[] for _ in range(n_sets)]
+        probe_inputs = probe_before = None
         calls = []
         kjt = self._kjt
         with torch.no_grad():
@@ -807,8 +816,18 @@ class Worker:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats(self.device)
             kjt.kjt_reset()
-            for k in schedule:
-                out = self._timed_call(sets[k], flush, stream, thr)
+            for i, k in enumerate(schedule):
+                if i == probe_at:
+                    k = int(probe["set"])
+                    self.phase = "inputs"
+                    probe_inputs = self._inputs(req["case"], int(probe["seed"]))
+                    probe_before = self._snapshot(probe_inputs) if check else None
+                    self.phase = "forward"
+                    if cuda:
+                        torch.cuda.synchronize()
+                    out = self._timed_call(probe_inputs, flush, stream, thr)
+                else:
+                    out = self._timed_call(sets[k], flush, stream, thr)
                 self._check_harness()
                 outs = self._outputs(out)
                 for o in outs:
@@ -840,7 +859,7 @@ class Worker:
         peak = torch.cuda.max_memory_allocated(self.device) / (1024 * 1024) if cuda else 0.0
         self.phase = "outputs"
         distinct = [[self._save(u, req["out_dir"], f"{req['tag']}_s{k}u{j}")
-                     for j, u in enumerate(uniques[k])] for k in range(len(seeds))]
+                     for j, u in enumerate(uniques[k])] for k in range(n_sets)]
         lap("write_s")
         res = {"samples_ms": samples, "escaped_ms": escaped, "peak_memory_mb": peak,
                "timer": "cuda_event" if cuda else "monotonic", "idle_sync_ms": thr,
@@ -848,7 +867,8 @@ class Worker:
         if check:
             res["distinct_outputs"] = distinct
             res["calls"] = calls
-            res["inputs_changed"] = any(self._changed(x, b) for x, b in zip(sets, before))
+            res["inputs_changed"] = any(self._changed(x, b) for x, b in zip(sets, before)) or (
+                probe_inputs is not None and self._changed(probe_inputs, probe_before))
         return res
 
 

@@ -66,6 +66,13 @@ struct kj_call {
 	int warmup;
 	size_t flush_bytes;      /* cache flush before each timed call */
 	int check;               /* keep every distinct output of each set */
+	/* An input set the side has never seen, made just before timed call
+	 * probe_at (0-based; -1: none) from probe_seed and used by that call
+	 * alone, its outputs those of set probe_set (an index past the
+	 * seeds', which schedule[probe_at] names too) */
+	int probe_at;
+	uint64_t probe_seed;
+	int probe_set;
 };
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with

@@ -133,7 +133,10 @@ enum kj_category {
 	  "the judge's own clock saw time that the candidate's timings do not account for") \
 	X(TIMING_IMPOSSIBLE, "TimingImpossible", CANDIDATE, TIMING,                         \
 	  "a timed call was faster than the device can launch a kernel or write the "       \
-	  "call's outputs")
+	  "call's outputs")                                                                 \
+	X(REPLAY, "ReplayDetected", CANDIDATE, TIMING,                                      \
+	  "the candidate was fast only on inputs it had seen before: on new ones its "      \
+	  "calls took several times its median")
 
 enum kj_etype {
 #define KJ__ET_ENUM(e, name, charge, cat, text) KJ_ET_##e,
@@ -185,6 +188,8 @@ struct kj_case {
 	int ref_given;          /* ref came from --framework_latency_ms */
 	int ref_cached;         /* ref came from the cache */
 	double speedup;         /* ref mean / cand mean; NaN when undefined */
+	double unseen_ms;       /* the fastest call on inputs the candidate had
+				 * never seen (0: none made) */
 };
 
 /* An empty case: a judge error "not judged", index i. */

@@ -712,17 +712,37 @@ static double desc_bytes(const json_t *desc)
 #define TIMED_SETS_BYTES (4.0 * (1u << 30))
 
 /*
+ * Input sets the candidate sees once each, after its rounds: a call on
+ * inputs it has never seen takes what its work takes; one that recognises
+ * inputs it has seen (by content, by address) and replays what it worked
+ * out before is fast only on those.  The fastest of these calls must not be
+ * more than REPLAY_RATIO times the median of the cycled calls (and more than
+ * two launches longer).
+ */
+#define PROBE_SETS 2
+#define REPLAY_RATIO 3.0
+
+/*
  * One round of side s: `n_calls` timed calls cycling through the sets from
  * `offset`, after `warmup` untimed ones, with the other side frozen.  The
  * judge's clock brackets the request.  *ok is 0 when c now holds the side's
  * failure (the candidate's: a wrong timed output, its inputs changed, a
  * malformed round).
  */
+/* One call of a round on a set the side has never seen (kj_call.probe_*). */
+struct probe {
+	int at;          /* its place in the round */
+	int set;         /* its golden: gold[set] */
+	uint64_t seed;
+	double *ms;      /* its sample, out */
+};
+
 static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k,
 		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
 		      struct golden *gold, int offset, int n_calls, int warmup, struct timed *acc,
-		      int record, struct kj_case *c, int *ok, struct kj_error *err)
+		      int record, const struct probe *pr, struct kj_case *c, int *ok,
+		      struct kj_error *err)
 {
 	struct kj_call call;
 	struct kj_reply r;
@@ -738,6 +758,8 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		for (i = 0; i < n_calls; i++)
 			schedule[i] = (offset + i) % n_sets;
+		if (pr)
+			schedule[pr->at] = pr->set;
 	}
 	memset(&call, 0, sizeof(call));
 	call.op = KJ_CALL_TIME;
@@ -751,6 +773,9 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	call.warmup = warmup;
 	call.flush_bytes = b->flush_bytes;
 	call.check = 1; /* both sides do the same work around the calls */
+	call.probe_at = pr ? pr->at : -1;
+	call.probe_seed = pr ? pr->seed : 0;
+	call.probe_set = pr ? pr->set : -1;
 	if (other && other->loaded) {
 		rc = other->ops->freeze(other, 1, err);
 		if (rc != KJ_OK)
@@ -823,6 +848,20 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 			}
 		}
 	}
+	if (pr) {
+		/* Its own sample, not the round's: checked against the clock
+		 * as the others are. */
+		if (r.samples_ms[pr->at] > wall) {
+			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate reported a call of "
+					  "%.6g ms in a round the judge's clock saw take %.6g ms",
+					  r.samples_ms[pr->at], wall) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		*pr->ms = r.samples_ms[pr->at];
+		*ok = 1;
+		goto out;
+	}
 	acc->wall_per_call = n_calls ? wall / n_calls : wall;
 	acc->peak_mb = r.peak_memory_mb > acc->peak_mb ? r.peak_memory_mb : acc->peak_mb;
 	acc->idle_sync_ms = r.idle_sync_ms;
@@ -891,13 +930,50 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
 	return rc;
 }
 
+/* The golden outputs of one timed input set: from the cache, or from the
+ * reference (*ok = 0 when the case failed on the way). */
+static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
+			struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+			struct kj_error *err)
+{
+	struct kj_call call;
+	int rc, usable;
+
+	*ok = 0;
+	rc = golden_cached(t, a, k, seed, g, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		res->from_cache++;
+		*ok = 1;
+		return KJ_OK;
+	}
+	rc = ensure_side(&t->ref, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		return rc;
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_RUN;
+	call.case_idx = k;
+	call.seed = seed;
+	call.out_dir = ref_dir(t, a);
+	call.tag = "ref";
+	rc = send_call(&t->ref, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, &t->ref, &g->rep, err);
+	if (rc == KJ_OK)
+		rc = golden_take(t, a, k, seed, g, c, res, ok, err);
+	return rc;
+}
+
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k,
 		      struct kj_case *c, struct kj_error *err)
 {
-	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1;
-	struct golden *gold = calloc((size_t)n_sets, sizeof(*gold));
-	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
+	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1, n_probe = PROBE_SETS;
+	const int n_gold = n_sets + PROBE_SETS;
+	struct golden *gold = calloc((size_t)n_gold, sizeof(*gold));
+	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t)), probe_seeds[PROBE_SETS];
+	double probe_ms[PROBE_SETS];
 	struct timed tr, tc;
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
@@ -911,11 +987,14 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (j = 0; j < n_sets; j++) {
+	for (j = 0; j < n_gold; j++)
 		golden_init(&gold[j]);
+	for (j = 0; j < n_sets; j++)
 		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
 					 : kj_seed_derive(a->run_key, t->task_sha256, k, 1000 + j);
-	}
+	for (j = 0; j < PROBE_SETS; j++)
+		probe_seeds[j] = o->seed_fixed ? o->seed + 500 + (uint64_t)j
+					       : kj_seed_derive(a->run_key, t->task_sha256, k, 2000 + j);
 	c->seed = seeds[0];
 	rc = ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
@@ -923,29 +1002,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	/* Golden outputs of every timed input set: from the cache or the
 	 * reference, which runs them one after the other. */
 	for (j = 0; j < n_sets; j++) {
-		struct kj_call call;
-
-		rc = golden_cached(t, a, k, seeds[j], &gold[j], err);
-		if (rc < 0)
-			goto out;
-		if (rc == 1) {
-			res->from_cache++;
-			continue;
-		}
-		rc = ensure_side(&t->ref, c, res, &usable, err);
-		if (rc != KJ_OK || !usable)
-			goto out;
-		memset(&call, 0, sizeof(call));
-		call.op = KJ_CALL_RUN;
-		call.case_idx = k;
-		call.seed = seeds[j];
-		call.out_dir = ref_dir(t, a);
-		call.tag = "ref";
-		rc = send_call(&t->ref, &call, err);
-		if (rc == KJ_OK)
-			rc = recv_call(a, &t->ref, &gold[j].rep, err);
-		if (rc == KJ_OK)
-			rc = golden_take(t, a, k, seeds[j], &gold[j], c, res, &ok, err);
+		rc = timed_golden(t, a, k, seeds[j], &gold[j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
 		if (!gold[j].e.dir[0]) {
@@ -961,6 +1018,26 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 			if (one * n_sets > TIMED_SETS_BYTES)
 				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
+		}
+	}
+	/* The sets the candidate will see once each, after the rounds (they
+	 * follow the cycled ones in gold[]): only where there is a cache to
+	 * keep their goldens in and room for them. */
+	if (n_sets > 1 && n_probe > 0) {
+		double one = kj_value_tensor_bytes(gold[0].outputs) + 2 * desc_bytes(gold[0].input_desc);
+
+		if (one * (n_sets + n_probe) > TIMED_SETS_BYTES)
+			n_probe = 0;
+	} else {
+		n_probe = 0;
+	}
+	for (j = 0; j < n_probe; j++) {
+		rc = timed_golden(t, a, k, probe_seeds[j], &gold[n_sets + j], c, res, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		if (!gold[n_sets + j].e.dir[0]) {
+			n_probe = j;
+			break;
 		}
 	}
 	keep_desc(c, gold[0].input_desc);
@@ -984,12 +1061,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 			if (timing_ref) {
 				rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-						0, 0, w, &tr, 0, c, &ok, err);
+						0, 0, w, &tr, 0, NULL, c, &ok, err);
 				if (rc != KJ_OK || !ok)
 					goto out;
 			}
 			rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
-					w, &tc, 0, c, &ok, err);
+					w, &tc, 0, NULL, c, &ok, err);
 			if (rc != KJ_OK || !ok)
 				goto out;
 			/* A round without timed calls: wall_per_call is its whole
@@ -1027,10 +1104,10 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 					continue;
 				rc = cand_now ? time_round(a, o, b, res, k, &t->cand, &t->ref, seeds,
 							   n_sets, gold, offset, round_calls, 0, &tc,
-							   1, c, &ok, err)
+							   1, NULL, c, &ok, err)
 					      : time_round(a, o, b, res, k, &t->ref, &t->cand, seeds,
 							   n_sets, gold, offset, round_calls, 0, &tr,
-							   1, c, &ok, err);
+							   1, NULL, c, &ok, err);
 				if (rc != KJ_OK || !ok)
 					goto out;
 			}
@@ -1050,6 +1127,33 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		if (kj__now_s() - t_start >= b->budget_s && tc.ms.n >= least &&
 		    (!timing_ref || tr.ms.n >= least))
 			break;
+	}
+	/* The sets it has never seen: each in a round of three calls, between
+	 * two on cycled sets, its outputs checked as every timed call's are. */
+	for (j = 0; j < n_probe; j++) {
+		struct probe pr = { 1, n_sets + j, probe_seeds[j], &probe_ms[j] };
+
+		rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset, 3,
+				0, &tc, 0, &pr, c, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		offset = (offset + 2) % n_sets;
+	}
+	if (n_probe > 0) {
+		double fastest = probe_ms[0];
+
+		for (j = 1; j < n_probe; j++)
+			if (probe_ms[j] < fastest)
+				fastest = probe_ms[j];
+		c->unseen_ms = fastest;
+		if (fastest > REPLAY_RATIO * med_c && fastest - med_c > 2 * res->launch_ms) {
+			rc = kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's "
+					  "fastest call took %.4g ms, %.3gx its median of %.4g ms on "
+					  "the inputs it was timed on again and again: its speed comes "
+					  "from having seen them", fastest, fastest / med_c, med_c) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	/* The judge's clock: what the candidate's round took beyond its own
 	 * samples, per call, against what the same harness needs around the
@@ -1119,7 +1223,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
 		res->infra_errors++;
 out:
-	for (j = 0; gold && j < (b->timed_sets > 0 ? b->timed_sets : 1); j++)
+	for (j = 0; gold && j < n_gold; j++)
 		golden_release(&gold[j], a->stage[0] ? a->stage : t->ref.out_dir);
 	free(gold);
 	free(seeds);

@@ -300,6 +300,8 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 				logsum += log(s);
 				n_valid++;
 			}
+			if (c->unseen_ms > 0)
+				put(&r, rec, "unseen_inputs_ms", json_real(c->unseen_ms));
 			put(&r, rec, "error_type", json_null());
 			put(&r, rec, "error_msg", json_null());
 			if (!c->ref_given) {

@@ -868,6 +868,14 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"case", call->case_idx, "seeds", seeds, "schedule", schedule,
 				"warmup", call->warmup, "flush_bytes", (json_int_t)call->flush_bytes,
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
+		if (req && call->probe_at >= 0 && call->probe_at < call->n_calls &&
+		    json_object_set_new(req, "probe", json_pack("{s:I, s:i, s:i}", "seed",
+							       (json_int_t)call->probe_seed, "at",
+							       call->probe_at, "set",
+							       call->probe_set)) != 0) {
+			json_decref(req);
+			req = NULL;
+		}
 	}
 	/* The candidate's outputs come back as sealed memory files, never as
 	 * files it could still change or name (value.h); in timed rounds the

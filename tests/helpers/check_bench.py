@@ -15,7 +15,8 @@ every case must fail with one of them), "speedup_max": X, "speedup_min": Y
 cases'), "may_fail_with": [names] (for "pass": a case may instead fail with
 one of these, e.g. a candidate whose own busy loops slow its harness past
 what its samples account for), "args": [extra benchmark arguments]
-(optional)}.
+(optional), "task": FILE of tests/candidates/tasks/ to time on instead of
+addmul_torch.py (optional)}.
 
 Prints "ok   bench: NAME" or "FAIL bench: NAME" with the reasons, one per
 candidate, and a closing "# done: N candidates, K failed" line.
@@ -76,7 +77,10 @@ def run_one(name, kjudge, device, work):
         exp = json.load(f)
     vdir = os.path.join(work, name)
     os.makedirs(vdir)
-    shutil.copy(os.path.join(CANDIDATES, "addmul_torch.py"), vdir)
+    task = exp.get("task")
+    shutil.copy(os.path.join(CANDIDATES, "tasks", task) if task
+                else os.path.join(CANDIDATES, "addmul_torch.py"),
+                os.path.join(vdir, "addmul_torch.py"))
     shutil.copy(os.path.join(cdir, "candidate.py"), os.path.join(vdir, "addmul_triton_ascend_impl.py"))
     out = os.path.join(vdir, "perf.json")
     cmd = kjudge + ["benchmark", "--op_name", "addmul", "--verify_dir", vdir, "--output", out,
