@@ -190,6 +190,7 @@ struct kj_case {
 	double speedup;         /* ref mean / cand mean; NaN when undefined */
 	double unseen_ms;       /* the fastest call on inputs the candidate had
 				 * never seen (0: none made) */
+	double unseen_ref_ms;   /* the same of the reference's (0: none made) */
 };
 
 /* An empty case: a judge error "not judged", index i. */

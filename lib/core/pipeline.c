@@ -712,14 +712,16 @@ static double desc_bytes(const json_t *desc)
 #define TIMED_SETS_BYTES (4.0 * (1u << 30))
 
 /*
- * Input sets the candidate sees once each, after its rounds: a call on
- * inputs it has never seen takes what its work takes; one that recognises
- * inputs it has seen (by content, by address) and replays what it worked
- * out before is fast only on those.  The fastest of these calls must not be
- * more than REPLAY_RATIO times the median of the cycled calls (and more than
- * two launches longer).
+ * Input sets each side sees once each, after its rounds: a call on inputs
+ * it has never seen takes what its work takes; one that recognises inputs
+ * it has seen (by content, by address) and replays what it worked out
+ * before is fast only on those.  The fastest of the candidate's such calls,
+ * over the median of its cycled calls, must not be more than REPLAY_RATIO
+ * times the same ratio of the reference's (what new inputs cost honest code
+ * in the same run: new allocations, cold caches, the load of the machine),
+ * nor more than two launches longer.
  */
-#define PROBE_SETS 2
+#define PROBE_SETS 3
 #define REPLAY_RATIO 3.0
 
 /*
@@ -973,7 +975,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	const int n_gold = n_sets + PROBE_SETS;
 	struct golden *gold = calloc((size_t)n_gold, sizeof(*gold));
 	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t)), probe_seeds[PROBE_SETS];
-	double probe_ms[PROBE_SETS];
+	double probe_ms[PROBE_SETS], probe_ref_ms[PROBE_SETS];
 	struct timed tr, tc;
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
@@ -1128,29 +1130,42 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		    (!timing_ref || tr.ms.n >= least))
 			break;
 	}
-	/* The sets it has never seen: each in a round of three calls, between
-	 * two on cycled sets, its outputs checked as every timed call's are. */
+	/* The sets neither side has seen in its rounds: each in a round of
+	 * three calls, between two on cycled sets, on both sides (the
+	 * candidate's outputs checked as every timed call's are). */
 	for (j = 0; j < n_probe; j++) {
-		struct probe pr = { 1, n_sets + j, probe_seeds[j], &probe_ms[j] };
+		struct probe pc = { 1, n_sets + j, probe_seeds[j], &probe_ms[j] };
+		struct probe pf = { 1, n_sets + j, probe_seeds[j], &probe_ref_ms[j] };
 
 		rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset, 3,
-				0, &tc, 0, &pr, c, &ok, err);
+				0, &tc, 0, &pc, c, &ok, err);
+		if (rc == KJ_OK && ok && timing_ref)
+			rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					offset, 3, 0, &tr, 0, &pf, c, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
 		offset = (offset + 2) % n_sets;
 	}
 	if (n_probe > 0) {
-		double fastest = probe_ms[0];
+		double fastest = probe_ms[0], fastest_r = probe_ref_ms[0], ratio_r = 1.0;
 
-		for (j = 1; j < n_probe; j++)
+		for (j = 1; j < n_probe; j++) {
 			if (probe_ms[j] < fastest)
 				fastest = probe_ms[j];
+			if (probe_ref_ms[j] < fastest_r)
+				fastest_r = probe_ref_ms[j];
+		}
+		if (timing_ref && med_r > 0 && fastest_r / med_r > 1.0)
+			ratio_r = fastest_r / med_r;
 		c->unseen_ms = fastest;
-		if (fastest > REPLAY_RATIO * med_c && fastest - med_c > 2 * res->launch_ms) {
+		c->unseen_ref_ms = timing_ref ? fastest_r : 0;
+		if (med_c > 0 && fastest > REPLAY_RATIO * ratio_r * med_c &&
+		    fastest - med_c > 2 * res->launch_ms) {
 			rc = kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's "
 					  "fastest call took %.4g ms, %.3gx its median of %.4g ms on "
-					  "the inputs it was timed on again and again: its speed comes "
-					  "from having seen them", fastest, fastest / med_c, med_c) == KJ_OK
+					  "the inputs it was timed on again and again (the reference's: "
+					  "%.3gx): its speed comes from having seen them", fastest,
+					  fastest / med_c, med_c, ratio_r) == KJ_OK
 				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
