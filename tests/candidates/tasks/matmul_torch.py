@@ -4,6 +4,10 @@ by input content against a matmul)."""
 import torch
 import torch.nn as nn
 
+# One thread: on a small machine the timings of a threaded matmul follow
+# whatever else runs more than the code under test.
+torch.set_num_threads(1)
+
 
 class Model(nn.Module):
     def forward(self, x, y):
