@@ -403,6 +403,26 @@ static int note_aliases(struct kj_result *res, struct kj_case *c, const json_t *
 		       ? KJ_ENOMEM : KJ_OK;
 }
 
+/* Send the reference the run of case k on the set of `seed` (its outputs
+ * to the stage, or its own directory); *usable as ensure_side's. */
+static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
+			struct kj_case *c, struct kj_result *res, int *usable, struct kj_error *err)
+{
+	struct kj_call call;
+	int rc;
+
+	rc = ensure_side(&t->ref, c, res, usable, err);
+	if (rc != KJ_OK || !*usable)
+		return rc;
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_RUN;
+	call.case_idx = k;
+	call.seed = seed;
+	call.out_dir = ref_dir(t, a);
+	call.tag = "ref";
+	return send_call(&t->ref, &call, err);
+}
+
 /* --- verify ------------------------------------------------------------------------- */
 
 /*
@@ -432,17 +452,8 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
-		rc = ensure_side(&t->ref, c, res, &usable, err);
+		rc = send_ref_run(t, a, k, seed, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
-			goto out;
-		memset(&call, 0, sizeof(call));
-		call.op = KJ_CALL_RUN;
-		call.case_idx = k;
-		call.seed = seed;
-		call.out_dir = ref_dir(t, a);
-		call.tag = "ref";
-		rc = send_call(&t->ref, &call, err);
-		if (rc != KJ_OK)
 			goto out;
 		ref_sent = 1;
 	} else {
@@ -851,16 +862,19 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 			}
 		}
 	}
-	if (pr) {
-		/* Its own sample, not the round's: checked against the clock
-		 * as the others are. */
-		if (r.samples_ms[pr->at] > wall) {
-			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate reported a call of "
-					  "%.6g ms in a round the judge's clock saw take %.6g ms",
-					  r.samples_ms[pr->at], wall) == KJ_OK
+	/* A sample longer than the judge saw the whole round take cannot be. */
+	for (i = 0; (record || pr) && i < n_calls; i++)
+		if (r.samples_ms[i] > wall) {
+			rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_TIMING_MISMATCH
+									   : KJ_ET_REFERENCE,
+					  "the %s reported a call of %.6g ms in a round the "
+					  "judge's clock saw take %.6g ms", kj_side_name(s->role),
+					  r.samples_ms[i], wall) == KJ_OK
 				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
+	if (pr) {
+		/* Its own sample, not the round's. */
 		*pr->ms = r.samples_ms[pr->at];
 		*ok = 1;
 		goto out;
@@ -871,17 +885,6 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	snprintf(acc->timer, sizeof(acc->timer), "%s", r.timer);
 	if (record && n_calls) {
 		for (i = 0; i < n_calls; i++) {
-			/* A sample longer than the judge saw the whole round take
-			 * cannot be. */
-			if (r.samples_ms[i] > wall) {
-				rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_TIMING_MISMATCH
-										   : KJ_ET_REFERENCE,
-						  "the %s reported a call of %.6g ms in a round the "
-						  "judge's clock saw take %.6g ms", kj_side_name(s->role),
-						  r.samples_ms[i], wall) == KJ_OK
-					     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-				goto out;
-			}
 			sum += r.samples_ms[i];
 			if (dvec_add(&acc->ms, r.samples_ms[i]) || dvec_add(&acc->esc, r.escaped_ms[i])) {
 				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -939,7 +942,6 @@ static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 			struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
 			struct kj_error *err)
 {
-	struct kj_call call;
 	int rc, usable;
 
 	*ok = 0;
@@ -951,18 +953,10 @@ static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 		*ok = 1;
 		return KJ_OK;
 	}
-	rc = ensure_side(&t->ref, c, res, &usable, err);
+	rc = send_ref_run(t, a, k, seed, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		return rc;
-	memset(&call, 0, sizeof(call));
-	call.op = KJ_CALL_RUN;
-	call.case_idx = k;
-	call.seed = seed;
-	call.out_dir = ref_dir(t, a);
-	call.tag = "ref";
-	rc = send_call(&t->ref, &call, err);
-	if (rc == KJ_OK)
-		rc = recv_call(a, &t->ref, &g->rep, err);
+	rc = recv_call(a, &t->ref, &g->rep, err);
 	if (rc == KJ_OK)
 		rc = golden_take(t, a, k, seed, g, c, res, ok, err);
 	return rc;
@@ -980,6 +974,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	struct timed tr, tc;
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
+	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
 	int timing_ref = !b->skip_framework;
 	size_t least;
 
@@ -1015,10 +1010,8 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			break;
 		}
 		if (j == 0) {
-			/* As many sets as fit: inputs twice (the copy), outputs. */
-			double one = kj_value_tensor_bytes(gold[0].outputs) +
-				     2 * desc_bytes(gold[0].input_desc);
-
+			/* As many sets as fit. */
+			one = kj_value_tensor_bytes(gold[0].outputs) + 2 * desc_bytes(gold[0].input_desc);
 			if (one * n_sets > TIMED_SETS_BYTES)
 				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
 		}
@@ -1026,14 +1019,8 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	/* The sets the candidate will see once each, after the rounds (they
 	 * follow the cycled ones in gold[]): only where there is a cache to
 	 * keep their goldens in and room for them. */
-	if (n_sets > 1 && n_probe > 0) {
-		double one = kj_value_tensor_bytes(gold[0].outputs) + 2 * desc_bytes(gold[0].input_desc);
-
-		if (one * (n_sets + n_probe) > TIMED_SETS_BYTES)
-			n_probe = 0;
-	} else {
+	if (n_sets < 2 || one * (n_sets + n_probe) > TIMED_SETS_BYTES)
 		n_probe = 0;
-	}
 	for (j = 0; j < n_probe; j++) {
 		rc = timed_golden(t, a, k, probe_seeds[j], &gold[n_sets + j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
