@@ -57,7 +57,7 @@ else
 BUILD   ?= $(BASE_BUILD)
 endif
 
-PKGS    := jansson libcrypto
+PKGS    := jansson libcrypto sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -111,20 +111,27 @@ $(BUILD)/third_party/ts_cuda_%.o: $(TP)/.stamp $(TS_HDRS)
 	$(CC) $(TS_CFLAGS) -I$(TS_INC) -c -o $@ $(TS_CU)/$*.c
 	$(TS_REAL_ALLOC)
 
-# The default validate rules are compiled in: rules/validate-default.json
-# becomes a byte array.
-$(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
+# Files compiled in as byte arrays: $(call embed,SYMBOL) makes $@ from $<,
+# a NUL-terminated array SYMBOL and its length SYMBOL_len.
+define embed
 	@mkdir -p $(dir $@)
-	{ echo '/* generated from rules/validate-default.json by the Makefile */'; \
+	{ echo '/* generated from $< by the Makefile */'; \
 	  echo '#include <stddef.h>'; \
-	  echo 'extern const char kj__vrules_default[];'; \
-	  echo 'extern const size_t kj__vrules_default_len;'; \
-	  echo 'const char kj__vrules_default[] = {'; \
+	  echo 'extern const char $(1)[];'; \
+	  echo 'extern const size_t $(1)_len;'; \
+	  echo 'const char $(1)[] = {'; \
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00 };'; \
-	  echo 'const size_t kj__vrules_default_len = sizeof(kj__vrules_default) - 1;'; \
+	  echo 'const size_t $(1)_len = sizeof($(1)) - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
-$(BUILD)/gen/validate_rules_default.o: $(BUILD)/gen/validate_rules_default.c
+endef
+# The default validate rules (rules/validate-default.json) and the results
+# store's schema (lib/store/schema.sql).
+$(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
+	$(call embed,kj__vrules_default)
+$(BUILD)/gen/store_schema.c: lib/store/schema.sql
+	$(call embed,kj__store_schema)
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 LIB_SRC := $(wildcard lib/*/*.c)
@@ -168,7 +175,7 @@ $(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitte
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
 
-$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o
+$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o $(BUILD)/gen/store_schema.o
 	@rm -f $@
 	$(AR) rcs $@ $^
 

@@ -45,7 +45,9 @@
 	X(RULES, "malformed rule file")                                   \
 	X(LIMIT, "input beyond a limit of the analysis")                  \
 	X(SANDBOX, "cannot set up the sandbox")                           \
-	X(INTR, "interrupted")
+	X(INTR, "interrupted")                                            \
+	X(STORE, "not a usable results store")                            \
+	X(BUSY, "locked by another process")
 
 enum kj_errcode {
 	KJ_OK = 0,

@@ -247,6 +247,87 @@ def run_one(name, kjudge, device, work):
     return bad, took
 
 
+def report(name, bad, took, verbose):
+    """One candidate's lines, as tests/run counts them."""
+    timing = f" ({took:.1f} s)" if verbose else ""
+    lines = [f"{'FAIL' if bad else 'ok  '} hostile: {name}{timing}"]
+    lines += ["    | " + b.replace("\n", "\n    | ") for b in bad]
+    return "\n".join(lines)
+
+
+def serve(kjudge, device, work, verbose):
+    """--serve: one lane of a parallel run.  Reads candidate names from
+    stdin, one per line, and answers each with its lines and an end marker.
+    The lane is a subreaper of its own, so what a candidate leaves running
+    is found by the lane that ran it."""
+    for line in sys.stdin:
+        name = line.strip()
+        if not name:
+            continue
+        try:
+            bad, took = run_one(name, kjudge, device, work)
+        except Exception as e:  # a runner error fails the candidate, visibly
+            bad, took = [f"the runner failed: {e!r}"], 0.0
+        print(report(name, bad, took, verbose))
+        print(f"# end: {name} {'FAIL' if bad else 'ok'}", flush=True)
+    return 0
+
+
+def run_lanes(names, args, work):
+    """Runs the candidates on args.jobs lanes (this script in --serve mode),
+    each taking the next name when it is free; prints each candidate's lines
+    as it ends.  Returns the number failed (a lane that died fails every
+    name it had not answered)."""
+    import queue
+    import threading
+    todo = queue.Queue()
+    for n in names:
+        todo.put(n)
+    lock = threading.Lock()
+    failed = [0]
+
+    def lane(k):
+        cmd = [sys.executable, os.path.abspath(__file__), "--serve", "--kjudge", args.kjudge,
+               "--device", args.device, "--work", os.path.join(work, f"lane{k}")]
+        if args.verbose:
+            cmd.append("-v")
+        os.makedirs(os.path.join(work, f"lane{k}"))
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        while True:
+            try:
+                name = todo.get_nowait()
+            except queue.Empty:
+                break
+            p.stdin.write(name + "\n")
+            p.stdin.flush()
+            lines, verdict = [], None
+            for line in p.stdout:
+                if line.startswith(f"# end: {name} "):
+                    verdict = line.split()[-1]
+                    break
+                lines.append(line.rstrip("\n"))
+            with lock:
+                if verdict is None:
+                    lines.append(f"FAIL hostile: {name}\n    | its lane died before answering")
+                failed[0] += verdict != "ok"
+                print("\n".join(lines), flush=True)
+            if verdict is None:
+                break
+        p.stdin.close()
+        p.wait()
+
+    threads = [threading.Thread(target=lane, args=(k,)) for k in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    while not todo.empty():  # names no lane could take: every lane died
+        name = todo.get()
+        print(f"FAIL hostile: {name}\n    | no lane was left to run it", flush=True)
+        failed[0] += 1
+    return failed[0]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kjudge", default=os.environ.get("KJUDGE", "kjudge"),
@@ -254,6 +335,10 @@ def main():
     ap.add_argument("--device", default=os.environ.get("KJ_DEVICE", "cpu"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each run's time")
+    ap.add_argument("-j", "--jobs", type=int, default=1,
+                    help="candidates judged at once, each lane a process of its own (default 1)")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*", help="candidates to run (default: all)")
     args = ap.parse_args()
     libc = ctypes.CDLL(None, use_errno=True)
@@ -261,19 +346,20 @@ def main():
         print("FAIL hostile: setup: prctl(PR_SET_CHILD_SUBREAPER) failed", flush=True)
         return 1
     kjudge = shlex.split(args.kjudge)
+    if args.serve:
+        return serve(kjudge, args.device, args.work, args.verbose)
     names = args.names or sorted(n for n in os.listdir(CANDIDATES)
                                  if os.path.isfile(os.path.join(CANDIDATES, n, "expect.json")))
     work = tempfile.mkdtemp(prefix="kj-hostile-")
     failed = 0
     try:
-        for name in names:
-            bad, took = run_one(name, kjudge, args.device, work)
-            failed += bool(bad)
-            timing = f" ({took:.1f} s)" if args.verbose else ""
-            print(f"{'FAIL' if bad else 'ok  '} hostile: {name}{timing}")
-            for b in bad:
-                print("    | " + b.replace("\n", "\n    | "))
-            sys.stdout.flush()
+        if args.jobs > 1:
+            failed = run_lanes(names, args, work)
+        else:
+            for name in names:
+                bad, took = run_one(name, kjudge, args.device, work)
+                failed += bool(bad)
+                print(report(name, bad, took, args.verbose), flush=True)
     finally:
         if args.keep:
             print(f"scratch kept in {work}", file=sys.stderr)

@@ -1,0 +1,78 @@
+/*
+ * kjudge/store.h - the results store of `kjudge eval`: one SQLite file in
+ * WAL mode that every case result is committed to before it is reported.
+ *
+ * Theory of operation.
+ *
+ *   The store is a documented, versioned schema (docs/store.md; the SQL is
+ *   kj_store_schema_sql()): the runs of eval, the suite's tasks, the
+ *   candidates' sources, one row per attempt (a candidate judged on a task,
+ *   with its model, attempt and round, its tokens and generation time, its
+ *   verdict and its anti-cheat layers), one row per case result of every
+ *   phase, one per timed case.  Rows are keyed by content: a task by the
+ *   SHA-256 of its file and of its cases file, a candidate by the SHA-256 of
+ *   its source, an attempt by the hash of those, the model and attempt
+ *   label, the device, the judge's version and the settings that change a
+ *   verdict.  The same command run again finds the attempts already done
+ *   and does not run them twice; an attempt left "running" by a judge that
+ *   was killed is run again whole, its partial rows replaced in the same
+ *   transaction as its first new one.
+ *
+ *   Only the process that opened the store writes to it (eval's parent:
+ *   its judging children report to it); WAL lets `kjudge report` read while
+ *   an evaluation writes.  Every write is one transaction, committed
+ *   (synchronous=FULL) before the caller reports what it wrote.
+ *
+ * Failure handling.  A file that is not SQLite, a SQLite file of another
+ * program (its application_id) or of a newer schema, a corrupt one
+ * (quick_check), one locked by another writer past the busy timeout: a code
+ * with err filled, the file left as it was (KJ_ESTORE; KJ_EBUSY for the lock).
+ */
+#ifndef KJUDGE_STORE_H
+#define KJUDGE_STORE_H
+
+#include <jansson.h>
+
+#include "kjudge/error.h"
+
+/* The schema this judge writes (PRAGMA user_version). */
+#define KJ_STORE_SCHEMA_VERSION 1
+/* PRAGMA application_id of a kjudge store: "kjdg". */
+#define KJ_STORE_APPLICATION_ID 0x6b6a6467
+
+struct kj_store;
+
+/* Flags of kj_store_open. */
+enum {
+	KJ_STORE_CREATE = 1,    /* create the file and the schema when missing */
+	KJ_STORE_READONLY = 2,  /* report: never write (nor create) */
+};
+
+/*
+ * Open the store at `path`.  With KJ_STORE_CREATE a missing (or empty) file
+ * gets the schema; an existing file must be a kjudge store of this schema
+ * version or an older one it can read.  busy_ms: how long to wait for
+ * another writer's lock (0: a default of 5000).  On success *out is the
+ * caller's, released with kj_store_close(); on error *out is NULL.
+ */
+int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **out,
+		  struct kj_error *err);
+
+/* Close (checkpointing the WAL when this was the writer).  NULL is allowed. */
+void kj_store_close(struct kj_store *s);
+
+/* The SQLite handle, for the store's own modules (metrics, the eval
+ * driver): borrowed, valid until kj_store_close. */
+struct sqlite3 *kj_store_db(struct kj_store *s);
+
+/* The schema's SQL (static storage): what docs/store.md documents. */
+const char *kj_store_schema_sql(void);
+
+/*
+ * Run `sql` (one or more statements, no results) as one transaction:
+ * BEGIN IMMEDIATE ... COMMIT, rolled back on any error.  For the store's
+ * modules and tests.
+ */
+int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err);
+
+#endif /* KJUDGE_STORE_H */
