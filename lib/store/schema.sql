@@ -67,13 +67,19 @@ CREATE TABLE attempts (
 	state             TEXT NOT NULL CHECK (state IN ('running', 'done')),
 	-- The verdict (NULL while running):
 	status            TEXT CHECK (status IN ('pass', 'fail', 'task_error', 'judge_error')),
-	                                     -- pass: every case passed (not yet clean)
+	                                     -- pass: every case of verify and of
+	                                     -- benchmark passed (clean or not);
+	                                     -- task_error / judge_error: nothing
+	                                     -- charged to the candidate
 	clean             INTEGER,           -- 1: pass and every anti-cheat layer passed
 	error_type        TEXT,              -- the first failing case's type name
 	                                     -- ('AccuracyError'), or the layer's
 	                                     -- ('StaticCheck', 'KernelsNotUsed', 'NoOwnKernel')
-	category          TEXT,              -- its category: static, build, runtime,
-	                                     -- accuracy, timeout, limit, timing, task, judge
+	category          TEXT,              -- its category: build, runtime, accuracy,
+	                                     -- timeout, limit, timing, task, judge (a
+	                                     -- failing case's, kjudge/verdict.h), or
+	                                     -- static / anticheat for a pass that is
+	                                     -- not clean; NULL for a clean pass
 	charged           TEXT,              -- candidate, task, judge
 	message           TEXT,              -- one line for the user
 	cases_total       INTEGER,
