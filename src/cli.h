@@ -305,6 +305,8 @@ int kj_cmd_compare(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_compare_options[];
 int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_verify_options[];
+int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_eval_options[];
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_benchmark_options[];
 int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv);

@@ -129,6 +129,42 @@ static const struct kj_cli_command commands[] = {
 		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
+		.name = "eval",
+		.run = kj_cmd_eval,
+		.summary = "Judge every candidate of a study on its task; every verdict "
+			   "goes into a results store.",
+		.usage = "SUITE CANDIDATES --db FILE [options]",
+		.description =
+			"SUITE is a directory of tasks, found recursively: KernelBench's\n"
+			"layout (level1/19_ReLU.py, the task named 19_ReLU) or the verify\n"
+			"directory's ({op}_torch.py, the task named op), each with an optional\n"
+			"sidecar of cases (19_ReLU.cases.json, {op}_cases.json).  CANDIDATES\n"
+			"is a directory in KernelBench's generation layout\n"
+			"(level_L_problem_P_sample_S_kernel.py, the model the directory's\n"
+			"name), or MODEL/TASK/ATTEMPT.py, or a JSONL file of generations\n"
+			"({\"task\", \"model\", \"attempt\", \"round\", \"source\" or \"path\",\n"
+			"\"prompt_tokens\", \"completion_tokens\", \"generation_s\"}); a bad line\n"
+			"is named and skipped.  Each attempt is validated, verified,\n"
+			"benchmarked when every case passed, and run again with its Triton\n"
+			"launches made no-ops (it must then fail); on a GPU the profiler must\n"
+			"see one of its own kernels.  Every case result is committed to the\n"
+			"store (SQLite, WAL) before it is reported: the same command after a\n"
+			"crash or a kill goes on where it stopped, with nothing lost and\n"
+			"nothing counted twice.  'kjudge report DB' turns the store into\n"
+			"the study's tables (docs/store.md, docs/metrics.md).\n",
+		.options = kj_eval_options,
+		.environment = kj_cli_torch_env,
+		.min_operands = 2,
+		.max_operands = 2,
+		.operands = "SUITE and CANDIDATES",
+		.exit_codes = "  0  every attempt has its verdict in the store (pass or fail)\n"
+			      "  1  some attempt ended as a judge error, or could not be recorded\n"
+			      "     (see --retry-failed)\n"
+			      "  2  bad input: no suite, no candidates, a store that is not one or\n"
+			      "     is locked, a bad flag\n",
+		.judge_exit = KJ_EXIT_FAIL,
+	},
+	{
 		.name = "doctor",
 		.run = kj_cmd_doctor,
 		.summary = "Say whether this machine can sandbox, time well and run "

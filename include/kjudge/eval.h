@@ -1,0 +1,146 @@
+/*
+ * kjudge/eval.h - batch evaluation: a suite of tasks, many candidates (of
+ * several models, several attempts each), every verdict in the results
+ * store (kjudge/store.h).
+ *
+ * Theory of operation.
+ *
+ *   kj_eval_discover_suite       the suite's tasks, found recursively:
+ *                                KernelBench's layout (levelL/P_Name.py,
+ *                                sidecar P_Name.cases.json) and the verify
+ *                                directory's ({op}_torch.py, {op}_cases.json)
+ *   kj_eval_discover_candidates  KernelBench's generation layout
+ *                                (level_L_problem_P_sample_S_kernel.py, the
+ *                                model the directory's name), MODEL/TASK/
+ *                                ATTEMPT.py, or a JSONL file of generations;
+ *                                a bad line or a candidate for no task of the
+ *                                suite is named in set->problems and skipped
+ *   kj_eval_attempt_key          the content key of an attempt
+ *   kj_eval_attempt              one attempt judged, in a process of its own
+ *                                (eval's child): validate, verify (every
+ *                                case committed to the store before the
+ *                                next), benchmark when every case passed,
+ *                                the kernels-disabled layer, the profiler
+ *                                layer on a GPU, the attempt's verdict.
+ *
+ * Failure handling (fail closed): an attempt is a clean pass only when every
+ * case of verify and benchmark passed and every anti-cheat layer positively
+ * passed; a layer that cannot run counts as failed, with why.  The judge's
+ * own failures (the store cannot be written, a worker cannot start) end the
+ * attempt as a judge error, charged to nobody, and --retry-failed runs it
+ * again.
+ */
+#ifndef KJUDGE_EVAL_H
+#define KJUDGE_EVAL_H
+
+#include <jansson.h>
+
+#include "kjudge/config.h"
+#include "kjudge/error.h"
+#include "kjudge/pipeline.h"
+
+/* One task of the suite.  Strings are owned by the set. */
+struct kj_eval_task {
+	char *name;              /* '19_ReLU' (KernelBench's stem), 'softmax' (op) */
+	char *path;              /* the task file, absolute */
+	char *rel;               /* relative to the suite: 'level1/19_ReLU.py' */
+	char *cases_path;        /* the sidecar cases file, or NULL */
+	int level, problem;      /* KernelBench's ids, -1 when not that layout */
+	char task_sha256[65];
+	char cases_sha256[65];   /* "" without a sidecar */
+	char key[65];            /* sha256(task_sha256 ':' cases_sha256) */
+};
+
+/* One candidate.  Strings are owned by the set. */
+struct kj_eval_cand {
+	int task;                /* index into set->tasks */
+	char *model;
+	char *attempt;           /* the attempt's label */
+	long long round;         /* -1: not given */
+	char *source;            /* the candidate's text (read in) */
+	size_t source_len;
+	char *origin;            /* its path, or 'FILE:LINE' */
+	long long prompt_tokens, completion_tokens;   /* -1: not given */
+	double generation_s;     /* < 0: not given */
+	char sha256[65];         /* of the source */
+};
+
+struct kj_eval_set {
+	struct kj_eval_task *tasks;
+	size_t n_tasks;
+	struct kj_eval_cand *cands;
+	size_t n_cands;
+	json_t *problems;        /* [{"where", "why"}]: what was skipped */
+};
+
+void kj_eval_set_init(struct kj_eval_set *set);
+void kj_eval_set_release(struct kj_eval_set *set);
+
+/* The suite's tasks, sorted by relative path.  A directory without a
+ * task, two tasks of one name, an unreadable file: a code with err filled
+ * (the user's input error). */
+int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err);
+
+/* The candidates at `path` (a directory or a .jsonl file) for the suite's
+ * tasks (discover the suite first).  What cannot be used is added to
+ * set->problems and skipped; only a path that cannot be read at all, or
+ * out of memory, is an error. */
+int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
+				struct kj_error *err);
+
+/* What the judging of an eval depends on: every setting that can change a
+ * verdict or a figure, so that a run with other settings never reuses a
+ * result (and the same command finds its own). */
+struct kj_eval_settings {
+	struct kj_judge_opts judge;
+	struct kj_bench_opts bench;
+	const char *device;      /* "cpu", "cuda"; NULL: cuda when there is one */
+	const char *python;      /* the workers' Python, or NULL */
+	int no_benchmark;        /* verify only */
+};
+
+/* The settings as the JSON the store keeps (runs.settings); new reference
+ * or NULL (out of memory). */
+json_t *kj_eval_settings_json(const struct kj_eval_settings *s);
+
+/* attempt_key (65 bytes): sha256 of the task's key, the candidate's hash,
+ * its model and attempt label, the device kind, the judge's version and
+ * the settings' JSON text. */
+int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand *c,
+			const char *device_kind, const char *settings_text, char key[65],
+			struct kj_error *err);
+
+/* Where an attempt runs and what it shares with the batch. */
+struct kj_eval_slot {
+	const char *store_path;  /* the store (the child opens its own connection) */
+	long long run_id;
+	const char *work_dir;    /* the batch's directory: staged tasks, device locks */
+	const char *device;      /* this attempt's device: "cpu", "cuda:N" */
+	const unsigned char *batch; /* 16 bytes every attempt of the batch shares */
+	const char *settings_text;  /* kj_eval_settings_json's text */
+};
+
+/* An attempt's verdict, as committed. */
+struct kj_eval_outcome {
+	char status[16];         /* pass, fail, task_error, judge_error */
+	int clean;
+	char error_type[64];
+	char category[16];
+	double speedup;          /* 0 when not benchmarked */
+	double judge_s;
+};
+
+/*
+ * Judge candidate c on task t and commit everything to the store: the
+ * attempt's row (first as 'running', its earlier rows removed), each case
+ * result as it comes, the layers, the verdict ('done').  Runs in the
+ * caller's process (eval forks one per attempt): it starts workers and
+ * waits for them.  Returns KJ_OK with *out filled when the verdict is
+ * committed (whatever it is), else a code with err filled: the verdict
+ * could not be committed, and the attempt stays 'running' for the next run.
+ */
+int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+		    const struct kj_eval_slot *slot, const struct kj_eval_set *set, size_t cand,
+		    const char *attempt_key, struct kj_eval_outcome *out, struct kj_error *err);
+
+#endif /* KJUDGE_EVAL_H */

@@ -1,0 +1,668 @@
+/*
+ * discover.c - the suite's tasks and the candidates of an eval
+ * (kjudge/eval.h): directory walks, KernelBench's names, JSONL lines.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "kjudge/eval.h"
+#include "base/fs.h"
+#include "base/hash.h"
+#include "base/json.h"
+#include "base/banned.h"
+
+/* The largest task, cases file or candidate read (a suite is source code). */
+#define MAX_SOURCE (8u << 20)
+/* A JSONL line's limit (a source inline). */
+#define MAX_LINE (16u << 20)
+/* The deepest directory walked. */
+#define MAX_DEPTH 16
+/* The most problems kept in set->problems (the rest counted). */
+#define MAX_PROBLEMS 10000
+
+void kj_eval_set_init(struct kj_eval_set *set)
+{
+	memset(set, 0, sizeof(*set));
+}
+
+void kj_eval_set_release(struct kj_eval_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->n_tasks; i++) {
+		struct kj_eval_task *t = &set->tasks[i];
+
+		free(t->name);
+		free(t->path);
+		free(t->rel);
+		free(t->cases_path);
+	}
+	for (i = 0; i < set->n_cands; i++) {
+		struct kj_eval_cand *c = &set->cands[i];
+
+		free(c->model);
+		free(c->attempt);
+		free(c->source);
+		free(c->origin);
+	}
+	free(set->tasks);
+	free(set->cands);
+	json_decref(set->problems);
+	kj_eval_set_init(set);
+}
+
+static int oom(struct kj_error *err)
+{
+	return kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+static int problem(struct kj_eval_set *set, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Name what was skipped: {"where", "why"}.  Returns KJ_OK or KJ_ENOMEM. */
+static int problem(struct kj_eval_set *set, const char *where, const char *fmt, ...)
+{
+	char why[600];
+	va_list ap;
+	json_t *p;
+
+	if (!set->problems && !(set->problems = json_array()))
+		return KJ_ENOMEM;
+	if (json_array_size(set->problems) >= MAX_PROBLEMS)
+		return KJ_OK;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	p = json_pack("{s:s, s:s}", "where", where, "why", why);
+	if (!p || json_array_append_new(set->problems, p) != 0)
+		return KJ_ENOMEM;
+	return KJ_OK;
+}
+
+/* --- walking ---------------------------------------------------------------------- */
+
+struct walk {
+	char **paths;           /* relative paths of regular files */
+	size_t n, cap;
+	int failed;             /* KJ_ENOMEM, or an errno seen */
+	char dir_failed[PATH_MAX];
+};
+
+static int walk_add(struct walk *w, const char *rel)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		char **p = realloc(w->paths, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		w->paths = p;
+		w->cap = cap;
+	}
+	if (!(w->paths[w->n] = strdup(rel)))
+		return -1;
+	w->n++;
+	return 0;
+}
+
+struct walk_dir {
+	struct walk *w;
+	const char *root;
+	const char *rel;        /* "" at the root */
+	int depth;
+};
+
+static int walk_dir(struct walk *w, const char *root, const char *rel, int depth);
+
+static int walk_entry(void *ctx, const char *name, const struct stat *st)
+{
+	struct walk_dir *d = ctx;
+	char rel[PATH_MAX];
+
+	if (name[0] == '.' || strcmp(name, "__pycache__") == 0)
+		return 0;
+	if (snprintf(rel, sizeof(rel), "%s%s%s", d->rel, *d->rel ? "/" : "", name) >=
+	    (int)sizeof(rel))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return d->depth < MAX_DEPTH ? walk_dir(d->w, d->root, rel, d->depth + 1) : 0;
+	if (S_ISREG(st->st_mode))
+		return walk_add(d->w, rel) ? -1 : 0;
+	return 0; /* links and special files are not read */
+}
+
+static int walk_dir(struct walk *w, const char *root, const char *rel, int depth)
+{
+	struct walk_dir d = { w, root, rel, depth };
+	char path[PATH_MAX];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+	rc = kj__each_entry(path, walk_entry, &d);
+	if (rc == -1 && !w->failed) {
+		w->failed = errno ? errno : EIO;
+		snprintf(w->dir_failed, sizeof(w->dir_failed), "%s", path);
+	}
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk_release(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->paths[i]);
+	free(w->paths);
+}
+
+/* Every regular file under root, relative, sorted. */
+static int walk(const char *root, struct walk *w, struct kj_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	if (walk_dir(w, root, "", 0) != 0) {
+		int e = w->failed;
+
+		walk_release(w);
+		if (!e)
+			return oom(err);
+		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s", w->dir_failed,
+				    strerror(e));
+	}
+	qsort(w->paths, w->n, sizeof(*w->paths), cmp_str);
+	return KJ_OK;
+}
+
+static const char *base_name(const char *rel)
+{
+	const char *s = strrchr(rel, '/');
+
+	return s ? s + 1 : rel;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* "levelN" as the directory a file is in: N, else -1. */
+static int level_of(const char *rel)
+{
+	const char *slash = strrchr(rel, '/'), *start;
+	char *end;
+	long v;
+
+	if (!slash)
+		return -1;
+	for (start = slash; start > rel && start[-1] != '/'; start--)
+		;
+	if ((size_t)(slash - start) < 6 || strncmp(start, "level", 5) != 0 ||
+	    !isdigit((unsigned char)start[5]))
+		return -1;
+	v = strtol(start + 5, &end, 10);
+	return end == slash && v >= 0 && v < 100000 ? (int)v : -1;
+}
+
+/* --- the suite ------------------------------------------------------------------------ */
+
+static int add_task(struct kj_eval_set *set, const char *root, const char *rel,
+		    const char *name, int level, int problem_id, const char *cases_rel,
+		    struct kj_error *err)
+{
+	struct kj_eval_task *t, *tasks;
+	char path[PATH_MAX], both[140];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < set->n_tasks; i++)
+		if (strcmp(set->tasks[i].name, name) == 0)
+			return kj_error_set(err, KJ_EINVAL, "two tasks named '%s' in the suite: "
+					    "'%s' and '%s'", name, set->tasks[i].rel, rel);
+	tasks = realloc(set->tasks, (set->n_tasks + 1) * sizeof(*tasks));
+	if (!tasks)
+		return oom(err);
+	set->tasks = tasks;
+	t = &tasks[set->n_tasks];
+	memset(t, 0, sizeof(*t));
+	t->level = level;
+	t->problem = problem_id;
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	t->name = strdup(name);
+	t->rel = strdup(rel);
+	t->path = realpath(path, NULL);
+	if (!t->name || !t->rel || !t->path)
+		goto fail_alloc;
+	if (cases_rel) {
+		snprintf(path, sizeof(path), "%s/%s", root, cases_rel);
+		if (!(t->cases_path = realpath(path, NULL)))
+			goto fail_alloc;
+	}
+	set->n_tasks++;
+	rc = kj__sha256_file(t->path, t->task_sha256, err);
+	if (rc == KJ_OK && t->cases_path)
+		rc = kj__sha256_file(t->cases_path, t->cases_sha256, err);
+	if (rc != KJ_OK)
+		return rc;
+	snprintf(both, sizeof(both), "%s:%s", t->task_sha256, t->cases_sha256);
+	return kj__sha256_hex(both, strlen(both), t->key) == 0 ? KJ_OK : oom(err);
+fail_alloc:
+	free(t->name);
+	free(t->rel);
+	free(t->path);
+	free(t->cases_path);
+	memset(t, 0, sizeof(*t));
+	return errno == ENOMEM || !errno ? oom(err)
+		: kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
+}
+
+/* Whether rel names a file in the walk (sorted). */
+static int walk_has(const struct walk *w, const char *rel)
+{
+	const char *key = rel;
+
+	return bsearch(&key, w->paths, w->n, sizeof(*w->paths), cmp_str) != NULL;
+}
+
+int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err)
+{
+	struct walk w;
+	size_t i;
+	int rc;
+
+	if (!kj__is_dir(dir))
+		return kj_error_set(err, KJ_ENOENT, "'%s': the suite is not a directory", dir);
+	rc = walk(dir, &w, err);
+	if (rc != KJ_OK)
+		return rc;
+	for (i = 0; i < w.n && rc == KJ_OK; i++) {
+		const char *rel = w.paths[i], *base = base_name(rel);
+		char name[256], sidecar[PATH_MAX];
+		size_t blen = strlen(base);
+		int level = level_of(rel);
+
+		if (ends_with(base, "_torch.py") && blen > 9 && blen - 9 < sizeof(name)) {
+			/* The verify directory's layout: {op}_torch.py. */
+			snprintf(name, sizeof(name), "%.*s", (int)(blen - 9), base);
+			snprintf(sidecar, sizeof(sidecar), "%.*s%s_cases.json",
+				 (int)(base - rel), rel, name);
+			rc = add_task(set, dir, rel, name, -1, -1,
+				      walk_has(&w, sidecar) ? sidecar : NULL, err);
+		} else if (level >= 0 && ends_with(base, ".py") && isdigit((unsigned char)base[0]) &&
+			   blen - 3 < sizeof(name)) {
+			/* KernelBench's: levelL/P_Name.py. */
+			char *end;
+			long p = strtol(base, &end, 10);
+
+			if (*end != '_' || p < 0 || p > 1000000)
+				continue;
+			snprintf(name, sizeof(name), "%.*s", (int)(blen - 3), base);
+			snprintf(sidecar, sizeof(sidecar), "%.*s%s.cases.json", (int)(base - rel),
+				 rel, name);
+			rc = add_task(set, dir, rel, name, level, (int)p,
+				      walk_has(&w, sidecar) ? sidecar : NULL, err);
+		}
+	}
+	walk_release(&w);
+	if (rc == KJ_OK && set->n_tasks == 0)
+		rc = kj_error_set(err, KJ_EINVAL, "'%s': no task in the suite (neither "
+				  "levelL/P_Name.py nor {op}_torch.py files)", dir);
+	return rc;
+}
+
+/* --- candidates ----------------------------------------------------------------------- */
+
+/* The task a candidate names: its name, or its path in the suite without
+ * ".py"; -1 when none. */
+static int find_task(const struct kj_eval_set *set, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < set->n_tasks; i++) {
+		const struct kj_eval_task *t = &set->tasks[i];
+
+		if (strcmp(t->name, name) == 0 ||
+		    (strncmp(t->rel, name, n) == 0 && strcmp(t->rel + n, ".py") == 0))
+			return (int)i;
+	}
+	return -1;
+}
+
+static int find_problem(const struct kj_eval_set *set, int level, int problem_id)
+{
+	size_t i;
+
+	for (i = 0; i < set->n_tasks; i++)
+		if (set->tasks[i].level == level && set->tasks[i].problem == problem_id)
+			return (int)i;
+	return -1;
+}
+
+/* A candidate: takes `source` (malloc'd, len bytes) whatever happens.
+ * Returns KJ_OK, or KJ_ENOMEM; a duplicate is a problem, not an error. */
+static int add_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		    char *source, size_t len, const char *origin, struct kj_eval_cand *extra)
+{
+	struct kj_eval_cand *c, *cands;
+	size_t i;
+
+	for (i = 0; i < set->n_cands; i++) {
+		c = &set->cands[i];
+		if (c->task == task && strcmp(c->model, model) == 0 &&
+		    strcmp(c->attempt, attempt) == 0) {
+			free(source);
+			return problem(set, origin, "a second attempt '%s' of model '%s' on task "
+				       "'%s' (the first: %s); skipped", attempt, model,
+				       set->tasks[task].name, c->origin);
+		}
+	}
+	cands = realloc(set->cands, (set->n_cands + 1) * sizeof(*cands));
+	if (!cands) {
+		free(source);
+		return KJ_ENOMEM;
+	}
+	set->cands = cands;
+	c = &cands[set->n_cands];
+	memset(c, 0, sizeof(*c));
+	c->round = extra ? extra->round : -1;
+	c->prompt_tokens = extra ? extra->prompt_tokens : -1;
+	c->completion_tokens = extra ? extra->completion_tokens : -1;
+	c->generation_s = extra ? extra->generation_s : -1;
+	c->task = task;
+	c->source = source;
+	c->source_len = len;
+	c->model = strdup(model);
+	c->attempt = strdup(attempt);
+	c->origin = strdup(origin);
+	set->n_cands++;
+	if (!c->model || !c->attempt || !c->origin || kj__sha256_hex(source, len, c->sha256) != 0)
+		return KJ_ENOMEM;
+	return KJ_OK;
+}
+
+/* Read a candidate file; a file that cannot be read is a problem. */
+static int add_cand_file(struct kj_eval_set *set, int task, const char *model,
+			 const char *attempt, const char *path, struct kj_eval_cand *extra,
+			 const char *origin)
+{
+	struct kj_error e;
+	size_t len = 0;
+	char *src = kj__read_file(path, MAX_SOURCE, &len, &e);
+
+	if (!src)
+		return e.code == KJ_ENOMEM ? KJ_ENOMEM
+					   : problem(set, origin, "cannot read it: %s", e.msg);
+	return add_cand(set, task, model, attempt, src, len, origin, extra);
+}
+
+/* level_L_problem_P_sample_S_kernel.py: 1 with the numbers, else 0. */
+static int kb_name(const char *base, int *level, int *problem_id, long *sample)
+{
+	int n = 0;
+	long l, p, s;
+
+	if (sscanf(base, "level_%ld_problem_%ld_sample_%ld_kernel.py%n", &l, &p, &s, &n) != 3 ||
+	    base[n] != '\0' || l < 0 || p < 0 || s < 0 || l > 100000 || p > 1000000)
+		return 0;
+	*level = (int)l;
+	*problem_id = (int)p;
+	*sample = s;
+	return 1;
+}
+
+static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_error *err)
+{
+	struct walk w;
+	char rootname[256], *real;
+	size_t i;
+	int rc;
+
+	real = realpath(root, NULL);
+	if (!real)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", root, strerror(errno));
+	snprintf(rootname, sizeof(rootname), "%s", base_name(real));
+	free(real);
+	rc = walk(root, &w, err);
+	if (rc != KJ_OK)
+		return rc;
+	for (i = 0; i < w.n && rc == KJ_OK; i++) {
+		const char *rel = w.paths[i], *base = base_name(rel);
+		char path[PATH_MAX], model[256], task[256], attempt[64];
+		int level, pid, t;
+		long sample;
+		const char *s1, *s2;
+
+		snprintf(path, sizeof(path), "%s/%s", root, rel);
+		if (kb_name(base, &level, &pid, &sample)) {
+			/* KernelBench's runs/RUN/level_..._kernel.py: the model is
+			 * the directory the file is in. */
+			if (base == rel)
+				snprintf(model, sizeof(model), "%s", rootname);
+			else {
+				const char *d = base - 1, *start = d;
+
+				while (start > rel && start[-1] != '/')
+					start--;
+				snprintf(model, sizeof(model), "%.*s", (int)(d - start), start);
+			}
+			t = find_problem(set, level, pid);
+			if (t < 0) {
+				rc = problem(set, path, "no task of level %d, problem %d in the suite; "
+					     "skipped", level, pid);
+				continue;
+			}
+			snprintf(attempt, sizeof(attempt), "%ld", sample);
+			rc = add_cand_file(set, t, model, attempt, path, NULL, path);
+			continue;
+		}
+		if (!ends_with(base, ".py"))
+			continue;
+		/* MODEL/TASK/ATTEMPT.py */
+		s1 = strchr(rel, '/');
+		s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+		if (!s1 || !s2 || strchr(s2 + 1, '/') || s1 == rel || s2 == s1 + 1 ||
+		    (size_t)(s1 - rel) >= sizeof(model) || (size_t)(s2 - s1 - 1) >= sizeof(task) ||
+		    strlen(s2 + 1) - 3 >= sizeof(attempt) || strlen(s2 + 1) <= 3) {
+			rc = problem(set, path, "neither level_L_problem_P_sample_S_kernel.py nor "
+				     "MODEL/TASK/ATTEMPT.py; skipped");
+			continue;
+		}
+		snprintf(model, sizeof(model), "%.*s", (int)(s1 - rel), rel);
+		snprintf(task, sizeof(task), "%.*s", (int)(s2 - s1 - 1), s1 + 1);
+		snprintf(attempt, sizeof(attempt), "%.*s", (int)(strlen(s2 + 1) - 3), s2 + 1);
+		t = find_task(set, task);
+		if (t < 0) {
+			rc = problem(set, path, "no task '%s' in the suite; skipped", task);
+			continue;
+		}
+		rc = add_cand_file(set, t, model, attempt, path, NULL, path);
+	}
+	walk_release(&w);
+	return rc == KJ_ENOMEM ? oom(err) : rc;
+}
+
+/* A non-negative integer field of a JSONL object: 0 absent (*v = -1),
+ * 1 set, -1 wrong. */
+static int opt_count(json_t *o, const char *key, long long *v)
+{
+	json_t *x = json_object_get(o, key);
+
+	*v = -1;
+	if (!x || json_is_null(x))
+		return 0;
+	if (!json_is_integer(x) || json_integer_value(x) < 0)
+		return -1;
+	*v = json_integer_value(x);
+	return 1;
+}
+
+/* One line of a JSONL file: a candidate, or a problem. */
+static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *where,
+		      const char *line, size_t len)
+{
+	json_error_t je;
+	int is_oom = 0, t;
+	json_t *o = kj__json_loadb(line, len, 0, &je, &is_oom), *x;
+	struct kj_eval_cand extra;
+	const char *task, *model, *attempt = NULL, *src, *path;
+	char attempt_buf[32];
+	int rc;
+
+	if (!o)
+		return is_oom ? KJ_ENOMEM : problem(set, where, "not JSON: %s", je.text);
+	if (!json_is_object(o)) {
+		rc = problem(set, where, "not a JSON object");
+		goto out;
+	}
+	task = json_string_value(json_object_get(o, "task"));
+	model = json_string_value(json_object_get(o, "model"));
+	src = json_string_value(json_object_get(o, "source"));
+	path = json_string_value(json_object_get(o, "path"));
+	memset(&extra, 0, sizeof(extra));
+	if (!task || !*task) {
+		rc = problem(set, where, "no \"task\" (a string)");
+		goto out;
+	}
+	if (!model || !*model || strlen(model) > 200) {
+		rc = problem(set, where, "no \"model\" (a string of at most 200 bytes)");
+		goto out;
+	}
+	if (!src == !path) {
+		rc = problem(set, where, "exactly one of \"source\" and \"path\" (a string) is "
+			     "needed");
+		goto out;
+	}
+	x = json_object_get(o, "attempt");
+	if (json_is_string(x) && *json_string_value(x) && strlen(json_string_value(x)) < 64) {
+		attempt = json_string_value(x);
+	} else if (json_is_integer(x) && json_integer_value(x) >= 0) {
+		snprintf(attempt_buf, sizeof(attempt_buf), "%lld", (long long)json_integer_value(x));
+		attempt = attempt_buf;
+	} else if (x && !json_is_null(x)) {
+		rc = problem(set, where, "\"attempt\" must be a non-negative integer or a short "
+			     "string");
+		goto out;
+	}
+	if (opt_count(o, "round", &extra.round) < 0 ||
+	    opt_count(o, "prompt_tokens", &extra.prompt_tokens) < 0 ||
+	    opt_count(o, "completion_tokens", &extra.completion_tokens) < 0) {
+		rc = problem(set, where, "\"round\", \"prompt_tokens\" and \"completion_tokens\" "
+			     "must be non-negative integers");
+		goto out;
+	}
+	x = json_object_get(o, "generation_s");
+	extra.generation_s = -1;
+	if (x && !json_is_null(x)) {
+		if (!json_is_number(x) || json_number_value(x) < 0 ||
+		    json_number_value(x) != json_number_value(x)) {
+			rc = problem(set, where, "\"generation_s\" must be a non-negative number");
+			goto out;
+		}
+		extra.generation_s = json_number_value(x);
+	}
+	t = find_task(set, task);
+	if (t < 0) {
+		rc = problem(set, where, "no task '%.200s' in the suite; skipped", task);
+		goto out;
+	}
+	if (!attempt) {
+		/* Unnamed attempts are numbered in the file's order. */
+		size_t i, n = 0;
+
+		for (i = 0; i < set->n_cands; i++)
+			n += set->cands[i].task == t && strcmp(set->cands[i].model, model) == 0;
+		snprintf(attempt_buf, sizeof(attempt_buf), "%zu", n);
+		attempt = attempt_buf;
+	}
+	if (src) {
+		size_t n = json_string_length(json_object_get(o, "source"));
+		char *copy = malloc(n + 1);
+
+		if (!copy) {
+			rc = KJ_ENOMEM;
+			goto out;
+		}
+		memcpy(copy, src, n);
+		copy[n] = '\0';
+		rc = add_cand(set, t, model, attempt, copy, n, where, &extra);
+	} else {
+		char full[PATH_MAX];
+
+		if (path[0] == '/')
+			snprintf(full, sizeof(full), "%s", path);
+		else
+			snprintf(full, sizeof(full), "%s/%s", dir, path);
+		rc = add_cand_file(set, t, model, attempt, full, &extra, where);
+	}
+out:
+	json_decref(o);
+	return rc;
+}
+
+static int discover_jsonl(const char *file, struct kj_eval_set *set, struct kj_error *err)
+{
+	char dir[PATH_MAX], where[PATH_MAX + 32];
+	const char *slash = strrchr(file, '/');
+	FILE *f = fopen(file, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	long lineno = 0;
+	int rc = KJ_OK;
+
+	if (!f)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", file, strerror(errno));
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	errno = 0;
+	while (rc == KJ_OK && (n = getline(&line, &cap, f)) >= 0) {
+		size_t len = (size_t)n;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%ld", file, lineno);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		if (len > MAX_LINE) {
+			rc = problem(set, where, "longer than %u bytes", MAX_LINE);
+			continue;
+		}
+		if (memchr(line, '\0', len)) {
+			rc = problem(set, where, "holds a NUL byte");
+			continue;
+		}
+		rc = jsonl_line(set, dir, where, line, len);
+	}
+	if (rc == KJ_OK && ferror(f))
+		rc = kj_error_set(err, KJ_EIO, "'%s': %s", file, strerror(errno ? errno : EIO));
+	free(line);
+	fclose(f);
+	return rc == KJ_ENOMEM ? oom(err) : rc;
+}
+
+int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
+				struct kj_error *err)
+{
+	if (kj__is_dir(path))
+		return discover_dir(path, set, err);
+	if (kj__is_file(path))
+		return discover_jsonl(path, set, err);
+	return kj_error_set(err, KJ_ENOENT, "'%s': no such directory or JSONL file of "
+			    "candidates", path);
+}

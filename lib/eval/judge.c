@@ -1,0 +1,843 @@
+/*
+ * judge.c - one attempt of an eval, from its candidate's source to its
+ * verdict in the store (kjudge/eval.h): validate, verify, benchmark, the
+ * kernels-disabled layer, the profiler layer, every row committed as it
+ * comes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "kjudge/eval.h"
+#include "kjudge/fileio.h"
+#include "kjudge/store.h"
+#include "kjudge/torch.h"
+#include "kjudge/validate.h"
+#include "base/fs.h"
+#include "base/hash.h"
+#include "base/json.h"
+#include "store/store_internal.h"
+#include "base/banned.h"
+
+/* The candidate module's suffix in a staged task: {op}_kjudge_impl.py. */
+#define IMPL_NAME "kjudge_impl"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void utc_now(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* --- settings and keys ------------------------------------------------------------------ */
+
+json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
+{
+	const struct kj_judge_opts *j = &s->judge;
+	const struct kj_bench_opts *b = &s->bench;
+
+	return json_pack("{s:s, s:f, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:f, s:f, s:i}, s:b, s:s}",
+			 "device", s->device ? s->device : "auto", "timeout_s", j->timeout_s,
+			 "input_sets", j->input_sets, "int_rule", (int)j->cmp.int_rule,
+			 "float64_rule", (int)j->cmp.float64_rule, "benchmark", "warmup", b->warmup,
+			 "repeats", b->repeats, "max_repeats", b->max_repeats, "budget_s",
+			 b->budget_s, "target_ci", b->target_ci, "timed_sets", b->timed_sets,
+			 "verify_only", s->no_benchmark, "layers", "static,disabled,profile");
+}
+
+int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand *c,
+			const char *device_kind, const char *settings_text, char key[65],
+			struct kj_error *err)
+{
+	size_t n = strlen(settings_text) + strlen(c->model) + strlen(c->attempt) + 512;
+	char *text = malloc(n);
+	int rc;
+
+	if (!text)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	/* Lengths before the free-form fields: no two different attempts
+	 * spell the same text. */
+	snprintf(text, n, "kjudge-attempt-1\n%s\n%s\n%zu:%s\n%zu:%s\n%s\n%s\n%s", t->key, c->sha256,
+		 strlen(c->model), c->model, strlen(c->attempt), c->attempt, device_kind,
+		 KJ_VERSION, settings_text);
+	rc = kj__sha256_hex(text, strlen(text), key);
+	free(text);
+	return rc == 0 ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+/* --- the store's statements ------------------------------------------------------------ */
+
+struct ctx {
+	struct kj_store *store;
+	sqlite3 *db;
+	const char *key;
+	const struct kj_eval_task *task;
+	const struct kj_eval_cand *cand;
+	const char *phase;      /* of the cases being recorded */
+	int store_failed;       /* a row could not be committed */
+	json_t *params;         /* the task's cases' parameters, or NULL */
+};
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static int bind_count(sqlite3_stmt *st, int i, long long v)
+{
+	return v >= 0 ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+/* Run one prepared statement to its end; err from the store on failure. */
+static int step_done(struct ctx *x, sqlite3_stmt *st, int bind_rc, const char *what,
+		     struct kj_error *err)
+{
+	int rc = bind_rc == SQLITE_OK ? sqlite3_step(st) : bind_rc;
+
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_OK)
+		return kj__store_fail(x->db, rc, err, what);
+	return KJ_OK;
+}
+
+static int begin(struct ctx *x, struct kj_error *err)
+{
+	int rc = sqlite3_exec(x->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(x->db, rc, err, "the results store");
+}
+
+static int commit(struct ctx *x, int rc, struct kj_error *err)
+{
+	if (rc == KJ_OK) {
+		int r = sqlite3_exec(x->db, "COMMIT", NULL, NULL, NULL);
+
+		if (r == SQLITE_OK)
+			return KJ_OK;
+		rc = kj__store_fail(x->db, r, err, "the results store: commit");
+	}
+	sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* The attempt's row as 'running', its earlier rows gone: one transaction. */
+static int record_start(struct ctx *x, const struct kj_eval_slot *slot, struct kj_error *err)
+{
+	const struct kj_eval_cand *c = x->cand;
+	sqlite3_stmt *st = NULL;
+	char when[32];
+	int rc, b;
+
+	utc_now(when);
+	rc = begin(x, err);
+	if (rc != KJ_OK)
+		return rc;
+	b = sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO candidates VALUES (?, ?)", -1, &st,
+			       NULL);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 1, c->sha256, -1, SQLITE_STATIC);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 2, c->source, (int)c->source_len, SQLITE_STATIC);
+	rc = step_done(x, st, b, "the results store: a candidate", err);
+	if (rc == KJ_OK) {
+		st = NULL;
+		b = sqlite3_prepare_v2(x->db, "DELETE FROM case_results WHERE attempt_key = ?1; ",
+				       -1, &st, NULL);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
+		rc = step_done(x, st, b, "the results store: earlier cases", err);
+	}
+	if (rc == KJ_OK) {
+		st = NULL;
+		b = sqlite3_prepare_v2(x->db, "DELETE FROM timings WHERE attempt_key = ?1", -1, &st,
+				       NULL);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
+		rc = step_done(x, st, b, "the results store: earlier timings", err);
+	}
+	if (rc == KJ_OK) {
+		st = NULL;
+		b = sqlite3_prepare_v2(x->db,
+			"INSERT OR REPLACE INTO attempts (attempt_key, run_id, task_key, task, model, "
+			"attempt, round, cand_sha256, origin, prompt_tokens, completion_tokens, "
+			"generation_s, device, state, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+			"?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14)", -1, &st, NULL);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_int64(st, 2, slot->run_id);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 3, x->task->key, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 4, x->task->name, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 5, c->model, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 6, c->attempt, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = bind_count(st, 7, c->round);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 8, c->sha256, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 9, c->origin, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = bind_count(st, 10, c->prompt_tokens);
+		if (b == SQLITE_OK)
+			b = bind_count(st, 11, c->completion_tokens);
+		if (b == SQLITE_OK)
+			b = c->generation_s >= 0 ? sqlite3_bind_double(st, 12, c->generation_s)
+						 : sqlite3_bind_null(st, 12);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 13, slot->device, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 14, when, -1, SQLITE_TRANSIENT);
+		rc = step_done(x, st, b, "the results store: the attempt", err);
+	}
+	return commit(x, rc, err);
+}
+
+/* The case's own record: what verify_result.json says of it. */
+static json_t *case_record(const struct kj_case *c)
+{
+	json_t *r = json_pack("{s:i, s:s, s:s, s:i, s:i, s:i, s:i}", "case_idx", c->index + 1,
+			      "status", kj_status_name(kj_case_status(c)), "error_type",
+			      kj_etype_name(c->type), "input_set", c->input_set, "output", c->output,
+			      "compared", c->compared, "expected", c->expected);
+
+	if (!r)
+		return NULL;
+	if ((c->exception && json_object_set_new(r, "exception", json_string(c->exception))) ||
+	    (c->metrics && json_object_set(r, "metrics", c->metrics)) ||
+	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
+	    (c->timed && json_object_set_new(r, "timing",
+			json_pack("{s:f, s:f, s:i, s:i, s:f, s:s}", "ref_median_ms",
+				  c->ref.median_ms, "impl_median_ms", c->cand.median_ms,
+				  "ref_samples", c->ref.n, "impl_samples", c->cand.n,
+				  "speedup", c->speedup, "timer", c->cand.timer)))) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* One case of a phase, committed before the next case runs. */
+static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
+		   const struct kj_case *c, struct kj_error *err)
+{
+	struct ctx *x = vx;
+	sqlite3_stmt *st = NULL;
+	json_t *rec = case_record(c), *params = NULL;
+	char *rec_text = NULL, *params_text = NULL;
+	int rc, b, is_oom = 0;
+
+	(void)t;
+	(void)r;
+	if (x->params && (size_t)c->index < json_array_size(x->params))
+		params = json_array_get(x->params, (size_t)c->index);
+	if (!rec || !(rec_text = kj__json_dumps(rec, JSON_COMPACT, &is_oom)) ||
+	    (params && !(params_text = kj__json_dumps(params, JSON_COMPACT, &is_oom)))) {
+		json_decref(rec);
+		free(rec_text);
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	json_decref(rec);
+	rc = begin(x, err);
+	if (rc == KJ_OK) {
+		b = sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO case_results VALUES (?1, ?2, "
+				       "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 2, x->phase, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_int(st, 3, c->index + 1);
+		if (b == SQLITE_OK)
+			b = bind_text(st, 4, params_text);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 5, kj_status_name(kj_case_status(c)), -1,
+					      SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 6, kj_etype_name(c->type), -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 7, c->type == KJ_ET_NONE ? NULL
+					      : kj_category_name(kj_etype_category(c->type)), -1,
+					      SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 8, kj_charge_name(kj_etype_charge(c->type)), -1,
+					      SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = bind_text(st, 9, c->message);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 10, rec_text, -1, SQLITE_STATIC);
+		rc = step_done(x, st, b, "the results store: a case", err);
+	}
+	if (rc == KJ_OK && c->timed && strcmp(x->phase, "benchmark") == 0) {
+		st = NULL;
+		b = sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO timings VALUES (?1, ?2, ?3, ?4, "
+				       "?5, ?6, ?7, ?8)", -1, &st, NULL);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_int(st, 2, c->index + 1);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_double(st, 3, c->cand.median_ms);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_double(st, 4, c->ref.median_ms);
+		if (b == SQLITE_OK)
+			b = c->speedup > 0 && isfinite(c->speedup)
+				    ? sqlite3_bind_double(st, 5, c->speedup) : sqlite3_bind_null(st, 5);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_int(st, 6, c->cand.n);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_int(st, 7, c->ref.n);
+		if (b == SQLITE_OK)
+			b = sqlite3_bind_text(st, 8, rec_text, -1, SQLITE_STATIC);
+		rc = step_done(x, st, b, "the results store: a timing", err);
+	}
+	rc = commit(x, rc, err);
+	if (rc != KJ_OK)
+		x->store_failed = 1;
+	free(rec_text);
+	free(params_text);
+	return rc;
+}
+
+/* --- staging the task ---------------------------------------------------------------- */
+
+/* The module name of a task in its staged directory: its own name when
+ * that is a Python module name, else kb_ and the name with other bytes as _
+ * ('19_ReLU' -> 'kb_19_ReLU'). */
+static void op_name(const char *name, char *op, size_t size)
+{
+	size_t i, o = 0;
+	int valid = name[0] && !(name[0] >= '0' && name[0] <= '9');
+
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			valid = 0;
+	if (!valid)
+		o = (size_t)snprintf(op, size, "kb_");
+	for (i = 0; name[i] && o + 1 < size && o < 120; i++) {
+		char ch = name[i];
+
+		op[o++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			   (ch >= '0' && ch <= '9')) ? ch : '_';
+	}
+	op[o] = '\0';
+}
+
+static int copy_file(const char *from, const char *to, struct kj_error *err)
+{
+	size_t len = 0;
+	char *text = kj__read_file(from, 64u << 20, &len, err);
+	int rc;
+
+	if (!text)
+		return err ? err->code : KJ_EIO;
+	rc = kj_write_file_atomic(to, text, len, err);
+	free(text);
+	return rc;
+}
+
+/* dir/{op}_torch.py, dir/{op}_cases.json, dir/{op}_kjudge_impl.py. */
+static int stage(const struct kj_eval_task *t, const struct kj_eval_cand *c, const char *dir,
+		 const char *op, struct kj_error *err)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s_torch.py", dir, op);
+	rc = copy_file(t->path, path, err);
+	if (rc == KJ_OK && t->cases_path) {
+		snprintf(path, sizeof(path), "%s/%s_cases.json", dir, op);
+		rc = copy_file(t->cases_path, path, err);
+	}
+	if (rc == KJ_OK) {
+		snprintf(path, sizeof(path), "%s/%s_" IMPL_NAME ".py", dir, op);
+		rc = kj_write_file_atomic(path, c->source, c->source_len, err);
+	}
+	return rc;
+}
+
+/* --- the layers ------------------------------------------------------------------------ */
+
+struct layers {
+	int static_ok;          /* 1, 0, or -1 not run */
+	char static_msg[600];
+	int disabled_ok;
+	char disabled_msg[600];
+	int profile_ok;         /* -1: not applicable (not a GPU) */
+	char profile_msg[600];
+	char **kernels;         /* the candidate's own kernels' names (validate) */
+	size_t n_kernels;
+};
+
+static void layers_release(struct layers *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n_kernels; i++)
+		free(l->kernels[i]);
+	free(l->kernels);
+}
+
+/* The static check (kjudge validate): a candidate it finds degraded, or
+ * cannot judge, is not clean. */
+static int static_layer(const char *cand_file, struct layers *l, struct kj_error *err)
+{
+	struct kj_vrules *rules = NULL;
+	struct kj_validator *v = NULL;
+	struct kj_vresult res;
+	struct kj_error e;
+	size_t i;
+	int rc;
+
+	kj_vresult_init(&res);
+	rc = kj_vrules_new(&rules, NULL, &e);
+	if (rc == KJ_OK)
+		rc = kj_validator_new(&v, rules, &e);
+	if (rc == KJ_OK)
+		rc = kj_validate_file(v, cand_file, &res, &e);
+	if (rc == KJ_ENOMEM) {
+		kj_validator_free(v);
+		kj_vrules_free(rules);
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	if (rc != KJ_OK) {
+		l->static_ok = 0;
+		snprintf(l->static_msg, sizeof(l->static_msg), "the static check could not judge "
+			 "it: %s", e.msg);
+	} else if (res.regression_type != 0) {
+		l->static_ok = 0;
+		snprintf(l->static_msg, sizeof(l->static_msg), "degraded, type %d%s%s",
+			 (int)res.regression_type, res.suggestion && *res.suggestion ? ": " : "",
+			 res.suggestion ? res.suggestion : "");
+	} else {
+		l->static_ok = 1;
+		snprintf(l->static_msg, sizeof(l->static_msg), "valid: %zu kernel%s launched from "
+			 "forward", res.n_called, res.n_called == 1 ? "" : "s");
+	}
+	if (rc == KJ_OK && res.n_kernels) {
+		l->kernels = calloc(res.n_kernels, sizeof(*l->kernels));
+		for (i = 0; l->kernels && i < res.n_kernels; i++)
+			if ((l->kernels[i] = strdup(res.kernels[i].name)))
+				l->n_kernels++;
+	}
+	kj_vresult_release(&res);
+	kj_validator_free(v);
+	kj_vrules_free(rules);
+	return KJ_OK;
+}
+
+/* --- one phase on a task --------------------------------------------------------------- */
+
+/* The device lock: no two timed phases share a device.  Returns the
+ * descriptor (held until closed) or -1 with err filled. */
+static int lock_device(const struct kj_eval_slot *slot, struct kj_error *err)
+{
+	char path[PATH_MAX], dev[32];
+	size_t i;
+	int fd;
+
+	snprintf(dev, sizeof(dev), "%s", slot->device);
+	for (i = 0; dev[i]; i++)
+		if (dev[i] == ':' || dev[i] == '/')
+			dev[i] = '_';
+	snprintf(path, sizeof(path), "%s/device-%s.lock", slot->work_dir, dev);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* What a phase saw, summed up. */
+struct phase {
+	int ran;                /* the pipeline returned KJ_OK */
+	int n, passed;
+	const struct kj_case *first;   /* the first case that did not pass */
+	enum kj_status worst;   /* fail before task_error before judge_error */
+	double log_speedup;     /* sum of log(speedup) of the cases */
+	int timed;
+	struct kj_error err;    /* when !ran */
+};
+
+/* A phase's cases, in the order that charges: a candidate's failure first
+ * (it is the verdict), then the task's, then the judge's. */
+static void summarize(const struct kj_result *r, struct phase *p)
+{
+	int i;
+
+	p->n = r->n_cases;
+	p->passed = 0;
+	p->first = NULL;
+	p->worst = KJ_STATUS_PASS;
+	for (i = 0; i < r->n_cases; i++) {
+		const struct kj_case *c = &r->cases[i];
+		enum kj_status s = kj_case_status(c);
+
+		if (s == KJ_STATUS_PASS) {
+			p->passed++;
+			if (c->timed && c->speedup > 0 && isfinite(c->speedup)) {
+				p->log_speedup += log(c->speedup);
+				p->timed++;
+			}
+			continue;
+		}
+		if (!p->first || (s == KJ_STATUS_FAIL && p->worst != KJ_STATUS_FAIL) ||
+		    (s == KJ_STATUS_TASK_ERROR && p->worst == KJ_STATUS_JUDGE_ERROR)) {
+			p->first = c;
+			p->worst = s;
+		}
+	}
+}
+
+struct run {
+	const struct kj_config *cfg;
+	const struct kj_eval_settings *s;
+	const struct kj_eval_slot *slot;
+	struct ctx *x;
+	char dir[PATH_MAX];
+	char op[160];
+};
+
+/*
+ * Start the task's workers (in parallel with other attempts' timed phases),
+ * then, holding the device, verify and (bench) benchmark; `disabled`: the
+ * candidate's kernels made no-ops (the kernel layer).  Fills the phases.
+ * Returns KJ_OK, or the store's or an interrupt's code (the attempt then
+ * stays running).
+ */
+static int run_task(struct run *rn, int disabled, struct phase *verify, struct phase *bench,
+		    json_t **kernel_names, struct kj_error *err)
+{
+	struct kj_attempt a;
+	struct kj_task t;
+	struct kj_torch_spec spec;
+	struct kj_result vr, br;
+	struct kj_hooks hooks = { rn->x, on_case };
+	int rc, lock = -1, task_open = 0;
+
+	memset(verify, 0, sizeof(*verify));
+	if (bench)
+		memset(bench, 0, sizeof(*bench));
+	kj_result_init(&vr);
+	kj_result_init(&br);
+	kj_torch_spec_init(&spec);
+	spec.op_name = rn->op;
+	spec.verify_dir = rn->dir;
+	spec.impl_name = IMPL_NAME;
+	spec.device = rn->slot->device;
+	spec.timeout_s = rn->s->judge.timeout_s;
+	spec.kernels_disabled = disabled;
+	spec.profile_kernels = !disabled && kernel_names && strncmp(rn->slot->device, "cuda", 4) == 0;
+	rc = kj_attempt_open(&a, rn->cfg, &verify->err);
+	if (rc != KJ_OK)
+		return rc == KJ_ENOMEM ? kj_error_set(err, rc, "%s", verify->err.msg) : KJ_OK;
+	memset(&t, 0, sizeof(t));
+	rc = kj_seed_key(rn->cfg->state_dir, a.key, &verify->err);
+	if (rc == KJ_OK) {
+		a.have_key = 1;
+		rc = kj_seed_run_key(a.key, rn->slot->batch, a.run_key, &verify->err);
+	}
+	if (rc == KJ_OK)
+		rc = kj_torch_open(rn->cfg, &a, &spec, &t, &verify->err);
+	if (rc == KJ_OK) {
+		task_open = 1;
+		rc = kj_task_start(&t, &a, &rn->s->judge, &verify->err);
+	}
+	if (rc == KJ_OK && (lock = lock_device(rn->slot, &verify->err)) < 0)
+		rc = verify->err.code;
+	if (rc == KJ_OK) {
+		rn->x->phase = disabled ? "disabled" : "verify";
+		rc = kj_verify(&t, &a, &rn->s->judge, &hooks, &vr, &verify->err);
+		if (rc == KJ_OK) {
+			verify->ran = 1;
+			summarize(&vr, verify);
+		}
+	}
+	if (rc == KJ_OK && bench && verify->passed == verify->n && verify->n > 0 &&
+	    !rn->s->no_benchmark) {
+		rn->x->phase = "benchmark";
+		rc = kj_benchmark(&t, &a, &rn->s->judge, &rn->s->bench, &hooks, &br, &bench->err);
+		if (rc == KJ_OK) {
+			bench->ran = 1;
+			summarize(&br, bench);
+		} else {
+			verify->err = bench->err;
+		}
+	}
+	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
+		*kernel_names = json_incref(t.cand.kernel_names);
+	if (lock >= 0)
+		close(lock);
+	/* The store's own failure or an interrupt stops the attempt (it stays
+	 * running for the next run); anything else is the phase's verdict. */
+	if (rc != KJ_OK && (rn->x->store_failed || verify->err.code == KJ_EINTR ||
+			    verify->err.code == KJ_ENOMEM))
+		kj_error_set(err, verify->err.code, "%s", verify->err.msg);
+	else
+		rc = KJ_OK;
+	kj_result_release(&vr);
+	kj_result_release(&br);
+	if (task_open)
+		kj_task_close(&t);
+	kj_attempt_close(&a);
+	return rc;
+}
+
+/* --- the verdict --------------------------------------------------------------------- */
+
+static void set_verdict(struct kj_eval_outcome *o, const char *status, const char *type,
+			const char *category, char *charged, size_t csize, const char *who,
+			char *msg, size_t msize, const char *text)
+{
+	snprintf(o->status, sizeof(o->status), "%s", status);
+	snprintf(o->error_type, sizeof(o->error_type), "%s", type);
+	snprintf(o->category, sizeof(o->category), "%s", category);
+	snprintf(charged, csize, "%s", who);
+	snprintf(msg, msize, "%s", text ? text : "");
+}
+
+/* The verdict of a phase that did not pass: the first case that charges. */
+static void phase_verdict(const struct phase *p, struct kj_eval_outcome *o, char *charged,
+			  size_t csize, char *msg, size_t msize)
+{
+	const struct kj_case *c = p->first;
+
+	if (!p->ran) {
+		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
+			    msize, p->err.msg);
+		return;
+	}
+	if (!c) {
+		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
+			    msize, "no case was judged");
+		return;
+	}
+	set_verdict(o, kj_status_name(kj_case_status(c)), kj_etype_name(c->type),
+		    kj_category_name(kj_etype_category(c->type)), charged, csize,
+		    kj_charge_name(kj_etype_charge(c->type)), msg, msize,
+		    c->message ? c->message : kj_etype_text(c->type));
+}
+
+/* The profiler layer: one of the kernels the profiler saw run in forward
+ * is one of the candidate's own (a @triton.jit or __global__ function of
+ * its source, by name). */
+static void profile_layer(const json_t *names, struct layers *l)
+{
+	size_t i, k;
+	json_t *n;
+
+	if (!names || !json_is_array(names)) {
+		l->profile_ok = 0;
+		snprintf(l->profile_msg, sizeof(l->profile_msg), "the profiler's record of the "
+			 "kernels that ran is missing");
+		return;
+	}
+	json_array_foreach(names, i, n) {
+		const char *s = json_string_value(n);
+
+		for (k = 0; s && k < l->n_kernels; k++)
+			if (strstr(s, l->kernels[k])) {
+				l->profile_ok = 1;
+				snprintf(l->profile_msg, sizeof(l->profile_msg), "the profiler saw "
+					 "its kernel '%.200s' run in forward", l->kernels[k]);
+				return;
+			}
+	}
+	l->profile_ok = 0;
+	snprintf(l->profile_msg, sizeof(l->profile_msg), "none of the %zu GPU kernels that ran "
+		 "in forward is one of its own %zu", json_array_size(names), l->n_kernels);
+}
+
+static int record_done(struct ctx *x, const struct kj_eval_outcome *o, const char *charged,
+		       const char *msg, const struct phase *v, const struct layers *l,
+		       const json_t *env, struct kj_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char when[32], *env_text = NULL;
+	int rc, b, is_oom = 0;
+
+	utc_now(when);
+	if (env && !(env_text = kj__json_dumps(env, JSON_COMPACT, &is_oom)))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	rc = begin(x, err);
+	if (rc == KJ_OK) {
+		b = sqlite3_prepare_v2(x->db,
+			"UPDATE attempts SET state = 'done', status = ?2, clean = ?3, error_type = ?4, "
+			"category = ?5, charged = ?6, message = ?7, cases_total = ?8, cases_passed = ?9, "
+			"static_ok = ?10, static_msg = ?11, disabled_ok = ?12, disabled_msg = ?13, "
+			"profile_ok = ?14, profile_msg = ?15, speedup = ?16, judge_s = ?17, "
+			"finished_at = ?18, env = ?19 WHERE attempt_key = ?1", -1, &st, NULL);
+#define B(expr) do { if (b == SQLITE_OK) b = (expr); } while (0)
+		B(sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC));
+		B(sqlite3_bind_text(st, 2, o->status, -1, SQLITE_STATIC));
+		B(sqlite3_bind_int(st, 3, o->clean));
+		B(bind_text(st, 4, *o->error_type ? o->error_type : NULL));
+		B(bind_text(st, 5, *o->category ? o->category : NULL));
+		B(bind_text(st, 6, *charged ? charged : "none"));
+		B(bind_text(st, 7, *msg ? msg : NULL));
+		B(sqlite3_bind_int(st, 8, v->n));
+		B(sqlite3_bind_int(st, 9, v->passed));
+		B(l->static_ok >= 0 ? sqlite3_bind_int(st, 10, l->static_ok) : sqlite3_bind_null(st, 10));
+		B(bind_text(st, 11, *l->static_msg ? l->static_msg : NULL));
+		B(l->disabled_ok >= 0 ? sqlite3_bind_int(st, 12, l->disabled_ok)
+				      : sqlite3_bind_null(st, 12));
+		B(bind_text(st, 13, *l->disabled_msg ? l->disabled_msg : NULL));
+		B(l->profile_ok >= 0 ? sqlite3_bind_int(st, 14, l->profile_ok)
+				     : sqlite3_bind_null(st, 14));
+		B(bind_text(st, 15, *l->profile_msg ? l->profile_msg : NULL));
+		B(o->speedup > 0 ? sqlite3_bind_double(st, 16, o->speedup) : sqlite3_bind_null(st, 16));
+		B(sqlite3_bind_double(st, 17, o->judge_s));
+		B(sqlite3_bind_text(st, 18, when, -1, SQLITE_STATIC));
+		B(bind_text(st, 19, env_text));
+#undef B
+		rc = step_done(x, st, b, "the results store: the verdict", err);
+		if (rc == KJ_OK && sqlite3_changes(x->db) != 1)
+			rc = kj_error_set(err, KJ_ESTORE, "the results store: the attempt's row is gone");
+	}
+	rc = commit(x, rc, err);
+	free(env_text);
+	return rc;
+}
+
+int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+		    const struct kj_eval_slot *slot, const struct kj_eval_set *set, size_t cand,
+		    const char *attempt_key, struct kj_eval_outcome *out, struct kj_error *err)
+{
+	const struct kj_eval_cand *c = &set->cands[cand];
+	const struct kj_eval_task *t = &set->tasks[c->task];
+	struct ctx x;
+	struct run rn;
+	struct layers l;
+	struct phase v, b, d;
+	json_t *kernel_names = NULL;
+	char charged[16] = "", msg[KJ_CASE_MSG_MAX + 1] = "", cand_file[PATH_MAX + 200];
+	double t0 = now_s();
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	memset(&rn, 0, sizeof(rn));
+	memset(&l, 0, sizeof(l));
+	memset(&b, 0, sizeof(b));
+	memset(&d, 0, sizeof(d));
+	l.static_ok = l.disabled_ok = l.profile_ok = -1;
+	x.key = attempt_key;
+	x.task = t;
+	x.cand = c;
+	rc = kj_store_open(slot->store_path, 0, 30000, &x.store, err);
+	if (rc != KJ_OK)
+		return rc;
+	x.db = kj_store_db(x.store);
+	rc = record_start(&x, slot, err);
+	if (rc != KJ_OK)
+		goto out;
+	rn.cfg = cfg;
+	rn.s = s;
+	rn.slot = slot;
+	rn.x = &x;
+	op_name(t->name, rn.op, sizeof(rn.op));
+	snprintf(rn.dir, sizeof(rn.dir), "%s/a-%.16s", slot->work_dir, attempt_key);
+	rc = stage(t, c, rn.dir, rn.op, err);
+	if (rc != KJ_OK)
+		goto out;
+	snprintf(cand_file, sizeof(cand_file), "%s/%s_" IMPL_NAME ".py", rn.dir, rn.op);
+	/* The static check never stops verification: the attempt's numbers
+	 * are measured all the same, it is just not clean. */
+	rc = static_layer(cand_file, &l, err);
+	if (rc == KJ_OK)
+		rc = run_task(&rn, 0, &v, &b, &kernel_names, err);
+	if (rc != KJ_OK)
+		goto out;
+	if (!v.ran || v.passed != v.n || v.n == 0) {
+		phase_verdict(&v, out, charged, sizeof(charged), msg, sizeof(msg));
+	} else if (!s->no_benchmark && (!b.ran || b.passed != b.n || b.n == 0)) {
+		phase_verdict(&b, out, charged, sizeof(charged), msg, sizeof(msg));
+	} else {
+		/* Every case passed: the attempt passes; now whether cleanly. */
+		set_verdict(out, "pass", "", "", charged, sizeof(charged), "none", msg, sizeof(msg),
+			    NULL);
+		if (!s->no_benchmark && b.timed == b.n && b.n > 0)
+			out->speedup = exp(b.log_speedup / b.n);
+		/* The kernel layer: with its kernels made no-ops, it must fail. */
+		rc = run_task(&rn, 1, &d, NULL, NULL, err);
+		if (rc != KJ_OK)
+			goto out;
+		if (!d.ran) {
+			l.disabled_ok = 0;
+			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "the layer could not run: "
+				 "%.500s", d.err.msg);
+		} else if (d.passed == d.n) {
+			l.disabled_ok = 0;
+			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "with its kernels disabled "
+				 "it still passed all %d cases: its kernels do not do the work", d.n);
+		} else if (d.worst != KJ_STATUS_FAIL) {
+			l.disabled_ok = 0;
+			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "the layer could not "
+				 "decide: with its kernels disabled a case ended as %s (%.300s)",
+				 kj_status_name(d.worst), d.first && d.first->message
+				 ? d.first->message : "");
+		} else {
+			l.disabled_ok = 1;
+			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "with its kernels disabled "
+				 "it failed %d of %d cases (%s)", d.n - d.passed, d.n,
+				 d.first ? kj_etype_name(d.first->type) : "?");
+		}
+		if (strncmp(slot->device, "cuda", 4) == 0)
+			profile_layer(kernel_names, &l);
+		out->clean = l.static_ok == 1 && l.disabled_ok == 1 && l.profile_ok != 0;
+		if (!out->clean) {
+			const char *why = l.static_ok != 1 ? l.static_msg
+					  : l.disabled_ok != 1 ? l.disabled_msg : l.profile_msg;
+
+			snprintf(out->error_type, sizeof(out->error_type), "%s",
+				 l.static_ok != 1 ? "StaticCheck"
+				 : l.disabled_ok != 1 ? "KernelsNotUsed" : "NoOwnKernel");
+			snprintf(out->category, sizeof(out->category), "%s",
+				 l.static_ok != 1 ? "static" : "anticheat");
+			snprintf(msg, sizeof(msg), "%s", why);
+		}
+	}
+	out->judge_s = now_s() - t0;
+	rc = record_done(&x, out, charged, msg, &v, &l, NULL, err);
+out:
+	json_decref(kernel_names);
+	if (*rn.dir)
+		kj__rm_rf(rn.dir);
+	layers_release(&l);
+	kj_store_close(x.store);
+	return rc;
+}

@@ -1,0 +1,793 @@
+/*
+ * cmd_eval.c - `kjudge eval SUITE CANDIDATES --db FILE`: every candidate of
+ * a study judged on its task, every verdict in the results store.
+ *
+ * The parent finds the tasks and candidates, opens the store, records the
+ * run and the suite, and forks one judge per attempt (at most -j at once);
+ * each child judges its attempt with the library (lib/eval/judge.c: its
+ * workers started in parallel with the others' timed phases, which hold
+ * the device's lock) and commits every row itself before it tells the
+ * parent its verdict.  A child dies with the parent (PR_SET_PDEATHSIG) and
+ * its workers with it, so a judge killed at any moment leaves attempts
+ * either done or 'running'; the same command runs the running ones again
+ * and skips the done ones.
+ *
+ * Exit: 0 every attempt has its verdict, 1 some attempt ended as a judge
+ * error (see --retry-failed), 2 bad input (no suite, a store that is not
+ * one, a locked store), 128 + N after signal N.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "kjudge/eval.h"
+#include "kjudge/fileio.h"
+#include "kjudge/store.h"
+#include "cli.h"
+#include "interrupt.h"
+#include "base/fs.h"
+#include "base/banned.h"
+
+enum {
+	OPT_DB,
+	OPT_JOBS,
+	OPT_GPUS,
+	OPT_DEVICE,
+	OPT_RETRY,
+	OPT_TIMEOUT,
+	OPT_INPUT_SETS,
+	OPT_WARMUP,
+	OPT_REPEATS,
+	OPT_MAX_REPEATS,
+	OPT_BUDGET,
+	OPT_VERIFY_ONLY,
+	OPT_PYTHON,
+	OPT_QUIET,
+	OPT_COUNT_
+};
+
+const struct kj_cli_option kj_eval_options[] = {
+	[OPT_DB] = { .name = "db", .type = KJ_CLI_STRING, .metavar = "FILE",
+		     .flags = KJ_CLI_REQUIRED,
+		     .help = "the results store (SQLite, created when missing)" },
+	[OPT_JOBS] = { .name = "jobs", .short_name = 'j', .type = KJ_CLI_INT, .metavar = "N",
+		       .min = 1, .max = 256, .def = "2",
+		       .help = "attempts in flight at once (their imports and builds run in "
+			       "parallel; timed phases take one device each)" },
+	[OPT_GPUS] = { .name = "gpus", .type = KJ_CLI_STRING, .metavar = "LIST",
+		       .help = "GPUs to use, e.g. 0,1,3 (one timed attempt per GPU at a time)" },
+	[OPT_DEVICE] = { .name = "device", .type = KJ_CLI_CHOICE, .metavar = "DEV",
+			 .choices = kj_cli_devices, .def = "cuda when there is one, else cpu",
+			 .help = "where both sides run" },
+	[OPT_RETRY] = { .name = "retry-failed", .type = KJ_CLI_FLAG,
+			.help = "run again the attempts that ended as judge errors (the "
+				"judge's or the machine's failures)" },
+	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
+			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,
+			  .def = "900", .help = "seconds each case may take on each side" },
+	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
+			     .min = 1, .max = 100, .def = "2",
+			     .help = "input sets per case with secret seeds (correctness trials)" },
+	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			 .max = 100000, .def = "5", .help = "untimed calls before timing" },
+	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
+			  .max = 1000000, .def = "50",
+			  .help = "the fewest timed calls per side and case" },
+	[OPT_MAX_REPEATS] = { .name = "max_repeats", .type = KJ_CLI_INT, .metavar = "N",
+			      .min = 1, .max = 10000000, .def = "100000",
+			      .help = "the most timed calls per side and case" },
+	[OPT_BUDGET] = { .name = "time_budget", .type = KJ_CLI_NUMBER, .metavar = "S",
+			 .unit = "seconds", .min = 0.01, .max = 86400, .def = "$KJ_TIME_BUDGET, "
+			 "else 10", .help = "seconds of timing per case" },
+	[OPT_VERIFY_ONLY] = { .name = "verify-only", .type = KJ_CLI_FLAG,
+			      .help = "no benchmark: correctness and the layers only" },
+	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
+			 .def = "$KJ_PYTHON, then python3",
+			 .help = "Python interpreter with torch" },
+	[OPT_QUIET] = { .name = "quiet", .short_name = 'q', .type = KJ_CLI_FLAG,
+			.help = "no progress, only the closing lines" },
+	[OPT_COUNT_] = { .name = NULL },
+};
+
+/* --- signals ------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void parent_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* --- the store's rows of the run --------------------------------------------------------- */
+
+static void utc_now(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *what)
+{
+	kj_cli_error(cmd, "the results store: %s: %s", what, sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+/* The batch's 16 bytes (meta 'batch', made at the first eval of the
+ * store): every attempt of the study sees the same secret inputs, so golden
+ * outputs are computed once per task and case, and a resumed run judges
+ * on the inputs the first one did. */
+static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, unsigned char batch[16])
+{
+	sqlite3_stmt *st = NULL;
+	unsigned char fresh[16];
+	char hex[33];
+	int rc, i, found = 0;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(cmd, db, "begin");
+	rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'batch'", -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		if (v && strlen(v) == 32) {
+			for (i = 0; i < 16; i++) {
+				unsigned x;
+
+				if (sscanf(v + 2 * i, "%2x", &x) != 1)
+					break;
+				batch[i] = (unsigned char)x;
+			}
+			found = i == 16;
+		}
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(cmd, db, "the batch key");
+	if (!found) {
+		char sql[128];
+
+		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			kj_cli_error(cmd, "getrandom: %s", strerror(errno));
+			return -1;
+		}
+		for (i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", fresh[i]);
+		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('batch', '%s')", hex);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return sql_fail(cmd, db, "the batch key");
+		memcpy(batch, fresh, 16);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(cmd, db, "commit");
+	return 0;
+}
+
+static int bind_all_ok(int rc)
+{
+	return rc == SQLITE_OK;
+}
+
+/* The run's row, the suite's tasks and which tasks the run's suite holds:
+ * one transaction.  *run_id gets the run's id. */
+static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, char **argv,
+		      const char *suite, const char *cands, const char *settings,
+		      const struct kj_eval_set *set, long long *run_id)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *argj = json_array();
+	char when[32], *args_text = NULL;
+	struct kj_error err;
+	size_t i;
+	int rc, k;
+
+	for (k = 0; argj && k < argc; k++)
+		if (json_array_append_new(argj, json_string(argv[k])) != 0)
+			break;
+	if (!argj || !(args_text = kj_json_text(argj, JSON_COMPACT, &err))) {
+		json_decref(argj);
+		kj_cli_error(cmd, "out of memory");
+		return -1;
+	}
+	json_decref(argj);
+	utc_now(when);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		free(args_text);
+		return sql_fail(cmd, db, "begin");
+	}
+	rc = sqlite3_prepare_v2(db, "INSERT INTO runs (started_at, judge_version, command, suite, "
+				"candidates, settings) VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 1, when, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 2, KJ_VERSION, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 3, args_text, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 4, suite, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 5, cands, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_bind_text(st, 6, settings, -1, SQLITE_STATIC);
+	if (bind_all_ok(rc))
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	free(args_text);
+	if (rc != SQLITE_DONE)
+		return sql_fail(cmd, db, "the run");
+	*run_id = sqlite3_last_insert_rowid(db);
+	for (i = 0; i < set->n_tasks; i++) {
+		const struct kj_eval_task *t = &set->tasks[i];
+		struct kj_error e;
+		size_t slen = 0, clen = 0;
+		char *src = NULL, *cases = NULL;
+
+		src = kj__read_file(t->path, 64u << 20, &slen, &e);
+		if (src && t->cases_path)
+			cases = kj__read_file(t->cases_path, 64u << 20, &clen, &e);
+		if (!src || (t->cases_path && !cases)) {
+			free(src);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			kj_cli_error(cmd, "%s", e.msg);
+			return -1;
+		}
+		st = NULL;
+		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, "
+					"?, ?)", -1, &st, NULL);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 1, t->key, -1, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 2, t->name, -1, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 3, t->rel, -1, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = t->level >= 0 ? sqlite3_bind_int(st, 4, t->level) : sqlite3_bind_null(st, 4);
+		if (bind_all_ok(rc))
+			rc = t->problem >= 0 ? sqlite3_bind_int(st, 5, t->problem)
+					     : sqlite3_bind_null(st, 5);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 6, t->task_sha256, -1, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = *t->cases_sha256 ? sqlite3_bind_text(st, 7, t->cases_sha256, -1,
+								  SQLITE_STATIC)
+					      : sqlite3_bind_null(st, 7);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 8, src, (int)slen, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = cases ? sqlite3_bind_text(st, 9, cases, (int)clen, SQLITE_STATIC)
+				   : sqlite3_bind_null(st, 9);
+		if (bind_all_ok(rc))
+			rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		free(src);
+		free(cases);
+		if (rc != SQLITE_DONE)
+			return sql_fail(cmd, db, "a task");
+		st = NULL;
+		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO suite_tasks VALUES (?, ?)", -1, &st,
+					NULL);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_int64(st, 1, *run_id);
+		if (bind_all_ok(rc))
+			rc = sqlite3_bind_text(st, 2, t->key, -1, SQLITE_STATIC);
+		if (bind_all_ok(rc))
+			rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return sql_fail(cmd, db, "the suite");
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(cmd, db, "commit");
+	return 0;
+}
+
+static int finish_run(sqlite3 *db, long long run_id)
+{
+	sqlite3_stmt *st = NULL;
+	char when[32];
+	int rc;
+
+	utc_now(when);
+	rc = sqlite3_prepare_v2(db, "UPDATE runs SET finished_at = ? WHERE run_id = ?", -1, &st,
+				NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, when, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 2, run_id);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* What the store holds of an attempt: 0 nothing or running (to run), 1
+ * done, 2 done as a judge error; -1 on error. */
+static int attempt_state(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, v = 0;
+
+	rc = sqlite3_prepare_v2(db, "SELECT state, status FROM attempts WHERE attempt_key = ?", -1,
+				&st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *state = (const char *)sqlite3_column_text(st, 0);
+		const char *status = (const char *)sqlite3_column_text(st, 1);
+
+		if (state && strcmp(state, "done") == 0)
+			v = status && strcmp(status, "judge_error") == 0 ? 2 : 1;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? v : -1;
+}
+
+/* --- progress -------------------------------------------------------------------------- */
+
+struct progress {
+	int tty, quiet;
+	size_t total, done, passed, clean, failed, errors, skipped;
+	double t0;
+	size_t done_here;       /* judged by this run (the rate) */
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_bar(const struct progress *p)
+{
+	double el = mono() - p->t0, rate = el > 0 ? (double)p->done_here / el : 0;
+	size_t left = p->total - p->done, width = 24, fill;
+	char bar[32];
+
+	if (!p->tty || p->quiet)
+		return;
+	fill = p->total ? width * p->done / p->total : width;
+	memset(bar, '#', fill);
+	memset(bar + fill, '.', width - fill);
+	bar[width] = '\0';
+	if (rate > 0)
+		fprintf(stderr, "\r[%s] %zu/%zu done, %zu passed (%zu clean), %zu failed, %zu "
+			"errors, %.2f/s, %.0f s left \033[K", bar, p->done, p->total, p->passed,
+			p->clean, p->failed, p->errors, rate, (double)left / rate);
+	else
+		fprintf(stderr, "\r[%s] %zu/%zu done, %zu passed (%zu clean), %zu failed, %zu "
+			"errors \033[K", bar, p->done, p->total, p->passed, p->clean, p->failed,
+			p->errors);
+	fflush(stderr);
+}
+
+/* --- children -------------------------------------------------------------------------- */
+
+struct child {
+	pid_t pid;
+	int fd;                 /* its verdict line */
+	size_t cand;
+	int device;
+};
+
+/* The child: judge one attempt, write its verdict line, exit. */
+static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
+		       const struct kj_config *cfg, const struct kj_eval_settings *s,
+		       const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+		       size_t cand, const char *key)
+{
+	struct kj_eval_outcome o;
+	struct kj_error err;
+	char line[1024];
+	int rc, n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(3);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (kj_cli_guard(cmd))
+		_exit(3);
+	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
+	if (rc == KJ_OK)
+		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s\n", o.status, o.clean, o.speedup,
+			     *o.error_type ? o.error_type : "-");
+	else
+		n = snprintf(line, sizeof(line), "error %s\n", err.msg);
+	if (n > (int)sizeof(line))
+		n = (int)sizeof(line);
+	if (write(fd, line, (size_t)n) != n)
+		_exit(4);
+	_exit(rc == KJ_OK ? 0 : 1);
+}
+
+/* --- the command ------------------------------------------------------------------------ */
+
+/* "0,1,3" into devices "cuda:0", ...; 0 or -1 after printing why. */
+static int parse_gpus(const struct kj_cli_command *cmd, const char *list, char devs[][16],
+		      int max, int *n)
+{
+	const char *p = list;
+
+	*n = 0;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v < 0 || v > 1023 || (*end && *end != ',') || *n == max)
+			return kj_cli_error(cmd, "--gpus '%s': a comma list of GPU numbers, e.g. 0,1",
+					    list), -1;
+		snprintf(devs[(*n)++], 16, "cuda:%ld", v);
+		p = *end ? end + 1 : end;
+	}
+	if (*n == 0)
+		return kj_cli_error(cmd, "--gpus: no GPU named"), -1;
+	return 0;
+}
+
+int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	struct kj_cli_args args;
+	struct kj_config cfg;
+	struct kj_eval_settings s;
+	struct kj_eval_set set;
+	struct kj_store *store = NULL;
+	struct kj_error err;
+	struct progress prog;
+	struct kj_eval_slot slot;
+	struct child *kids = NULL;
+	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
+	const char *db_path = NULL, *suite, *cands, *python = NULL;
+	unsigned char batch[16];
+	size_t *todo = NULL, n_todo = 0, next = 0, i;
+	int rc, jobs = 2, n_devs = 1, retry = 0, running = 0, exit_code = KJ_EXIT_OK, k;
+	int *dev_load = NULL;
+	long long run_id = 0;
+	json_t *settings = NULL;
+	pid_t me = getpid();
+
+	kj_cli_args_init(&args);
+	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
+		return rc;
+	kj_judge_opts_init(&s.judge);
+	kj_bench_opts_init(&s.bench);
+	s.device = NULL;
+	s.python = NULL;
+	s.no_benchmark = 0;
+	memset(&prog, 0, sizeof(prog));
+	{
+		const struct kj_cli_value *v = args.opt;
+
+		db_path = v[OPT_DB].text;
+		if (v[OPT_JOBS].count)
+			jobs = (int)v[OPT_JOBS].integer;
+		if (v[OPT_DEVICE].count)
+			s.device = v[OPT_DEVICE].text;
+		retry = v[OPT_RETRY].count > 0;
+		if (v[OPT_TIMEOUT].count)
+			s.judge.timeout_s = v[OPT_TIMEOUT].number;
+		if (v[OPT_INPUT_SETS].count)
+			s.judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
+		if (v[OPT_WARMUP].count)
+			s.bench.warmup = (int)v[OPT_WARMUP].integer;
+		if (v[OPT_REPEATS].count)
+			s.bench.repeats = (int)v[OPT_REPEATS].integer;
+		if (v[OPT_MAX_REPEATS].count)
+			s.bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
+		if (v[OPT_BUDGET].count)
+			s.bench.budget_s = v[OPT_BUDGET].number;
+		s.no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
+		if (v[OPT_PYTHON].count)
+			python = v[OPT_PYTHON].text;
+		prog.quiet = v[OPT_QUIET].count > 0;
+		if (v[OPT_GPUS].count && parse_gpus(cmd, v[OPT_GPUS].text, devs, 64, &n_devs)) {
+			kj_cli_args_release(&args);
+			return KJ_EXIT_USAGE;
+		}
+		if (!v[OPT_GPUS].count)
+			snprintf(devs[0], 16, "%s", s.device ? s.device : "");
+	}
+	suite = args.operands[0];
+	cands = args.operands[1];
+	kj_eval_set_init(&set);
+	rc = kj_cli_config(cmd, &cfg, python);
+	if (rc) {
+		kj_cli_args_release(&args);
+		return rc;
+	}
+	s.python = cfg.python;
+	if (!args.opt[OPT_BUDGET].count && cfg.time_budget_s > 0)
+		s.bench.budget_s = cfg.time_budget_s;
+	if (s.bench.max_repeats < s.bench.repeats)
+		s.bench.max_repeats = s.bench.repeats;
+	if (args.opt[OPT_GPUS].count && s.device && strcmp(s.device, "cpu") == 0) {
+		kj_cli_args_release(&args);
+		return kj_cli_error(cmd, "--gpus with --device cpu");
+	}
+	if (!*devs[0])
+		/* As the runner decides (torch.cuda.is_available()), near enough:
+		 * a machine with NVIDIA's driver loaded. */
+		snprintf(devs[0], 16, "%s", access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu");
+	if (!s.device)
+		s.device = strncmp(devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
+
+	/* The suite and the candidates. */
+	rc = kj_eval_discover_suite(suite, &set, &err);
+	if (rc == KJ_OK)
+		rc = kj_eval_discover_candidates(cands, &set, &err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < json_array_size(set.problems); i++) {
+		json_t *p = json_array_get(set.problems, i);
+
+		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
+			json_string_value(json_object_get(p, "where")),
+			json_string_value(json_object_get(p, "why")));
+	}
+	settings = kj_eval_settings_json(&s);
+	if (!settings || !(settings_text = kj_json_text(settings, JSON_COMPACT | JSON_SORT_KEYS,
+							 &err))) {
+		kj_cli_error(cmd, "out of memory");
+		exit_code = KJ_EXIT_FAIL;
+		goto out;
+	}
+
+	/* The store. */
+	rc = kj_store_open(db_path, KJ_STORE_CREATE, 5000, &store, &err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		goto out;
+	}
+	if (batch_bytes(cmd, kj_store_db(store), batch) ||
+	    record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text, &set,
+		       &run_id)) {
+		exit_code = KJ_EXIT_USAGE;
+		goto out;
+	}
+
+	/* What is left to judge. */
+	keys = calloc(set.n_cands ? set.n_cands : 1, sizeof(*keys));
+	todo = calloc(set.n_cands ? set.n_cands : 1, sizeof(*todo));
+	kids = calloc((size_t)jobs, sizeof(*kids));
+	dev_load = calloc((size_t)n_devs, sizeof(*dev_load));
+	if (!keys || !todo || !kids || !dev_load) {
+		kj_cli_error(cmd, "out of memory");
+		exit_code = KJ_EXIT_FAIL;
+		goto out;
+	}
+	prog.total = set.n_cands;
+	for (i = 0; i < set.n_cands; i++) {
+		int st;
+
+		if (kj_eval_attempt_key(&set.tasks[set.cands[i].task], &set.cands[i], s.device,
+					settings_text, keys[i], &err) != KJ_OK) {
+			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = KJ_EXIT_FAIL;
+			goto out;
+		}
+		st = attempt_state(kj_store_db(store), keys[i]);
+		if (st < 0) {
+			kj_cli_error(cmd, "the results store: %s", sqlite3_errmsg(kj_store_db(store)));
+			exit_code = KJ_EXIT_USAGE;
+			goto out;
+		}
+		if (st == 1 || (st == 2 && !retry)) {
+			prog.done++;
+			prog.skipped++;
+			continue;
+		}
+		todo[n_todo++] = i;
+	}
+	if (!prog.quiet)
+		printf("kjudge eval: %zu tasks, %zu attempts (%zu already in %s), %d at once on %d "
+		       "device%s\n", set.n_tasks, set.n_cands, prog.skipped, db_path, jobs, n_devs,
+		       n_devs == 1 ? "" : "s");
+	fflush(stdout);
+
+	/* The batch's own directory: staged tasks and the devices' locks. */
+	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(work)) {
+		kj_cli_error(cmd, "'%s': %s", work, strerror(errno));
+		exit_code = KJ_EXIT_FAIL;
+		goto out;
+	}
+	slot.store_path = db_path;
+	slot.run_id = run_id;
+	slot.work_dir = work;
+	slot.batch = batch;
+	slot.settings_text = settings_text;
+	prog.tty = isatty(2);
+	prog.t0 = mono();
+	parent_signals();
+	for (k = 0; k < jobs; k++)
+		kids[k].pid = 0;
+	while ((next < n_todo || running > 0) && !stop_signal) {
+		int status;
+		pid_t pid;
+
+		/* Fill the free slots. */
+		while (next < n_todo && running < jobs && !stop_signal) {
+			int fds[2], d = 0, slot_k = -1;
+
+			for (k = 0; k < jobs; k++)
+				if (!kids[k].pid) {
+					slot_k = k;
+					break;
+				}
+			for (k = 1; k < n_devs; k++)
+				if (dev_load[k] < dev_load[d])
+					d = k;
+			if (pipe2(fds, O_CLOEXEC) < 0) {
+				kj_cli_error(cmd, "pipe: %s", strerror(errno));
+				exit_code = KJ_EXIT_FAIL;
+				stop_signal = SIGTERM;
+				break;
+			}
+			slot.device = devs[d];
+			fflush(NULL);
+			pid = fork();
+			if (pid == 0) {
+				close(fds[0]);
+				child_main(cmd, me, fds[1], &cfg, &s, &slot, &set, todo[next],
+					   keys[todo[next]]);
+			}
+			close(fds[1]);
+			if (pid < 0) {
+				close(fds[0]);
+				kj_cli_error(cmd, "fork: %s", strerror(errno));
+				exit_code = KJ_EXIT_FAIL;
+				stop_signal = SIGTERM;
+				break;
+			}
+			kids[slot_k].pid = pid;
+			kids[slot_k].fd = fds[0];
+			kids[slot_k].cand = todo[next];
+			kids[slot_k].device = d;
+			dev_load[d]++;
+			running++;
+			next++;
+		}
+		progress_bar(&prog);
+		if (running == 0)
+			break;
+		pid = waitpid(-1, &status, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (k = 0; k < jobs; k++) {
+			const struct kj_eval_cand *c;
+			char line[1100] = "";
+			ssize_t n;
+
+			if (kids[k].pid != pid)
+				continue;
+			n = read(kids[k].fd, line, sizeof(line) - 1);
+			close(kids[k].fd);
+			line[n > 0 ? n : 0] = '\0';
+			line[strcspn(line, "\n")] = '\0';
+			c = &set.cands[kids[k].cand];
+			dev_load[kids[k].device]--;
+			kids[k].pid = 0;
+			running--;
+			prog.done++;
+			prog.done_here++;
+			if (strncmp(line, "ok ", 3) == 0) {
+				char st[16] = "", type[64] = "";
+				int clean = 0;
+				double sp = 0;
+
+				sscanf(line + 3, "%15s %d %lf %63s", st, &clean, &sp, type);
+				if (strcmp(st, "pass") == 0) {
+					prog.passed++;
+					prog.clean += clean != 0;
+				} else if (strcmp(st, "fail") == 0) {
+					prog.failed++;
+				} else {
+					prog.errors++;
+				}
+				if (strcmp(st, "judge_error") == 0)
+					exit_code = exit_code ? exit_code : KJ_EXIT_FAIL;
+				if (!prog.tty && !prog.quiet) {
+					if (strcmp(st, "pass") == 0 && sp > 0)
+						printf("%s %s/%s: pass, %s%s, %.3gx\n",
+						       set.tasks[c->task].name, c->model, c->attempt,
+						       clean ? "clean" : "not clean: ", clean ? "" : type,
+						       sp);
+					else
+						printf("%s %s/%s: %s %s\n", set.tasks[c->task].name,
+						       c->model, c->attempt, st, type);
+				}
+			} else {
+				/* The attempt's verdict could not be committed: it stays
+				 * running in the store, for the next run. */
+				prog.errors++;
+				exit_code = KJ_EXIT_FAIL;
+				fprintf(stderr, "%skjudge eval: %s %s/%s: not judged: %s\n",
+					prog.tty ? "\n" : "", set.tasks[c->task].name, c->model,
+					c->attempt, *line ? line : (WIFSIGNALED(status)
+						? "its judge was killed" : "its judge ended early"));
+			}
+			fflush(stdout);
+		}
+	}
+	if (stop_signal) {
+		for (k = 0; k < jobs; k++)
+			if (kids[k].pid > 0)
+				kill(kids[k].pid, SIGTERM);
+		for (k = 0; k < jobs; k++)
+			if (kids[k].pid > 0) {
+				waitpid(kids[k].pid, NULL, 0);
+				close(kids[k].fd);
+			}
+		if (prog.tty)
+			fputc('\n', stderr);
+		fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts done; "
+			"the same command goes on from here\n", (int)stop_signal, prog.done, prog.total);
+		exit_code = 128 + (int)stop_signal;
+	} else {
+		if (finish_run(kj_store_db(store), run_id) != 0)
+			exit_code = KJ_EXIT_FAIL;
+		if (prog.tty && !prog.quiet) {
+			progress_bar(&prog);
+			fputc('\n', stderr);
+		}
+		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
+		       "task errors, %zu from earlier runs; results in %s (kjudge report %s)\n",
+		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
+		       db_path, db_path);
+	}
+	kj__rm_rf(work);
+out:
+	kj_store_close(store);
+	kj_eval_set_release(&set);
+	json_decref(settings);
+	free(settings_text);
+	free(keys);
+	free(todo);
+	free(kids);
+	free(dev_load);
+	kj_cli_args_release(&args);
+	return exit_code;
+}
