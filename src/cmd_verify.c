@@ -21,6 +21,7 @@
 enum {
 	OPT_OUTPUT = KJ_OPT_TORCH_END_,
 	OPT_INPUT_SETS,
+	OPT_DISABLE_KERNELS,
 	OPT_COUNT_
 };
 
@@ -32,6 +33,9 @@ const struct kj_cli_option kj_verify_options[] = {
 	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
 			     .min = 1, .max = 100, .def = "2",
 			     .help = "input sets per case with secret seeds" },
+	[OPT_DISABLE_KERNELS] = { .name = "disable-kernels", .type = KJ_CLI_FLAG,
+				  .help = "run the candidate with its Triton launches made no-ops "
+					  "(the kernel layer of eval; the record passes no gate)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -53,6 +57,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 			output = args.opt[OPT_OUTPUT].text;
 		if (args.opt[OPT_INPUT_SETS].count)
 			run.judge.input_sets = (int)args.opt[OPT_INPUT_SETS].integer;
+		run.spec.kernels_disabled = args.opt[OPT_DISABLE_KERNELS].count > 0;
 	}
 	/* The values point into argv, not into args. */
 	kj_cli_args_release(&args);

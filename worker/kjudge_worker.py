@@ -15,11 +15,14 @@ and the worker stays usable, unless the failure was a CUDA error (those are
 sticky: the worker then exits and the core starts a fresh one).
 
   hello      pycache write_bytecode -> versions, device
-  load_task  dir task_module device -> cases (number of input groups)
-  load       module cls             -> (the module under test is imported)
-  run        case seed init_seed out_dir tag
+  load_task  dir task_module device [case_params]
+                                    -> cases (number of input groups)
+  load       module cls init_seed [params kernels_disabled profile_kernels]
+                                    -> (the module under test is imported)
+  run        case seed out_dir tag [params]
                                     -> outputs, input_desc, inputs_changed,
-                                       aliases, phases
+                                       aliases, phases [launches_suppressed
+                                       kernel_names]
   time       case seed init_seed warmup repeats flush_bytes out_dir tag check
                                     -> samples_ms, escaped_ms, peak_memory_mb,
                                        timer, phases, and with check:
@@ -27,6 +30,19 @@ sticky: the worker then exits and the core starts a fresh one).
                                        timed outputs), repeat_output,
                                        inputs_changed
   exit
+
+A task with a cases file (docs/cli.md) has its cases' parameters: the judge
+expands the file and sends them, every case's in load_task (checked against
+the signatures of get_inputs and get_init_inputs, which must take them as
+keyword arguments: else the task fails to load), one case's with load (the
+model is built with get_init_inputs(**params)) and with every run and
+time_round (get_inputs(**params); the model is built again when the
+parameters differ from those it was built with).  Without params a task is
+what it always was: get_inputs() or get_input_groups(), one model.
+
+kernels_disabled and profile_kernels (load, the candidate's worker only)
+are the anti-cheat layers of eval; see _disable_kernels and
+_profile_forward.
 
 The task module is imported by a request of its own (load_task) before the
 module under test (load), so that the judge knows which of the two failed
@@ -135,6 +151,9 @@ class Worker:
         # The request's outputs go sealed (value.h); their descriptors.
         self.sealed = False
         self.reply_fds = []
+        self.model_params = None
+        self.init_seed = 0
+        self._profiled = set()
 
     # --- helpers -------------------------------------------------------------
 
@@ -167,15 +186,19 @@ class Worker:
             return [mod.get_inputs()]
         raise AttributeError("the task module has neither get_input_groups() nor get_inputs()")
 
-    def _inputs(self, case, seed):
+    def _inputs(self, case, seed, params=None):
         """The inputs of one case, made on the device directly.
 
         Seeding once and generating every group, as verify.py does, keeps
         `--seed 0` identical to the original; with the default device set to
         the attempt's device, torch.randn and friends allocate there and
-        nothing large is made on the CPU first.
+        nothing large is made on the CPU first.  A case of a cases file is
+        get_inputs(**params), one group.
         """
         self._seed(seed)
+        if params is not None:
+            return [self._to_device(x) for x in self._on_device(
+                self.device, lambda: list(self.module.get_inputs(**params)))]
         groups = self._groups_on(self.device)
         if case >= len(groups):
             raise IndexError(f"case {case + 1} of {len(groups)}")
@@ -183,14 +206,49 @@ class Worker:
 
     def _groups_on(self, device):
         """The task's input groups, made with `device` as torch's default."""
+        return self._on_device(device, self._groups)
+
+    def _on_device(self, device, fn):
+        """fn(), with `device` as torch's default."""
         torch = self.torch
         prev = torch.get_default_device() if hasattr(torch, "get_default_device") else None
         torch.set_default_device(device)
         try:
-            return self._groups()
+            return fn()
         finally:
             if prev is not None:
                 torch.set_default_device(prev)
+
+    def _check_case_params(self, task, cases):
+        """A task with a cases file: its generators must take every case's
+        parameters as keyword arguments (checked on their signatures, before
+        anything runs: a task that does not is the task's error)."""
+        import inspect
+        if not isinstance(cases, list) or not cases or not all(isinstance(c, dict) for c in cases):
+            raise ValueError("the judge sent no case parameters")
+        if not hasattr(task, "get_inputs"):
+            raise AttributeError("the task has a cases file but no get_inputs(): each case is "
+                                 "get_inputs(**params)")
+        if hasattr(task, "get_input_groups"):
+            raise TypeError("the task has a cases file and get_input_groups(): with a cases "
+                            "file each case is get_inputs(**params); remove one of the two")
+        names = sorted({k for c in cases for k in c})
+        for fname in ("get_inputs", "get_init_inputs"):
+            fn = getattr(task, fname, None)
+            if fn is None:
+                continue
+            try:
+                sig = inspect.signature(fn)
+            except (TypeError, ValueError):
+                continue  # a builtin or such: its call will say
+            for c in cases:
+                try:
+                    sig.bind(**c)
+                except TypeError as e:
+                    raise TypeError(
+                        f"{fname}{sig} does not take the cases file's parameters "
+                        f"({', '.join(names)}) as keyword arguments: {e}; write it as "
+                        f"{fname}({', '.join(names)}) or {fname}(**params)") from None
 
     def _count_cases(self):
         """How many cases the task has, without making its inputs: a
@@ -210,10 +268,11 @@ class Worker:
             return type(x)(self._to_device(e) for e in x)
         return x
 
-    def _model(self, init_seed):
+    def _model(self, init_seed, params=None):
         torch = self.torch
         self.phase = "inputs"
-        init = self.module_task.get_init_inputs() if hasattr(self.module_task, "get_init_inputs") else []
+        kw = params or {}
+        init = self.module_task.get_init_inputs(**kw) if hasattr(self.module_task, "get_init_inputs") else []
         torch.manual_seed(init_seed)
         if torch.cuda.is_available():
             torch.cuda.manual_seed_all(init_seed)
@@ -554,6 +613,9 @@ class Worker:
         self.module = task
         self.phase = "inputs"
         self._seed(req.get("seed", 0))
+        if req.get("case_params") is not None:
+            self._check_case_params(task, req["case_params"])
+            return {"cases": len(req["case_params"])}
         return {"cases": self._count_cases()}
 
     def op_load(self, req):
@@ -563,6 +625,10 @@ class Worker:
         verify's input sets and benchmark's timed ones alike).  The model is
         built before any of its inputs exist."""
         self.phase = "import"
+        if req.get("kernels_disabled"):
+            # Before the first line of the candidate runs.
+            self._disable_kernels()
+        self.profile = bool(req.get("profile_kernels")) and self.device.type == "cuda"
         if req["module"] == self.module_task.__name__:
             mod = self.module_task
         else:
@@ -571,8 +637,147 @@ class Worker:
         if cls is None:
             raise AttributeError(f"module '{req['module']}' has no class '{req['cls']}'")
         self.cls = cls
-        self.model = self._model(int(req.get("init_seed", 0)))
+        self.init_seed = int(req.get("init_seed", 0))
+        params = req.get("params")
+        self.model = self._model(self.init_seed, params)
+        self.model_params = self._params_key(params)
         return {}
+
+    @staticmethod
+    def _params_key(params):
+        return None if params is None else json.dumps(params, sort_keys=True)
+
+    def _ensure_model(self, params):
+        """The model of a case's parameters: the one built for them, or a
+        new one (get_init_inputs(**params), the same init seed) when the
+        previous case had others.  Only tasks with a cases file have any."""
+        key = self._params_key(params)
+        if key == self.model_params:
+            return
+        self.model = None
+        self.model_params = "(being built)"
+        self.model = self._model(self.init_seed, params)
+        self.model_params = key
+
+    # --- the anti-cheat layers (eval) -------------------------------------------
+
+    launches_suppressed = 0
+    kernels_disabled = False
+    profile = False
+
+    def _disable_kernels(self):
+        """Make every Triton kernel launch of this process a no-op, before
+        the candidate is imported; count them (launches_suppressed).
+
+        Every `kernel[grid](...)` of Triton 3.x goes through
+        KernelInterface.__getitem__ -> <kind>.run(grid=..., warmup=False):
+        - compiled (GPU; Triton 3.6 and the installed 3.x alike):
+          JITFunction.run compiles (or finds) a CompiledKernel and calls
+          kernel.run(...), which is the launcher that CompiledKernel
+          ._init_handles made, an instance of the active driver's
+          launcher_cls (triton.backends.nvidia.driver.CudaLauncher,
+          .amd.driver.HIPLauncher); CompiledKernel[grid](...) (a kernel
+          from warmup() or triton.compile) calls the same launcher, and the
+          launcher calls its own `launch` (the C launch function).  Each
+          launcher class's __call__ is replaced by a no-op that counts, and
+          its __init__ replaces the instance's `launch` by the same no-op,
+          so a candidate that calls the launcher or its launch function
+          directly launches nothing either.  Compilation still happens
+          (a kernel that does not compile still fails to).
+        - interpreted (TRITON_INTERPRET=1, how Triton runs on the CPU
+          here): InterpretedFunction.run builds a
+          triton.runtime.interpreter.GridExecutor and calls it; its
+          __call__ (which copies the arguments to the host, runs the
+          program for every grid point and copies them back) is replaced
+          by the counting no-op.
+        Autotuned and heuristic kernels (Autotuner.run, Heuristics.run)
+        end in the same calls.  The replaced methods join the harness's
+        guard: a candidate that puts the originals back is HarnessTampered.
+        Where the path the process uses cannot be patched, the load fails:
+        no run pretends its kernels were disabled.
+        """
+        import importlib as il
+        import pkgutil
+        try:
+            import triton  # noqa: F401
+            from triton import knobs
+            interpret = bool(knobs.runtime.interpret)
+        except Exception as e:
+            raise RuntimeError(f"kjudge: cannot disable Triton launches (Triton does not "
+                               f"import: {e})") from None
+        w = self
+        self.kernels_disabled = True
+        self.launches_suppressed = 0
+
+        def noop_launch(*args, **kwargs):
+            w.launches_suppressed += 1
+
+        def noop_call(self_, *args, **kwargs):
+            w.launches_suppressed += 1
+
+        guard = []
+        try:
+            from triton.runtime import interpreter
+            interpreter.GridExecutor.__call__ = noop_call
+            guard.append((interpreter.GridExecutor, "__call__", noop_call))
+        except Exception:
+            if interpret:
+                raise RuntimeError("kjudge: cannot disable Triton launches: the interpreter's "
+                                   "GridExecutor is not there") from None
+        import triton.backends as backends
+        launchers = 0
+        for m in pkgutil.iter_modules(backends.__path__):
+            try:
+                drv = il.import_module(f"triton.backends.{m.name}.driver")
+            except Exception:
+                continue
+            for name, cls in list(vars(drv).items()):
+                if not (isinstance(cls, type) and name.endswith("Launcher")
+                        and "__call__" in vars(cls)):
+                    continue
+                orig_init = cls.__init__
+
+                def init(self_, *args, _orig=orig_init, **kwargs):
+                    _orig(self_, *args, **kwargs)
+                    self_.launch = noop_launch
+                cls.__init__ = init
+                cls.__call__ = noop_call
+                guard += [(cls, "__init__", init), (cls, "__call__", noop_call)]
+                launchers += 1
+        if not interpret and not launchers:
+            raise RuntimeError("kjudge: cannot disable Triton launches: no launcher class "
+                               "found in triton.backends.*.driver")
+        self._guard = list(getattr(self, "_guard", [])) + guard
+
+    def _profile_forward(self, inputs):
+        """The names of the GPU kernels one more forward on `inputs` runs,
+        under torch.profiler with CUDA activity only (CUPTI): the device
+        events of the trace (kernels, and the copies and sets torch
+        records beside them), distinct, in order, at most 200 of at most
+        200 characters.  Only on CUDA (the judge sends profile_kernels
+        whatever the device; on the CPU the layer does not apply and
+        nothing is profiled).  The names are this process's claim."""
+        torch = self.torch
+        from torch.profiler import ProfilerActivity, profile
+        if ProfilerActivity.CUDA not in torch.profiler.supported_activities():
+            return []
+        self._sync()
+        with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+            self.model(*inputs)
+            torch.cuda.synchronize()
+        self._check_harness()
+        cuda = torch.autograd.DeviceType.CUDA
+        names, seen = [], set()
+        for ev in prof.events():
+            if getattr(ev, "device_type", None) != cuda:
+                continue
+            n = str(ev.name)[:200]
+            if n and n not in seen:
+                seen.add(n)
+                names.append(n)
+                if len(names) >= 200:
+                    break
+        return names
 
     def _phases(self):
         """A stopwatch for the phases of one request: lap(name) adds the
@@ -590,8 +795,10 @@ class Worker:
     def op_run(self, req):
         torch = self.torch
         laps, lap = self._phases()
+        self.launches_suppressed = 0
+        self._ensure_model(req.get("params"))
         self.phase = "inputs"
-        inputs = self._inputs(req["case"], req["seed"])
+        inputs = self._inputs(req["case"], req["seed"], req.get("params"))
         desc = self.describe(inputs)
         before = self._snapshot(inputs)
         lap("inputs_s")
@@ -608,8 +815,19 @@ class Worker:
         lap("checks_s")
         saved = self._save(outs, req["out_dir"], req["tag"])
         lap("write_s")
-        return {"outputs": saved, "input_desc": desc, "inputs_changed": changed,
-                "aliases": aliases, "phases": laps}
+        res = {"outputs": saved, "input_desc": desc, "inputs_changed": changed,
+               "aliases": aliases, "phases": laps}
+        if self.profile and req["case"] not in self._profiled:
+            # One more forward, after the checked one and its outputs are
+            # sealed: what it returns is dropped.
+            self.phase = "forward"
+            del out, outs
+            res["kernel_names"] = self._profile_forward(inputs)
+            self._profiled.add(req["case"])
+            lap("profile_s")
+        if self.kernels_disabled:
+            res["launches_suppressed"] = self.launches_suppressed
+        return res
 
     # --- timing ---------------------------------------------------------------
 
@@ -771,6 +989,9 @@ class Worker:
         """
         torch = self.torch
         laps, lap = self._phases()
+        self.launches_suppressed = 0
+        params = req.get("params")
+        self._ensure_model(params)
         self.phase = "inputs"
         seeds = [int(x) for x in req["seeds"]]
         schedule = [int(k) for k in req["schedule"]]
@@ -784,7 +1005,7 @@ class Worker:
         key = (req["case"], tuple(seeds), check)
         if getattr(self, "_round_key", None) != key:
             self._round_key = self._round_sets = self._round_before = None
-            self._round_sets = [self._inputs(req["case"], sd) for sd in seeds]
+            self._round_sets = [self._inputs(req["case"], sd, params) for sd in seeds]
             self._round_before = [self._snapshot(x) for x in self._round_sets] if check else None
             self._round_key = key
         sets, before = self._round_sets, self._round_before
@@ -820,7 +1041,7 @@ class Worker:
                 if i == probe_at:
                     k = int(probe["set"])
                     self.phase = "inputs"
-                    probe_inputs = self._inputs(req["case"], int(probe["seed"]))
+                    probe_inputs = self._inputs(req["case"], int(probe["seed"]), params)
                     probe_before = self._snapshot(probe_inputs) if check else None
                     self.phase = "forward"
                     if cuda:
@@ -864,6 +1085,8 @@ class Worker:
         res = {"samples_ms": samples, "escaped_ms": escaped, "peak_memory_mb": peak,
                "timer": "cuda_event" if cuda else "monotonic", "idle_sync_ms": thr,
                "phases": laps}
+        if self.kernels_disabled:
+            res["launches_suppressed"] = self.launches_suppressed
         if check:
             res["distinct_outputs"] = distinct
             res["calls"] = calls

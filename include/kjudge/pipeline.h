@@ -90,6 +90,22 @@ struct kj_task {
 	char cand_sha256[65];           /* of the candidate file; "" when none */
 	int have_candidate;
 	int n_cases;
+	/* The task's cases file ({op}_cases.json beside the task file; its
+	 * format in docs/cli.md): its path and the SHA-256 of the bytes that
+	 * were parsed, "" when the task has none.  With one, case_params is
+	 * an array of n_cases objects, each case's parameters {axis: value}
+	 * in axis order (the keyword arguments of the task's get_inputs() and
+	 * get_init_inputs() on both sides, and "params" in every record of
+	 * the case); NULL without one.  Owned by the task: the runner's close
+	 * (kj_task_close) releases it. */
+	char cases_file[PATH_MAX];
+	char cases_sha256[65];
+	json_t *case_params;
+	/* The task's identity for seeds and golden cache keys: task_sha256
+	 * without a cases file, else the SHA-256 of "task_sha256|cases_sha256"
+	 * (so a changed cases file never reuses goldens or seeds); "" means
+	 * task_sha256 (kj_task_identity). */
+	char identity[65];
 	struct kj_side ref, cand;
 	char device[16];                /* "cpu", "cuda", "cuda:N" */
 	char device_key[512];           /* device, its model, runtime versions:
@@ -114,6 +130,10 @@ int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj
 
 /* Stop both sides and free the runner's state. */
 void kj_task_close(struct kj_task *t);
+
+/* The task's identity (kj_task.identity, else its task_sha256): what seeds
+ * and golden cache keys are derived from.  Points into t. */
+const char *kj_task_identity(const struct kj_task *t);
 
 /* --- secret seeds ---------------------------------------------------------------- */
 

@@ -97,6 +97,13 @@ struct kj_reply {
 	int inputs_changed;      /* as the worker reports it */
 	json_t *aliases;         /* outputs sharing memory with inputs, or NULL */
 	json_t *phases;          /* seconds per phase, for kjudge.timings */
+	/* The candidate's worker's own claims (informational, never a
+	 * verdict): Triton launches it made no-ops during the call when its
+	 * kernels are disabled (kj_side.kernels_disabled), and the names of
+	 * the GPU kernels an extra profiled forward ran (kj_side.profile_kernels,
+	 * CUDA only): an array of strings, owned, or NULL when not profiled. */
+	long long launches_suppressed;
+	json_t *kernel_names;
 	/* The descriptors that came with the reply (the candidate's outputs as
 	 * sealed memory files, KJ_VAL_TENSOR leaves' fd indexes into them):
 	 * owned, closed by kj_reply_release. */
@@ -155,6 +162,23 @@ struct kj_side {
 	 * ("sandbox", "pid-namespace", "process-group"). */
 	json_t *limits;
 	const char *isolation;
+	/* The anti-cheat layers of the candidate side (eval's; both 0 by
+	 * default, and nothing of verify or benchmark changes then), set by
+	 * the runner from its spec (kjudge/torch.h):
+	 * kernels_disabled: its worker makes every Triton launch a no-op
+	 * before the candidate is imported; launches_suppressed sums what its
+	 * replies claim were suppressed.
+	 * profile_kernels: on CUDA its worker runs one more forward under
+	 * torch.profiler after the checked call of each case's first input set
+	 * and names the GPU kernels that ran; kernel_names is their union, in
+	 * order of first report (distinct strings of at most 200 bytes, at
+	 * most 200 of them): an array owned by the side, NULL until a reply
+	 * named some (always NULL on the CPU, where the layer does not
+	 * apply).  Both are the candidate process's claims. */
+	int kernels_disabled;
+	int profile_kernels;
+	long long launches_suppressed;
+	json_t *kernel_names;
 };
 
 /* The name of a side ("reference", "candidate"). */

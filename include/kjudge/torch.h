@@ -13,6 +13,12 @@
  * (files beside it that are neither the task file nor another candidate),
  * read-only.  The pipeline (kjudge/pipeline.h) then drives them.
  *
+ * A task may have a cases file, {op}_cases.json beside {op}_torch.py (its
+ * format in docs/cli.md): kj_torch_open() reads, hashes and expands it
+ * (t->cases_file, t->cases_sha256, t->case_params, t->identity; a bad one is
+ * KJ_EINVAL naming the file and why), and each case's parameters go to
+ * get_inputs(**params) and get_init_inputs(**params) on both sides.
+ *
  * Worker protocol: docs/ARCHITECTURE.md and worker/kjudge_worker.py.
  */
 #ifndef KJUDGE_TORCH_H
@@ -28,6 +34,14 @@ struct kj_torch_spec {
 	const char *impl_name;      /* default "triton_ascend_impl" */
 	const char *device;         /* "cuda", "cuda:N", "cpu", or NULL: cuda when there is one */
 	double timeout_s;           /* per request of a case */
+	/* The anti-cheat layers (kj_side in kjudge/runner.h; 0 by default):
+	 * kernels_disabled: the candidate's worker makes every Triton launch
+	 * a no-op before the candidate is imported (verify --disable-kernels);
+	 * a candidate still correct so does its work outside its kernels.
+	 * profile_kernels: on CUDA, the candidate's worker names the GPU
+	 * kernels of one extra profiled forward per case (t->cand.kernel_names). */
+	int kernels_disabled;
+	int profile_kernels;
 };
 
 void kj_torch_spec_init(struct kj_torch_spec *s);

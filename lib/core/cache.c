@@ -119,7 +119,7 @@ int kj__cache_key(const char *kind, const struct kj_task *t, int case_idx, uint6
 {
 	char buf[2048];
 	int n = snprintf(buf, sizeof(buf), "kjudge-cache-1|%s|%s|%s|%d|%llu|%llu", kind,
-			 t->task_sha256, t->device_key, case_idx, (unsigned long long)seed,
+			 kj_task_identity(t), t->device_key, case_idx, (unsigned long long)seed,
 			 (unsigned long long)extra);
 
 	if (kj__sha256_hex(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, hex) < 0)

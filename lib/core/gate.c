@@ -119,6 +119,17 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 			     "(its SHA-256 differs): verify again", path, t->task_file);
 		goto out;
 	}
+	if (json_object_get(kj, "kernels_disabled")) {
+		res = refuse(why, size, "'%s' comes from a run with the candidate's kernels "
+			     "disabled (--disable-kernels), not a verification: verify again", path);
+		goto out;
+	}
+	if (strcmp(member(json_object_get(kj, "task"), "cases_sha256"), t->cases_sha256) != 0) {
+		res = refuse(why, size, "'%s' verified the task with another cases file than "
+			     "'%s' (its SHA-256 differs, or one of the two runs had none): verify "
+			     "again", path, t->cases_file[0] ? t->cases_file : "(none)");
+		goto out;
+	}
 	if (!t->have_candidate ||
 	    strcmp(member(json_object_get(kj, "candidate"), "sha256"), t->cand_sha256) != 0) {
 		res = refuse(why, size, "'%s' verified another candidate than '%s' (the file "

@@ -124,6 +124,11 @@ int kj_verify_exit(const struct kj_result *r, char *why, size_t size)
 	return 1;
 }
 
+const char *kj_task_identity(const struct kj_task *t)
+{
+	return t->identity[0] ? t->identity : t->task_sha256;
+}
+
 void kj_task_close(struct kj_task *t)
 {
 	if (t->close)
@@ -136,7 +141,7 @@ int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj
 {
 	/* One model per side for the whole attempt, with the same weights on
 	 * both: seeded like verify.py's (the fixed seed) or from the run's key. */
-	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, t->task_sha256, -1, 0);
+	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, kj_task_identity(t), -1, 0);
 
 	t->ref.init_seed = t->cand.init_seed = init;
 	return t->start ? t->start(t, err) : kj_error_set(err, KJ_EINVAL, "no runner");
@@ -600,7 +605,7 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 
 		for (s = 0; s < res->input_sets; s++) {
 			uint64_t seed = o->seed_fixed ? o->seed
-						      : kj_seed_derive(a->run_key, t->task_sha256, k, s);
+						      : kj_seed_derive(a->run_key, kj_task_identity(t), k, s);
 
 			c->input_set = s + 1;
 			rc = verify_set(t, a, o, res, k, s, seed, c, &decided, err);
@@ -989,10 +994,10 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		golden_init(&gold[j]);
 	for (j = 0; j < n_sets; j++)
 		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
-					 : kj_seed_derive(a->run_key, t->task_sha256, k, 1000 + j);
+					 : kj_seed_derive(a->run_key, kj_task_identity(t), k, 1000 + j);
 	for (j = 0; j < PROBE_SETS; j++)
 		probe_seeds[j] = o->seed_fixed ? o->seed + 500 + (uint64_t)j
-					       : kj_seed_derive(a->run_key, t->task_sha256, k, 2000 + j);
+					       : kj_seed_derive(a->run_key, kj_task_identity(t), k, 2000 + j);
 	c->seed = seeds[0];
 	rc = ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)

@@ -116,7 +116,15 @@ static json_t *kjudge_common(struct rec *r, const struct kj_task *t, const struc
 	if (!json_object_get(kj, "device_name"))
 		put(r, kj, "device_name", json_null());
 	put(r, kj, "seeds", json_string(res->seed_fixed ? "fixed" : "secret"));
-	put(r, kj, "task", json_pack("{s:s, s:s}", "file", t->task_file, "sha256", t->task_sha256));
+	put(r, kj, "task", t->cases_sha256[0]
+		? json_pack("{s:s, s:s, s:s, s:s}", "file", t->task_file, "sha256", t->task_sha256,
+			    "cases_file", t->cases_file, "cases_sha256", t->cases_sha256)
+		: json_pack("{s:s, s:s}", "file", t->task_file, "sha256", t->task_sha256));
+	if (t->cand.kernels_disabled)
+		put(r, kj, "kernels_disabled", json_pack("{s:I}", "launches_suppressed",
+							 (json_int_t)t->cand.launches_suppressed));
+	if (t->cand.kernel_names)
+		put(r, kj, "kernel_names", json_incref(t->cand.kernel_names));
 	put(r, kj, "candidate", t->have_candidate
 		? json_pack("{s:s, s:s}", "file", t->cand_file, "sha256", t->cand_sha256)
 		: json_pack("{s:s, s:n}", "file", t->cand_file, "sha256"));
@@ -134,10 +142,21 @@ static json_t *kjudge_common(struct rec *r, const struct kj_task *t, const struc
 	return kj;
 }
 
+/* The parameters of case k of a task with a cases file into o ("params"). */
+static void put_params(struct rec *r, json_t *o, const struct kj_task *t, int k)
+{
+	const json_t *p = json_array_get(t->case_params, (size_t)k);
+
+	if (t->case_params)
+		put(r, o, "params", p ? kj__jref(p) : NULL);
+}
+
 /* One case's failure in verify.py's form, with kjudge's fields. */
-static json_t *failure_json(struct rec *r, const struct kj_case *c)
+static json_t *failure_json(struct rec *r, const struct kj_task *t, const struct kj_case *c)
 {
 	json_t *f = json_object();
+
+	put_params(r, f, t, c->index);
 
 	put(r, f, "case_idx", json_integer(c->index + 1));
 	put(r, f, "input_desc", c->input_desc ? json_incref(c->input_desc) : json_array());
@@ -177,9 +196,14 @@ json_t *kj_verify_json(const struct kj_task *t, const struct kj_attempt *a,
 		const struct kj_case *c = &res->cases[i];
 
 		if (kj_case_status(c) != KJ_STATUS_PASS)
-			append(&r, failures, failure_json(&r, c));
-		append(&r, cases, json_pack("{s:i, s:s}", "case_idx", i + 1, "status",
-					    kj_status_name(kj_case_status(c))));
+			append(&r, failures, failure_json(&r, t, c));
+		{
+			json_t *e = json_pack("{s:i, s:s}", "case_idx", i + 1, "status",
+					      kj_status_name(kj_case_status(c)));
+
+			put_params(&r, e, t, i);
+			append(&r, cases, e);
+		}
 	}
 	put(&r, r.o, "failures", failures);
 	kj = kjudge_common(&r, t, a, res);
@@ -260,6 +284,7 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 		json_t *rec = json_object();
 
 		put(&r, rec, "case_idx", json_integer(k + 1));
+		put_params(&r, rec, t, k);
 		put(&r, rec, "input_desc", c->input_desc ? json_incref(c->input_desc) : json_array());
 		if (kj_case_status(c) != KJ_STATUS_PASS || !c->timed) {
 			put(&r, rec, "status", json_string("fail"));

@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
+#include "kjudge/error.h"
+
 /*
  * The task source src (len bytes) with every top-level definition of the
  * class cls blanked out, newlines kept (task_view.c).  *out is a new
@@ -18,6 +22,20 @@
  */
 int kj__task_view(const char *src, size_t len, const char *cls, char **out,
 		  int *removed);
+
+/* A cases file's limits. */
+#define KJ_CASES_MAX 10000
+#define KJ_CASES_AXES_MAX 32
+
+/*
+ * The task's cases file at path (cases.c): its SHA-256 into sha256 (of the
+ * bytes parsed) and, on success, *cases a new array (the caller's
+ * reference) of every case, each an object {axis: value} in the file's axis
+ * order: the Cartesian product of the axes, the last axis fastest, minus
+ * the exclusions.  A file that is not what docs/cli.md says: KJ_EINVAL with
+ * err naming the file and why; *cases NULL on every error.
+ */
+int kj__cases_load(const char *path, json_t **cases, char sha256[65], struct kj_error *err);
 
 #include "base/internal.h"
 

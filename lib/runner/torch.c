@@ -79,6 +79,7 @@ void kj_reply_release(struct kj_reply *r)
 	json_decref(r->input_desc);
 	json_decref(r->aliases);
 	json_decref(r->phases);
+	json_decref(r->kernel_names);
 	free(r->samples_ms);
 	free(r->escaped_ms);
 	for (i = 0; i < r->n_distinct; i++)
@@ -477,6 +478,69 @@ static void grow_quota(struct ttask *tt, const struct kj_value *outputs)
 				    json_integer((json_int_t)want));
 }
 
+/* Kernel names kept at most, and bytes of each. */
+#define KERNEL_NAMES_MAX 200
+#define KERNEL_NAME_BYTES 200
+
+/*
+ * What a candidate's reply claims of the anti-cheat layers, when the side
+ * has them on (informational: never a verdict): the Triton launches its
+ * worker suppressed, and the GPU kernels of its profiled forward, added to
+ * the side's union (cleaned, bounded, deduplicated).
+ */
+static int layer_claims(struct tside *ts, const json_t *rep, struct kj_reply *r,
+			struct kj_error *err)
+{
+	struct kj_side *s = ts->s;
+	const json_t *names = json_object_get(rep, "kernel_names");
+	size_t i, j;
+
+	if (s->kernels_disabled) {
+		json_int_t n = json_integer_value(json_object_get(rep, "launches_suppressed"));
+
+		r->launches_suppressed = n > 0 ? (long long)n : 0;
+		if (s->launches_suppressed < (1LL << 62))
+			s->launches_suppressed += r->launches_suppressed;
+	}
+	if (!s->profile_kernels || !json_is_array(names))
+		return KJ_OK;
+	r->kernel_names = json_array();
+	if (!r->kernel_names)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	for (i = 0; i < json_array_size(names) && json_array_size(r->kernel_names) < KERNEL_NAMES_MAX;
+	     i++) {
+		const char *n = json_string_value(json_array_get(names, i));
+		char *clean;
+		int dup = 0;
+
+		if (!n || !*n)
+			continue;
+		clean = kj__text_cleans(n, KERNEL_NAME_BYTES);
+		if (!clean)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		for (j = 0; !dup && j < json_array_size(r->kernel_names); j++)
+			dup = !strcmp(json_string_value(json_array_get(r->kernel_names, j)), clean);
+		if (!dup && json_array_append_new(r->kernel_names, json_string(clean))) {
+			free(clean);
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		}
+		free(clean);
+	}
+	if (!s->kernel_names && !(s->kernel_names = json_array()))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	for (i = 0; i < json_array_size(r->kernel_names); i++) {
+		json_t *n = json_array_get(r->kernel_names, i);
+		int dup = 0;
+
+		for (j = 0; !dup && j < json_array_size(s->kernel_names); j++)
+			dup = json_equal(json_array_get(s->kernel_names, j), n);
+		if (!dup && json_array_size(s->kernel_names) < KERNEL_NAMES_MAX &&
+		    json_array_append(s->kernel_names, n))
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	return KJ_OK;
+}
+
 /* An {"ok": true} reply to a run or time call. */
 static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj_reply *r,
 		    struct kj_error *err)
@@ -493,6 +557,8 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 		r->input_desc = kj__jref(d);
 	if ((d = json_object_get(rep, "aliases")) && json_array_size(d))
 		r->aliases = kj__jref(d);
+	if (ts->s->role == KJ_SIDE_CANDIDATE && (rc = layer_claims(ts, rep, r, err)) != KJ_OK)
+		return rc;
 	if (op == KJ_CALL_RUN) {
 		rc = parse_outputs(json_object_get(rep, "outputs"), &r->outputs, &e);
 		if (rc == KJ_ENOMEM)
@@ -755,6 +821,13 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 				    s->role == KJ_SIDE_CANDIDATE && tt->cfg->sandbox ? tt->cand_src
 										  : tt->dir,
 				    "task_module", tt->task_mod, "device", tt->t->device);
+		/* With a cases file: every case's parameters, so the worker can
+		 * check that the task's generators take them. */
+		if (reqs[i] && tt->t->case_params &&
+		    json_object_set(reqs[i], "case_params", tt->t->case_params)) {
+			json_decref(reqs[i]);
+			reqs[i] = NULL;
+		}
 	}
 	request_all(sv, n, reqs, reps, startup_s, rcs, es);
 	for (i = 0; i < n; i++) {
@@ -793,6 +866,18 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		req = json_pack("{s:s, s:s, s:s, s:I}", "op", "load", "module",
 				cand ? tt->cand_mod : tt->task_mod, "cls", cand ? "ModelNew" : "Model",
 				"init_seed", (json_int_t)s->init_seed);
+		/* The model of the first case is built at load (get_init_inputs
+		 * with its parameters); another case's is built at its first
+		 * call.  The candidate's anti-cheat layers, only when on. */
+		if (req && ((tt->t->case_params &&
+			     json_object_set(req, "params", json_array_get(tt->t->case_params, 0))) ||
+			    (cand && s->kernels_disabled &&
+			     json_object_set_new(req, "kernels_disabled", json_true())) ||
+			    (cand && s->profile_kernels &&
+			     json_object_set_new(req, "profile_kernels", json_true())))) {
+			json_decref(req);
+			req = NULL;
+		}
 		if (!req)
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		rcs[i] = kj_proc_send(&sv[i]->proc, req, startup_s, &nonce, &es[i]);
@@ -887,6 +972,20 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 		json_decref(req);
 		req = NULL;
 	}
+	/* The case's parameters (a task with a cases file), on both sides. */
+	if (req && call->op != KJ_CALL_DEVICE && tt->t->case_params) {
+		json_t *p = json_array_get(tt->t->case_params, (size_t)call->case_idx);
+
+		if (!p) {
+			json_decref(req);
+			return kj_error_set(err, KJ_EINVAL, "internal: case %d of %zu", call->case_idx + 1,
+					    json_array_size(tt->t->case_params));
+		}
+		if (json_object_set(req, "params", p)) {
+			json_decref(req);
+			req = NULL;
+		}
+	}
 	if (!req)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
@@ -971,6 +1070,8 @@ static void op_release(struct kj_side *s)
 	kj_reply_release(&s->load_failure);
 	json_decref(s->limits);
 	s->limits = NULL;
+	json_decref(s->kernel_names);
+	s->kernel_names = NULL;
 	free(ts);
 	s->impl = NULL;
 }
@@ -1398,6 +1499,8 @@ static void task_close(struct kj_task *t)
 		t->cand.ops->release(&t->cand);
 	json_decref(t->env);
 	t->env = NULL;
+	json_decref(t->case_params);
+	t->case_params = NULL;
 	if (!tt)
 		return;
 	strv_free(&tt->env);
@@ -1434,7 +1537,8 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 		return kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be loaded: %.1500s",
 				    t->task_file, t->ref.load_failure.message ? t->ref.load_failure.message
 									      : "");
-	t->n_cases = tt->sides[0]->cases;
+	/* With a cases file the judge's own list decides. */
+	t->n_cases = t->case_params ? (int)json_array_size(t->case_params) : tt->sides[0]->cases;
 	if (t->n_cases <= 0)
 		return kj_error_set(err, KJ_EINVAL, "'%s': the task has no cases (get_inputs() "
 				    "or get_input_groups() returned nothing)", t->task_file);
@@ -1507,6 +1611,28 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	rc = kj__sha256_file(t->task_file, t->task_sha256, err);
 	if (rc != KJ_OK)
 		goto fail;
+	/* The cases file, when the task has one: read once, hashed, expanded. */
+	if (snprintf(t->cases_file, sizeof(t->cases_file), "%s/%s_cases.json", tt->dir,
+		     spec->op_name) >= (int)sizeof(t->cases_file)) {
+		rc = kj_error_set(err, KJ_EINVAL, "names too long");
+		goto fail;
+	}
+	if (kj__is_file(t->cases_file) || access(t->cases_file, F_OK) == 0) {
+		char buf[200];
+
+		rc = kj__cases_load(t->cases_file, &t->case_params, t->cases_sha256, err);
+		if (rc != KJ_OK)
+			goto fail;
+		snprintf(buf, sizeof(buf), "%s|%s", t->task_sha256, t->cases_sha256);
+		if (kj__sha256_hex(buf, strlen(buf), t->identity) < 0) {
+			rc = kj_error_set(err, KJ_ENOMEM, "cannot hash the task (libcrypto failed)");
+			goto fail;
+		}
+	} else {
+		t->cases_file[0] = '\0';
+	}
+	t->cand.kernels_disabled = spec->kernels_disabled != 0;
+	t->cand.profile_kernels = spec->profile_kernels != 0;
 	t->have_candidate = kj__is_file(t->cand_file);
 	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
 		goto fail;
