@@ -330,15 +330,24 @@ static int finish_run(sqlite3 *db, long long run_id)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* --- progress -------------------------------------------------------------------------- */
+
+struct progress {
+	int tty, quiet;
+	size_t total, done, passed, clean, failed, errors, skipped;
+	double t0;
+	size_t done_here;       /* judged by this run (the rate) */
+};
+
 /* What the store holds of an attempt: 0 nothing or running (to run), 1
  * done, 2 done as a judge error; -1 on error. */
-static int attempt_state(sqlite3 *db, const char *key)
+static int attempt_state(sqlite3 *db, const char *key, struct progress *p)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, v = 0;
 
-	rc = sqlite3_prepare_v2(db, "SELECT state, status FROM attempts WHERE attempt_key = ?", -1,
-				&st, NULL);
+	rc = sqlite3_prepare_v2(db, "SELECT state, status, clean FROM attempts WHERE "
+				"attempt_key = ?", -1, &st, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK)
@@ -349,20 +358,21 @@ static int attempt_state(sqlite3 *db, const char *key)
 
 		if (state && strcmp(state, "done") == 0)
 			v = status && strcmp(status, "judge_error") == 0 ? 2 : 1;
+		if (v == 1) { /* the verdict of an earlier run counts in the summary */
+			if (strcmp(status, "pass") == 0) {
+				p->passed++;
+				p->clean += sqlite3_column_int(st, 2) != 0;
+			} else if (strcmp(status, "fail") == 0) {
+				p->failed++;
+			} else {
+				p->errors++;
+			}
+		}
 		rc = SQLITE_DONE;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? v : -1;
 }
-
-/* --- progress -------------------------------------------------------------------------- */
-
-struct progress {
-	int tty, quiet;
-	size_t total, done, passed, clean, failed, errors, skipped;
-	double t0;
-	size_t done_here;       /* judged by this run (the rate) */
-};
 
 static double mono(void)
 {
@@ -604,12 +614,14 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = KJ_EXIT_FAIL;
 			goto out;
 		}
-		st = attempt_state(kj_store_db(store), keys[i]);
+		st = attempt_state(kj_store_db(store), keys[i], &prog);
 		if (st < 0) {
 			kj_cli_error(cmd, "the results store: %s", sqlite3_errmsg(kj_store_db(store)));
 			exit_code = KJ_EXIT_USAGE;
 			goto out;
 		}
+		if (st == 2 && !retry)
+			prog.errors++;
 		if (st == 1 || (st == 2 && !retry)) {
 			prog.done++;
 			prog.skipped++;
@@ -774,7 +786,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			fputc('\n', stderr);
 		}
 		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
-		       "task errors, %zu from earlier runs; results in %s (kjudge report %s)\n",
+		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
 		       db_path, db_path);
 	}

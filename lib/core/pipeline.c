@@ -1182,9 +1182,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		double allowed = 2.5 * over_r + 0.05 + 0.25 * (timing_ref ? med_r : med_c) + check_ms;
 
 		/* On the CPU the harness shares the cores with whatever else
-		 * runs: a wider margin (the physical floor still holds). */
+		 * runs: a wider margin (the physical floor still holds), and one
+		 * that grows with the candidate's own call (a 476 ms call of a
+		 * Triton kernel in the interpreter lost 17 ms to the scheduler
+		 * here; hiding 5 % of a call gains a cheat 5 %). */
 		if (strcmp(tc.timer, "cuda_event"))
-			allowed += 0.5 * over_r + 0.45;
+			allowed += 0.5 * over_r + 0.45 + 0.05 * med_c;
 
 		if (over_c > allowed) {
 			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the judge's clock saw %.4g ms per "

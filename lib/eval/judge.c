@@ -364,7 +364,7 @@ static int copy_file(const char *from, const char *to, struct kj_error *err)
 static int stage(const struct kj_eval_task *t, const struct kj_eval_cand *c, const char *dir,
 		 const char *op, struct kj_error *err)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 256];
 	int rc;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -486,7 +486,9 @@ static int lock_device(const struct kj_eval_slot *slot, struct kj_error *err)
 struct phase {
 	int ran;                /* the pipeline returned KJ_OK */
 	int n, passed;
-	const struct kj_case *first;   /* the first case that did not pass */
+	int have_first;         /* a case did not pass: the one that charges */
+	enum kj_etype first_type;
+	char first_msg[KJ_CASE_MSG_MAX + 1];
 	enum kj_status worst;   /* fail before task_error before judge_error */
 	double log_speedup;     /* sum of log(speedup) of the cases */
 	int timed;
@@ -501,7 +503,7 @@ static void summarize(const struct kj_result *r, struct phase *p)
 
 	p->n = r->n_cases;
 	p->passed = 0;
-	p->first = NULL;
+	p->have_first = 0;
 	p->worst = KJ_STATUS_PASS;
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
@@ -515,9 +517,14 @@ static void summarize(const struct kj_result *r, struct phase *p)
 			}
 			continue;
 		}
-		if (!p->first || (s == KJ_STATUS_FAIL && p->worst != KJ_STATUS_FAIL) ||
+		/* The result is released after the phase: what the verdict
+		 * needs is copied. */
+		if (!p->have_first || (s == KJ_STATUS_FAIL && p->worst != KJ_STATUS_FAIL) ||
 		    (s == KJ_STATUS_TASK_ERROR && p->worst == KJ_STATUS_JUDGE_ERROR)) {
-			p->first = c;
+			p->have_first = 1;
+			p->first_type = c->type;
+			snprintf(p->first_msg, sizeof(p->first_msg), "%s",
+				 c->message ? c->message : kj_etype_text(c->type));
 			p->worst = s;
 		}
 	}
@@ -530,6 +537,7 @@ struct run {
 	struct ctx *x;
 	char dir[PATH_MAX];
 	char op[160];
+	json_t *env;            /* the task's environment (versions, device) */
 };
 
 /*
@@ -562,9 +570,17 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	spec.timeout_s = rn->s->judge.timeout_s;
 	spec.kernels_disabled = disabled;
 	spec.profile_kernels = !disabled && kernel_names && strncmp(rn->slot->device, "cuda", 4) == 0;
+	/* On the CPU the judge's own work (another attempt's imports) would
+	 * run on the cores being timed: there the device is the whole machine,
+	 * taken before the workers start. */
+	if (strcmp(rn->slot->device, "cpu") == 0 && (lock = lock_device(rn->slot, err)) < 0)
+		return err->code;
 	rc = kj_attempt_open(&a, rn->cfg, &verify->err);
-	if (rc != KJ_OK)
+	if (rc != KJ_OK) {
+		if (lock >= 0)
+			close(lock);
 		return rc == KJ_ENOMEM ? kj_error_set(err, rc, "%s", verify->err.msg) : KJ_OK;
+	}
 	memset(&t, 0, sizeof(t));
 	rc = kj_seed_key(rn->cfg->state_dir, a.key, &verify->err);
 	if (rc == KJ_OK) {
@@ -575,9 +591,12 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		rc = kj_torch_open(rn->cfg, &a, &spec, &t, &verify->err);
 	if (rc == KJ_OK) {
 		task_open = 1;
+		rn->x->params = t.case_params;
 		rc = kj_task_start(&t, &a, &rn->s->judge, &verify->err);
 	}
-	if (rc == KJ_OK && (lock = lock_device(rn->slot, &verify->err)) < 0)
+	if (rc == KJ_OK && !disabled && t.env && !rn->env)
+		rn->env = json_incref(t.env);
+	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
 	if (rc == KJ_OK) {
 		rn->x->phase = disabled ? "disabled" : "verify";
@@ -611,6 +630,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		rc = KJ_OK;
 	kj_result_release(&vr);
 	kj_result_release(&br);
+	rn->x->params = NULL;
 	if (task_open)
 		kj_task_close(&t);
 	kj_attempt_close(&a);
@@ -634,22 +654,19 @@ static void set_verdict(struct kj_eval_outcome *o, const char *status, const cha
 static void phase_verdict(const struct phase *p, struct kj_eval_outcome *o, char *charged,
 			  size_t csize, char *msg, size_t msize)
 {
-	const struct kj_case *c = p->first;
-
 	if (!p->ran) {
 		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
 			    msize, p->err.msg);
 		return;
 	}
-	if (!c) {
+	if (!p->have_first) {
 		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
 			    msize, "no case was judged");
 		return;
 	}
-	set_verdict(o, kj_status_name(kj_case_status(c)), kj_etype_name(c->type),
-		    kj_category_name(kj_etype_category(c->type)), charged, csize,
-		    kj_charge_name(kj_etype_charge(c->type)), msg, msize,
-		    c->message ? c->message : kj_etype_text(c->type));
+	set_verdict(o, kj_status_name(kj_etype_status(p->first_type)), kj_etype_name(p->first_type),
+		    kj_category_name(kj_etype_category(p->first_type)), charged, csize,
+		    kj_charge_name(kj_etype_charge(p->first_type)), msg, msize, p->first_msg);
 }
 
 /* The profiler layer: one of the kernels the profiler saw run in forward
@@ -808,13 +825,12 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 			l.disabled_ok = 0;
 			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "the layer could not "
 				 "decide: with its kernels disabled a case ended as %s (%.300s)",
-				 kj_status_name(d.worst), d.first && d.first->message
-				 ? d.first->message : "");
+				 kj_status_name(d.worst), d.first_msg);
 		} else {
 			l.disabled_ok = 1;
 			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "with its kernels disabled "
 				 "it failed %d of %d cases (%s)", d.n - d.passed, d.n,
-				 d.first ? kj_etype_name(d.first->type) : "?");
+				 kj_etype_name(d.first_type));
 		}
 		if (strncmp(slot->device, "cuda", 4) == 0)
 			profile_layer(kernel_names, &l);
@@ -832,8 +848,9 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 		}
 	}
 	out->judge_s = now_s() - t0;
-	rc = record_done(&x, out, charged, msg, &v, &l, NULL, err);
+	rc = record_done(&x, out, charged, msg, &v, &l, rn.env, err);
 out:
+	json_decref(rn.env);
 	json_decref(kernel_names);
 	if (*rn.dir)
 		kj__rm_rf(rn.dir);
