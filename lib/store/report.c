@@ -339,9 +339,12 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 				adds(&o, " | no attempt");
 				continue;
 			}
-			add(&o, " | %s (%s/%s clean)", f(om, "best_speedup", b, sizeof(b)),
-			    f(om, "clean_passes", c, sizeof(c)),
-			    kj_metrics_fmt(json_object_get(om, "attempts"), b, sizeof(b)));
+			{
+				char n[32];
+
+				add(&o, " | %s (%s/%s clean)", f(om, "best_speedup", b, sizeof(b)),
+				    f(om, "clean_passes", c, sizeof(c)), f(om, "attempts", n, sizeof(n)));
+			}
 		}
 		adds(&o, " |\n");
 	}

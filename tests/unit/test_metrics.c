@@ -362,6 +362,8 @@ KJ_TEST(metrics_renderings_escape_and_agree)
 	}
 	KJ_CHECK(strstr(md, "| m1 | 5 | 0.800 [0.376, 0.964] | 0.600") != NULL);
 	KJ_CHECK(strstr(md, "1.651 (3)") != NULL);
+	/* C's row: m1's best 3.000 of 2 clean in 6, m2's none of 0 clean in 1. */
+	KJ_CHECK(strstr(md, "| C | 1 | 3 | 3.000 (2/6 clean) | - (0/1 clean) |") != NULL);
 	KJ_CHECK(strstr(html, "1.651") != NULL);
 	free(md);
 	free(html);
