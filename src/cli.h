@@ -316,5 +316,7 @@ extern const struct kj_cli_option kj_doctor_options[];
 extern const struct kj_cli_env kj_doctor_env[];
 int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_skill_options[];
+int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_report_options[];
 
 #endif /* KJ_CLI_H */

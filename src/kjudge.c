@@ -220,6 +220,38 @@ static const struct kj_cli_command commands[] = {
 			      "     written, or one is not kjudge's and its .orig exists\n"
 			      "     (see --force): nothing was changed\n",
 	},
+	{
+		.name = "report",
+		.run = kj_cmd_report,
+		.summary = "Compute the metrics of a results store (kjudge eval's) and write "
+			   "them as Markdown, HTML and JSON.",
+		.usage = "[options] DB",
+		.description =
+			"Reads the store DB read-only (an eval may be writing it) and\n"
+			"computes, per model, over the operators of the latest run's suite\n"
+			"(docs/metrics.md): accuracy (an operator with a passing attempt)\n"
+			"and the clean pass rate (a pass that every anti-cheat layer\n"
+			"passed), each with its Wilson 95 % interval; pass@k for k 1, 5 and\n"
+			"10 (the unbiased estimator over clean passes, averaged over the\n"
+			"operators with at least k attempts); fast_p for p 0, 0.5, 0.8, 1,\n"
+			"1.5 and 2 (the share of operators whose best clean speedup is\n"
+			"above p); the geometric-mean speedup; tokens, tokens per clean\n"
+			"success, generation and judge time; and the failures by category.\n"
+			"--md writes the tables as Markdown, --html one self-contained page\n"
+			"(inline CSS, plots as inline SVG: the fast_p curve, the speedup\n"
+			"distribution, the pass rates with their intervals, each operator's\n"
+			"attempts and cases), --json the metrics that both print.  Every\n"
+			"figure that is not a count is printed with three decimals.  With\n"
+			"none of the three, the Markdown goes to stdout.\n",
+		.options = kj_report_options,
+		.min_operands = 1,
+		.max_operands = 1,
+		.operands = "one DB, the results store",
+		.exit_codes = "  0  the report is written\n"
+			      "  2  bad flags, a store that is missing, not a kjudge store,\n"
+			      "     of a newer schema, corrupt or locked, or a file that cannot\n"
+			      "     be written: nothing was written\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,808 @@
+/*
+ * metrics.c - the figures of an evaluation from the results store
+ * (kjudge/metrics.h; the definitions are docs/metrics.md's).
+ *
+ * One read transaction: the latest run, its suite's operators, the
+ * attempts counted (state 'done', task in the suite, the last finished of
+ * each (model, task, attempt label)), each with its timings and its cases;
+ * then every figure per model.  Every SQLite call is checked and any
+ * failure is the whole call's error.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "kjudge/metrics.h"
+#include "store/store_internal.h"
+#include "base/json.h"
+#include "base/text.h"
+#include "base/banned.h"
+
+/* Longest text of the store copied into the metrics: messages and names
+ * (kj__text_clean's form past it), and JSON columns parsed. */
+#define TEXT_MAX 4096
+#define JSON_TEXT_MAX (1u << 20)
+
+/* z for a two-sided 95 % interval. */
+#define WILSON_Z 1.959963984540054
+
+static const double fast_ps[] = { 0.0, 0.5, 0.8, 1.0, 1.5, 2.0 };
+static const char *const fast_keys[] = { "0", "0.5", "0.8", "1", "1.5", "2" };
+#define N_FAST (sizeof(fast_ps) / sizeof(fast_ps[0]))
+static const int ks[] = { 1, 5, 10 };
+#define N_K (sizeof(ks) / sizeof(ks[0]))
+
+/* Categories (schema.sql's attempts.category) and the failure groups. */
+static const char *const cats[] = { "build", "runtime", "accuracy", "timeout", "limit",
+				    "timing", "task", "judge", "static", "anticheat" };
+#define N_CAT (sizeof(cats) / sizeof(cats[0]))
+/* The group of each category, in the order of cats[]; "other" for the rest
+ * and for a failure without a known category. */
+static const char *const cat_group[] = { "build", "runtime", "accuracy", "timeout", "other",
+					 "timing", "other", "judge", "static", "other" };
+static const char *const groups[] = { "static", "build", "runtime", "accuracy", "timeout",
+				      "timing", "judge", "other" };
+#define N_GROUP (sizeof(groups) / sizeof(groups[0]))
+
+struct model {
+	char *name, *raw; /* cleaned (the JSON's key), as stored */
+	long long n_att, n_pass, n_clean, tokens, tokens_missing, runtime_missing;
+	double runtime_s, judge_s;
+	long long cat[N_CAT + 1]; /* [N_CAT]: no category or an unknown one */
+	long long group[N_GROUP];
+	/* Per operator: attempts, clean passes, any pass, best clean speedup
+	 * (< 0: none), the attempts' records with their cases. */
+	int *n, *c;
+	unsigned char *pass;
+	double *best;
+	json_t **recs;
+};
+
+struct ctx {
+	sqlite3 *db;
+	struct kj_error *err;
+	int oom;
+	size_t n_ops;
+	json_t *ops;       /* the operators' records */
+	json_t *op_index;  /* task_key -> index */
+	struct model *models;
+	size_t n_models;
+};
+
+static int fail(struct ctx *c, int rc, const char *what)
+{
+	return kj__store_fail(c->db, rc, c->err, what);
+}
+
+static void set(struct ctx *c, json_t *o, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(o, key, v) != 0)
+		c->oom = 1;
+}
+
+static void push(struct ctx *c, json_t *a, json_t *v)
+{
+	if (!v || json_array_append_new(a, v) != 0)
+		c->oom = 1;
+}
+
+/* A text column: valid UTF-8, bounded; null for NULL. */
+static json_t *col_text(struct ctx *c, sqlite3_stmt *st, int i)
+{
+	const unsigned char *t;
+	char *clean;
+	json_t *j;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	t = sqlite3_column_text(st, i);
+	if (!t) {
+		c->oom = 1;
+		return NULL;
+	}
+	clean = kj__text_clean((const char *)t, (size_t)sqlite3_column_bytes(st, i), TEXT_MAX);
+	if (!clean)
+		return NULL;
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
+/* A JSON column, parsed; a text that is not JSON (or too long) is kept as
+ * a string. */
+static json_t *col_json(struct ctx *c, sqlite3_stmt *st, int i)
+{
+	const unsigned char *t;
+	size_t len;
+	json_t *j;
+	int oom = 0;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	t = sqlite3_column_text(st, i);
+	len = (size_t)sqlite3_column_bytes(st, i);
+	if (t && len <= JSON_TEXT_MAX) {
+		j = kj__json_loadb((const char *)t, len, JSON_DECODE_ANY, NULL, &oom);
+		if (j || oom)
+			return j;
+	}
+	return col_text(c, st, i);
+}
+
+static json_t *col_int(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	return json_integer(sqlite3_column_int64(st, i));
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* A rate k/n, null when n is 0. */
+static json_t *rate(long long k, long long n)
+{
+	return n > 0 ? json_real((double)k / (double)n) : json_null();
+}
+
+/* Wilson's 95 % score interval of k successes in n, [lo, hi]; null when n
+ * is 0. */
+static json_t *wilson(long long k, long long n)
+{
+	double p, z2, den, mid, half, lo, hi;
+
+	if (n <= 0)
+		return json_null();
+	p = (double)k / (double)n;
+	z2 = WILSON_Z * WILSON_Z;
+	den = 1.0 + z2 / (double)n;
+	mid = (p + z2 / (2.0 * (double)n)) / den;
+	half = WILSON_Z * sqrt(p * (1.0 - p) / (double)n + z2 / (4.0 * (double)n * (double)n)) / den;
+	lo = mid - half;
+	hi = mid + half;
+	return json_pack("[ff]", lo < 0 ? 0.0 : lo, hi > 1 ? 1.0 : hi);
+}
+
+/* The geometric mean of v[0..n) (all > 0), in log space; exactly the
+ * value when they are all the same (exp(log(x)) need not be x, and a tie
+ * at a fast_p threshold must stay one). */
+static double geomean(const double *v, size_t n)
+{
+	double sum = 0, lo = v[0], hi = v[0];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		sum += log(v[i]);
+		if (v[i] < lo)
+			lo = v[i];
+		if (v[i] > hi)
+			hi = v[i];
+	}
+	return lo == hi ? lo : exp(sum / (double)n);
+}
+
+/* pass@k of an operator with n attempts and c clean passes:
+ * 1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k / i). */
+static double pass_at_k(int n, int c, int k)
+{
+	double prod = 1.0;
+	int i;
+
+	if (n - c < k)
+		return 1.0;
+	for (i = n - c + 1; i <= n; i++)
+		prod *= 1.0 - (double)k / (double)i;
+	return 1.0 - prod;
+}
+
+static int step_done(struct ctx *c, sqlite3_stmt *st, int rc, const char *what)
+{
+	if (rc != SQLITE_DONE)
+		return fail(c, rc, what);
+	(void)st;
+	return KJ_OK;
+}
+
+/* The latest run, into *suite (null when none); *run_id 0 when none. */
+static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*suite = NULL;
+	*run_id = 0;
+	rc = sqlite3_prepare_v2(c->db, "SELECT run_id, judge_version, settings, suite, started_at, "
+				"finished_at, (SELECT count(*) FROM runs) FROM runs "
+				"ORDER BY run_id DESC LIMIT 1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(c, rc, "metrics: the latest run");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		json_t *o = json_object();
+
+		*run_id = sqlite3_column_int64(st, 0);
+		if (!o) {
+			c->oom = 1;
+		} else {
+			set(c, o, "run_id", json_integer(*run_id));
+			set(c, o, "judge_version", col_text(c, st, 1));
+			set(c, o, "settings", col_json(c, st, 2));
+			set(c, o, "suite", col_text(c, st, 3));
+			set(c, o, "started_at", col_text(c, st, 4));
+			set(c, o, "finished_at", col_text(c, st, 5));
+			set(c, o, "runs", json_integer(sqlite3_column_int64(st, 6)));
+		}
+		*suite = o;
+		rc = sqlite3_step(st);
+	} else {
+		*suite = json_null();
+	}
+	rc = step_done(c, st, rc, "metrics: the latest run");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The operators of the run's suite, in the order of level, problem, name. */
+static int load_ops(struct ctx *c, long long run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(c->db, "SELECT t.task_key, t.name, t.path, t.level, t.problem "
+				"FROM suite_tasks s JOIN tasks t ON t.task_key = s.task_key "
+				"WHERE s.run_id = ? ORDER BY t.level IS NULL, t.level, "
+				"t.problem IS NULL, t.problem, t.name, t.task_key", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(c, rc, "metrics: the suite's operators");
+	rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return fail(c, rc, "metrics: the suite's operators");
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		const char *key = (const char *)sqlite3_column_text(st, 0);
+		json_t *o = json_object();
+
+		if (!key || !o) {
+			json_decref(o);
+			c->oom = 1;
+			break;
+		}
+		set(c, o, "task", col_text(c, st, 1));
+		set(c, o, "task_key", col_text(c, st, 0));
+		set(c, o, "path", col_text(c, st, 2));
+		set(c, o, "level", col_int(st, 3));
+		set(c, o, "problem", col_int(st, 4));
+		set(c, o, "models", json_object());
+		set(c, c->op_index, key, json_integer((json_int_t)c->n_ops));
+		push(c, c->ops, o);
+		c->n_ops++;
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: the suite's operators");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static struct model *model_get(struct ctx *c, const char *name)
+{
+	struct model *m, *grown;
+	size_t i;
+
+	if (c->n_models && !strcmp(c->models[c->n_models - 1].raw, name))
+		return &c->models[c->n_models - 1];
+	grown = realloc(c->models, (c->n_models + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	c->models = grown;
+	m = &grown[c->n_models];
+	memset(m, 0, sizeof(*m));
+	m->name = kj__text_cleans(name, TEXT_MAX);
+	m->raw = strdup(name);
+	m->n = calloc(c->n_ops + 1, sizeof(*m->n));
+	m->c = calloc(c->n_ops + 1, sizeof(*m->c));
+	m->pass = calloc(c->n_ops + 1, 1);
+	m->best = malloc((c->n_ops + 1) * sizeof(*m->best));
+	m->recs = calloc(c->n_ops + 1, sizeof(*m->recs));
+	c->n_models++;
+	if (!m->name || !m->raw || !m->n || !m->c || !m->pass || !m->best || !m->recs)
+		return NULL;
+	for (i = 0; i <= c->n_ops; i++)
+		m->best[i] = -1.0;
+	return m;
+}
+
+/* The speedup of an attempt from its timings rows: the geometric mean of
+ * their finite, positive speedups; *used the number of rows used (0: none,
+ * *out left alone). */
+static int timed_speedup(struct ctx *c, sqlite3_stmt *st, const char *akey, double *out,
+			 long long *used)
+{
+	double *v = NULL, *grown;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	*used = 0;
+	sqlite3_reset(st);
+	rc = sqlite3_bind_text(st, 1, akey, -1, SQLITE_TRANSIENT);
+	if (rc != SQLITE_OK)
+		return fail(c, rc, "metrics: an attempt's timings");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		double x;
+
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		x = sqlite3_column_double(st, 0);
+		if (!isfinite(x) || x <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				c->oom = 1;
+				sqlite3_reset(st);
+				return KJ_OK;
+			}
+			v = grown;
+		}
+		v[n++] = x;
+	}
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return fail(c, rc, "metrics: an attempt's timings");
+	}
+	if (n) {
+		*out = geomean(v, n);
+		*used = (long long)n;
+	}
+	free(v);
+	sqlite3_reset(st);
+	return KJ_OK;
+}
+
+/* The case rows of an attempt. */
+static int load_cases(struct ctx *c, sqlite3_stmt *st, const char *akey, json_t **out)
+{
+	json_t *a = json_array();
+	int rc;
+
+	*out = a;
+	if (!a) {
+		c->oom = 1;
+		return KJ_OK;
+	}
+	sqlite3_reset(st);
+	rc = sqlite3_bind_text(st, 1, akey, -1, SQLITE_TRANSIENT);
+	if (rc != SQLITE_OK)
+		return fail(c, rc, "metrics: an attempt's cases");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		json_t *o = json_object();
+
+		if (!o) {
+			c->oom = 1;
+			break;
+		}
+		set(c, o, "phase", col_text(c, st, 0));
+		set(c, o, "case_idx", col_int(st, 1));
+		set(c, o, "params", col_json(c, st, 2));
+		set(c, o, "status", col_text(c, st, 3));
+		set(c, o, "error_type", col_text(c, st, 4));
+		set(c, o, "category", col_text(c, st, 5));
+		set(c, o, "message", col_text(c, st, 6));
+		push(c, a, o);
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: an attempt's cases");
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* The attempts counted: state 'done', task in the run's suite, and of the
+ * rows that share (model, task_key, attempt) the one finished last. */
+static const char attempts_sql[] =
+	"WITH a AS (SELECT a.*, row_number() OVER (PARTITION BY a.model, a.task_key, "
+	"a.attempt ORDER BY a.finished_at DESC, a.run_id DESC, a.attempt_key DESC) AS rn "
+	"FROM attempts a WHERE a.state = 'done' AND a.task_key IN "
+	"(SELECT task_key FROM suite_tasks WHERE run_id = ?)) "
+	"SELECT attempt_key, task_key, task, model, attempt, round, prompt_tokens, "
+	"completion_tokens, generation_s, status, clean, error_type, category, charged, "
+	"message, speedup, judge_s, cases_total, cases_passed, finished_at, run_id "
+	"FROM a WHERE rn = 1 ORDER BY model, task, task_key, length(attempt), attempt, "
+	"attempt_key";
+
+static void count_category(struct model *m, const char *cat, int clean)
+{
+	size_t i;
+
+	if (clean)
+		return;
+	for (i = 0; cat && i < N_CAT; i++)
+		if (!strcmp(cat, cats[i]))
+			break;
+	m->cat[cat ? i : N_CAT]++;
+	{
+		const char *g = cat && i < N_CAT ? cat_group[i] : "other";
+		size_t j;
+
+		for (j = 0; j < N_GROUP; j++)
+			if (!strcmp(g, groups[j]))
+				m->group[j]++;
+	}
+}
+
+static int load_attempts(struct ctx *c, long long run_id, json_t *list)
+{
+	sqlite3_stmt *st = NULL, *tst = NULL, *cst = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(c->db, attempts_sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(c->db, "SELECT speedup FROM timings WHERE attempt_key = ? "
+					"ORDER BY case_idx", -1, &tst, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(c->db, "SELECT phase, case_idx, params, status, error_type, "
+					"category, message FROM case_results WHERE attempt_key = ? "
+					"ORDER BY CASE phase WHEN 'verify' THEN 0 WHEN 'benchmark' "
+					"THEN 1 ELSE 2 END, case_idx", -1, &cst, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc != SQLITE_OK) {
+		rc = fail(c, rc, "metrics: the attempts");
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		const char *akey = (const char *)sqlite3_column_text(st, 0);
+		const char *tkey = (const char *)sqlite3_column_text(st, 1);
+		const char *mname = (const char *)sqlite3_column_text(st, 3);
+		const char *status = (const char *)sqlite3_column_text(st, 9);
+		const char *cat = (const char *)sqlite3_column_text(st, 12);
+		int passed, clean;
+		double speedup = NAN;
+		long long used = 0;
+		json_t *rec, *full, *cases = NULL, *idx;
+		struct model *m;
+		size_t oi;
+
+		if (!akey || !tkey || !mname) {
+			c->oom = 1;
+			break;
+		}
+		idx = json_object_get(c->op_index, tkey);
+		if (!idx)
+			continue; /* cannot be: the query joins on the suite */
+		oi = (size_t)json_integer_value(idx);
+		m = model_get(c, mname);
+		if (!m) {
+			c->oom = 1;
+			break;
+		}
+		passed = status && !strcmp(status, "pass");
+		clean = passed && sqlite3_column_type(st, 10) != SQLITE_NULL &&
+			sqlite3_column_int64(st, 10) == 1;
+		if (passed) {
+			if (sqlite3_column_type(st, 15) != SQLITE_NULL)
+				speedup = sqlite3_column_double(st, 15);
+			if (!isfinite(speedup) || speedup <= 0)
+				speedup = NAN;
+			rc = timed_speedup(c, tst, akey, &speedup, &used);
+			if (rc != KJ_OK)
+				goto out;
+		}
+		m->n_att++;
+		m->n[oi]++;
+		if (passed) {
+			m->n_pass++;
+			m->pass[oi] = 1;
+		}
+		if (clean) {
+			m->n_clean++;
+			m->c[oi]++;
+			if (isfinite(speedup) && speedup > m->best[oi])
+				m->best[oi] = speedup;
+		}
+		count_category(m, cat, clean);
+		if (sqlite3_column_type(st, 6) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 7) == SQLITE_NULL)
+			m->tokens_missing++;
+		m->tokens += sqlite3_column_int64(st, 6) + sqlite3_column_int64(st, 7);
+		if (sqlite3_column_type(st, 8) == SQLITE_NULL)
+			m->runtime_missing++;
+		else
+			m->runtime_s += sqlite3_column_double(st, 8);
+		m->judge_s += sqlite3_column_double(st, 16);
+
+		rec = json_object();
+		if (!rec) {
+			c->oom = 1;
+			break;
+		}
+		set(c, rec, "task", col_text(c, st, 2));
+		set(c, rec, "task_key", col_text(c, st, 1));
+		set(c, rec, "model", json_string(m->name));
+		set(c, rec, "attempt", col_text(c, st, 4));
+		set(c, rec, "round", col_int(st, 5));
+		set(c, rec, "status", json_string(passed ? "pass" : "fail"));
+		set(c, rec, "verdict", col_text(c, st, 9));
+		set(c, rec, "clean", json_boolean(clean));
+		set(c, rec, "error_type", col_text(c, st, 11));
+		set(c, rec, "category", col_text(c, st, 12));
+		set(c, rec, "charged", col_text(c, st, 13));
+		set(c, rec, "message", col_text(c, st, 14));
+		set(c, rec, "speedup", passed ? num(speedup) : json_null());
+		set(c, rec, "speedup_recorded", sqlite3_column_type(st, 15) == SQLITE_NULL
+							? json_null()
+							: num(sqlite3_column_double(st, 15)));
+		set(c, rec, "timed_cases", json_integer(used));
+		set(c, rec, "prompt_tokens", col_int(st, 6));
+		set(c, rec, "completion_tokens", col_int(st, 7));
+		set(c, rec, "generation_s", sqlite3_column_type(st, 8) == SQLITE_NULL
+						    ? json_null()
+						    : num(sqlite3_column_double(st, 8)));
+		set(c, rec, "judge_s", sqlite3_column_type(st, 16) == SQLITE_NULL
+					       ? json_null()
+					       : num(sqlite3_column_double(st, 16)));
+		set(c, rec, "cases_total", col_int(st, 17));
+		set(c, rec, "cases_passed", col_int(st, 18));
+		set(c, rec, "finished_at", col_text(c, st, 19));
+		set(c, rec, "run_id", col_int(st, 20));
+		rc = load_cases(c, cst, akey, &cases);
+		if (rc != KJ_OK) {
+			json_decref(cases);
+			json_decref(rec);
+			goto out;
+		}
+		full = json_copy(rec);
+		if (full)
+			set(c, full, "cases", cases);
+		else
+			json_decref(cases);
+		push(c, list, rec);
+		if (!m->recs[oi] && !(m->recs[oi] = json_array()))
+			c->oom = 1;
+		if (m->recs[oi])
+			push(c, m->recs[oi], full);
+		else
+			json_decref(full);
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: the attempts");
+out:
+	sqlite3_finalize(st);
+	sqlite3_finalize(tst);
+	sqlite3_finalize(cst);
+	return rc;
+}
+
+/* One model's figures. */
+static json_t *model_figures(struct ctx *c, struct model *m)
+{
+	json_t *o = json_object(), *pk = json_object(), *pko = json_object();
+	json_t *fp = json_object(), *fpc = json_object(), *fpn = json_object();
+	json_t *cat = json_object(), *grp = json_object();
+	long long n_ops = (long long)c->n_ops, solved = 0, solved_clean = 0, tried = 0;
+	double *logs = malloc((c->n_ops + 1) * sizeof(double));
+	size_t i, j, n_sp = 0;
+
+	if (!o || !pk || !pko || !fp || !fpc || !fpn || !cat || !grp || !logs) {
+		c->oom = 1;
+		json_decref(o);
+		json_decref(pk);
+		json_decref(pko);
+		json_decref(fp);
+		json_decref(fpc);
+		json_decref(fpn);
+		json_decref(cat);
+		json_decref(grp);
+		free(logs);
+		return NULL;
+	}
+	for (i = 0; i < c->n_ops; i++) {
+		solved += m->pass[i];
+		solved_clean += m->c[i] > 0;
+		tried += m->n[i] > 0;
+		if (m->best[i] > 0)
+			logs[n_sp++] = m->best[i];
+	}
+	set(c, o, "operators", json_integer(n_ops));
+	set(c, o, "operators_attempted", json_integer(tried));
+	set(c, o, "attempts", json_integer(m->n_att));
+	set(c, o, "attempts_passed", json_integer(m->n_pass));
+	set(c, o, "attempts_clean", json_integer(m->n_clean));
+	set(c, o, "solved", json_integer(solved));
+	set(c, o, "solved_clean", json_integer(solved_clean));
+	set(c, o, "accuracy", rate(solved, n_ops));
+	set(c, o, "accuracy_ci", wilson(solved, n_ops));
+	set(c, o, "clean_pass_rate", rate(solved_clean, n_ops));
+	set(c, o, "clean_pass_rate_ci", wilson(solved_clean, n_ops));
+	set(c, o, "attempt_pass_rate", rate(m->n_pass, m->n_att));
+	set(c, o, "attempt_pass_rate_ci", wilson(m->n_pass, m->n_att));
+	for (j = 0; j < N_K; j++) {
+		double sum = 0;
+		long long nk = 0;
+		char key[8];
+
+		for (i = 0; i < c->n_ops; i++) {
+			if (m->n[i] < ks[j])
+				continue;
+			sum += pass_at_k(m->n[i], m->c[i], ks[j]);
+			nk++;
+		}
+		if (!nk)
+			continue;
+		snprintf(key, sizeof(key), "%d", ks[j]);
+		set(c, pk, key, json_real(sum / (double)nk));
+		set(c, pko, key, json_integer(nk));
+	}
+	set(c, o, "pass_at_k", pk);
+	set(c, o, "pass_at_k_operators", pko);
+	for (j = 0; j < N_FAST; j++) {
+		long long k = 0;
+
+		for (i = 0; i < c->n_ops; i++)
+			k += m->best[i] > fast_ps[j];
+		set(c, fp, fast_keys[j], rate(k, n_ops));
+		set(c, fpc, fast_keys[j], wilson(k, n_ops));
+		set(c, fpn, fast_keys[j], json_integer(k));
+	}
+	set(c, o, "fast_p", fp);
+	set(c, o, "fast_p_ci", fpc);
+	set(c, o, "fast_p_count", fpn);
+	set(c, o, "speedup", n_sp ? num(geomean(logs, n_sp)) : json_null());
+	set(c, o, "speedup_operators", json_integer((json_int_t)n_sp));
+	free(logs);
+	set(c, o, "tokens_total", json_integer(m->tokens));
+	set(c, o, "tokens_missing", json_integer(m->tokens_missing));
+	set(c, o, "tokens_per_success", solved_clean ? json_real((double)m->tokens /
+								  (double)solved_clean)
+						     : json_null());
+	set(c, o, "runtime_s", json_real(m->runtime_s));
+	set(c, o, "runtime_missing", json_integer(m->runtime_missing));
+	set(c, o, "judge_s", json_real(m->judge_s));
+	for (j = 0; j < N_CAT; j++)
+		set(c, cat, cats[j], json_integer(m->cat[j]));
+	set(c, cat, "unknown", json_integer(m->cat[N_CAT]));
+	set(c, o, "categories", cat);
+	{
+		long long total = 0;
+
+		for (j = 0; j < N_GROUP; j++) {
+			set(c, grp, groups[j], json_integer(m->group[j]));
+			total += m->group[j];
+		}
+		set(c, grp, "total", json_integer(total));
+	}
+	set(c, o, "failures", grp);
+	return o;
+}
+
+/* Each operator's record gets every model's figures and attempts. */
+static void fill_ops(struct ctx *c)
+{
+	size_t i, k;
+
+	for (i = 0; i < c->n_ops; i++) {
+		json_t *op = json_array_get(c->ops, i);
+		json_t *ms = json_object_get(op, "models");
+
+		for (k = 0; k < c->n_models; k++) {
+			struct model *m = &c->models[k];
+			json_t *o = json_object();
+
+			if (!o) {
+				c->oom = 1;
+				return;
+			}
+			set(c, o, "attempts", json_integer(m->n[i]));
+			set(c, o, "clean_passes", json_integer(m->c[i]));
+			set(c, o, "passed", json_boolean(m->pass[i]));
+			set(c, o, "solved_clean", json_boolean(m->c[i] > 0));
+			set(c, o, "best_speedup", m->best[i] > 0 ? json_real(m->best[i])
+								 : json_null());
+			if (m->recs[i]) {
+				set(c, o, "records", m->recs[i]);
+				m->recs[i] = NULL;
+			} else {
+				set(c, o, "records", json_array());
+			}
+			if (ms)
+				set(c, ms, m->name, o);
+			else
+				json_decref(o);
+		}
+	}
+}
+
+int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
+{
+	struct ctx c;
+	json_t *root = NULL, *suite = NULL, *models = NULL, *list = NULL;
+	long long run_id = 0;
+	size_t i, k;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return kj_error_set(err, KJ_EINVAL, "metrics: no store");
+	memset(&c, 0, sizeof(c));
+	c.db = kj_store_db(s);
+	c.err = err;
+	c.ops = json_array();
+	c.op_index = json_object();
+	models = json_object();
+	list = json_array();
+	if (!c.ops || !c.op_index || !models || !list) {
+		rc = kj_error_set(err, KJ_ENOMEM, "metrics: out of memory");
+		goto out;
+	}
+	/* One snapshot: a writer's commit in between cannot mix two states. */
+	rc = sqlite3_exec(c.db, "BEGIN", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		rc = fail(&c, rc, "metrics: starting a read");
+		goto out;
+	}
+	rc = load_suite(&c, &suite, &run_id);
+	if (rc == KJ_OK && !c.oom && run_id)
+		rc = load_ops(&c, run_id);
+	if (rc == KJ_OK && !c.oom && run_id)
+		rc = load_attempts(&c, run_id, list);
+	if (rc == KJ_OK) {
+		int crc = sqlite3_exec(c.db, "COMMIT", NULL, NULL, NULL);
+
+		if (crc != SQLITE_OK)
+			rc = fail(&c, crc, "metrics: ending the read");
+	}
+	if (rc != KJ_OK) {
+		sqlite3_exec(c.db, "ROLLBACK", NULL, NULL, NULL);
+		goto out;
+	}
+	if (!c.oom) {
+		for (k = 0; k < c.n_models; k++)
+			set(&c, models, c.models[k].name, model_figures(&c, &c.models[k]));
+		fill_ops(&c);
+	}
+	if (suite && json_is_object(suite))
+		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
+	if (!c.oom) {
+		root = json_pack("{sOsOsOsO}", "suite", suite ? suite : json_null(), "models",
+				 models, "attempts", list, "operators", c.ops);
+		if (!root)
+			c.oom = 1;
+	}
+	if (c.oom) {
+		rc = kj_error_set(err, KJ_ENOMEM, "metrics: out of memory");
+		json_decref(root);
+		root = NULL;
+	}
+out:
+	json_decref(suite);
+	json_decref(models);
+	json_decref(list);
+	json_decref(c.ops);
+	json_decref(c.op_index);
+	for (k = 0; k < c.n_models; k++) {
+		struct model *m = &c.models[k];
+
+		for (i = 0; m->recs && i <= c.n_ops; i++)
+			json_decref(m->recs[i]);
+		free(m->name);
+		free(m->raw);
+		free(m->n);
+		free(m->c);
+		free(m->pass);
+		free(m->best);
+		free(m->recs);
+	}
+	free(c.models);
+	if (rc == KJ_OK)
+		*out = root;
+	return rc;
+}

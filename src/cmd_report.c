@@ -1,0 +1,142 @@
+/*
+ * cmd_report.c - `kjudge report DB [--md F] [--html F] [--json F]`: the
+ * metrics of a results store (kjudge/metrics.h), as Markdown, one
+ * self-contained HTML page and the JSON they are printed from.
+ *
+ * The store is opened read-only (an eval may be writing it: WAL lets it
+ * read one committed state).  Each file is made whole, then written
+ * atomically; with none of the three, the Markdown goes to stdout.  Errors:
+ * one line on stderr, exit 2, and no file written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/fileio.h"
+#include "kjudge/metrics.h"
+#include "kjudge/store.h"
+#include "cli.h"
+#include "base/banned.h"
+
+enum {
+	OPT_MD,
+	OPT_HTML,
+	OPT_JSON,
+	OPT_COUNT_
+};
+
+const struct kj_cli_option kj_report_options[] = {
+	[OPT_MD] = { .name = "md", .type = KJ_CLI_STRING, .metavar = "FILE",
+		     .help = "write the Markdown report (tables per model, failures, "
+			     "operators) to FILE" },
+	[OPT_HTML] = { .name = "html", .type = KJ_CLI_STRING, .metavar = "FILE",
+		       .help = "write the report as one self-contained HTML page (plots as "
+			       "inline SVG) to FILE" },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_STRING, .metavar = "FILE",
+		       .help = "write the metrics JSON that both are printed from to FILE" },
+	[OPT_COUNT_] = { .name = NULL },
+};
+
+/* The texts to write, made before any is written. */
+struct product {
+	const char *path, *what;
+	char *text;
+};
+
+int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	struct kj_cli_args a;
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	struct product out[OPT_COUNT_];
+	json_t *m = NULL;
+	const char *db;
+	int rc, i, any = 0, exit_code = KJ_EXIT_USAGE;
+
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	db = a.operands[0];
+	memset(out, 0, sizeof(out));
+	out[OPT_MD].path = a.opt[OPT_MD].text;
+	out[OPT_MD].what = "markdown report";
+	out[OPT_HTML].path = a.opt[OPT_HTML].text;
+	out[OPT_HTML].what = "html report";
+	out[OPT_JSON].path = a.opt[OPT_JSON].text;
+	out[OPT_JSON].what = "metrics json";
+	kj_cli_args_release(&a);
+	for (i = 0; i < OPT_COUNT_; i++) {
+		if (!out[i].path)
+			continue;
+		any = 1;
+		if (kj_cli_check_output(cmd, out[i].path))
+			return KJ_EXIT_USAGE;
+	}
+
+	if (kj_store_open(db, KJ_STORE_READONLY, 0, &s, &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		return KJ_EXIT_USAGE;
+	}
+	rc = kj_metrics_compute(s, &m, &err);
+	kj_store_close(s);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "'%s': %s", db, err.msg);
+		return KJ_EXIT_USAGE;
+	}
+	if (!any) {
+		out[OPT_MD].path = "-";
+	}
+	for (i = 0; i < OPT_COUNT_; i++) {
+		if (!out[i].path)
+			continue;
+		if (i == OPT_MD)
+			out[i].text = kj_metrics_markdown(m, &err);
+		else if (i == OPT_HTML)
+			out[i].text = kj_metrics_html(m, &err);
+		else
+			out[i].text = kj_json_text(m, JSON_INDENT(2) | JSON_REAL_PRECISION(17), &err);
+		if (!out[i].text) {
+			kj_cli_error(cmd, "the %s cannot be made: %s", out[i].what, err.msg);
+			goto done;
+		}
+	}
+	for (i = 0; i < OPT_COUNT_; i++) {
+		size_t len;
+		char *t;
+
+		if (!out[i].path)
+			continue;
+		if (!strcmp(out[i].path, "-") && !any) {
+			if (fputs(out[i].text, stdout) == EOF) {
+				kj_cli_error(cmd, "cannot write to standard output");
+				goto done;
+			}
+			continue;
+		}
+		len = strlen(out[i].text);
+		/* The JSON text ends without a newline: give it one. */
+		if (i == OPT_JSON) {
+			t = realloc(out[i].text, len + 2);
+			if (!t) {
+				kj_cli_error(cmd, "the %s cannot be made: out of memory", out[i].what);
+				goto done;
+			}
+			t[len++] = '\n';
+			t[len] = '\0';
+			out[i].text = t;
+		}
+		if (kj_write_file_atomic(out[i].path, out[i].text, len, &err) != KJ_OK) {
+			kj_cli_error(cmd, "%s", err.msg);
+			goto done;
+		}
+		printf("%s written to %s\n", out[i].what, out[i].path);
+	}
+	exit_code = KJ_EXIT_OK;
+done:
+	for (i = 0; i < OPT_COUNT_; i++)
+		free(out[i].text);
+	json_decref(m);
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return exit_code;
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# t0620-report.sh - kjudge report: its exit codes and files (Markdown, HTML,
+# JSON), a store that is missing, not SQLite, another program's, empty or
+# corrupt refused with exit 2, and the HTML page as a browser lays it out
+# (headless Chromium at 1280 px: every plot drawn, nothing cut off, the
+# cells holding the JSON's numbers, a row's details showing its cases).
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$KJ_TESTS/.." && pwd)
+CHROMIUM=${KJ_CHROMIUM:-chromium}
+
+# make_db PATH: a store (schema.sql, as kjudge creates it) of two runs, two
+# models (one named with markup), an operator with a long unbreakable name,
+# one with no attempt, one with six attempts, and a candidate's message
+# holding a <script>.
+make_db() {
+	"$KJ_PYTHON" - "$root/lib/store/schema.sql" "$1" <<'PY'
+import sqlite3, sys
+schema, path = sys.argv[1], sys.argv[2]
+db = sqlite3.connect(path)
+db.execute("PRAGMA application_id = %d" % 0x6b6a6467)
+db.executescript(open(schema).read())
+db.executescript("""
+INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '1'),
+  ('created_by', 'kjudge test');
+PRAGMA user_version = 1;
+""")
+T = "2026-01-02T00:00:00Z"
+db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL)", (T,))
+db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL)", (T, T))
+long_name = "level3_" + "x" * 150
+tasks = [("kA", "19_ReLU", 1, 19), ("kB", "23_Softmax", 1, 23), ("kC", long_name, 3, 1),
+         ("kD", "7_<b>Gemm</b>", 2, 7)]
+for key, name, level, prob in tasks:
+    db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, 'h', NULL, 's', NULL)",
+               (key, name, f"level{level}/{name}.py", level, prob))
+    db.execute("INSERT INTO suite_tasks VALUES (2, ?)", (key,))
+db.execute("INSERT INTO candidates VALUES ('c0', 'x')")
+def att(key, task, model, label, status, clean, cat, speedup, tok=(10, 20), gen=1.0):
+    db.execute("""INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt,
+      round, cand_sha256, origin, prompt_tokens, completion_tokens, generation_s, device,
+      state, status, clean, error_type, category, charged, message, speedup, judge_s,
+      started_at, finished_at) VALUES (?, 2, ?, ?, ?, ?, 1, 'c0', 'o', ?, ?, ?, 'cpu',
+      'done', ?, ?, ?, ?, 'candidate', ?, ?, 3.0, ?, ?)""",
+      (key, task, dict((k, n) for k, n, _, _ in tasks)[task], model, label, tok[0], tok[1],
+       gen, status, clean, None if cat is None else "SomeError", cat,
+       f"failed: <script>document.title='pwned'</script> & more ({key})", speedup, T, T))
+# m1: A clean 2.0 and 1.0; B 6 attempts, one clean 1.5; C clean 0.25; D none.
+att("a1", "kA", "m1", "0", "pass", 1, None, 2.0)
+att("a2", "kA", "m1", "1", "pass", 1, None, 1.0)
+for i in range(5):
+    att(f"b{i}", "kB", "m1", str(i), "fail", 0, "accuracy", None, tok=(None, None))
+att("b5", "kB", "m1", "5", "pass", 1, None, 1.5)
+att("c1", "kC", "m1", "0", "pass", 1, None, 0.25)
+# m<2>: A not clean (static), B judge error, D build failure.
+att("x1", "kA", "m<2>", "0", "pass", 0, "static", 3.0)
+att("x2", "kB", "m<2>", "0", "judge_error", 0, "judge", None)
+att("x3", "kD", "m<2>", "0", "fail", 0, "build", None)
+db.execute("INSERT INTO timings (attempt_key, case_idx, impl_ms, ref_ms, speedup) VALUES "
+           "('a1', 1, 1, 2, 2.0), ('a1', 2, 1, 2, 2.0)")
+for i, st in enumerate(["pass", "pass", "fail"], 1):
+    db.execute("INSERT INTO case_results (attempt_key, phase, case_idx, params, status, "
+               "error_type, message) VALUES ('b0', 'verify', ?, ?, ?, ?, ?)",
+               (i, '{"n": %d}' % (i * 1024), st, "" if st == "pass" else "AccuracyError",
+                None if st == "pass" else "MERE 0.5 <i>above</i> " + "y" * 300))
+db.commit()
+PY
+}
+
+test_expect 'report --help and bad command lines' '
+	"$KJUDGE" report --help >help.txt &&
+	grep -q "usage: kjudge report" help.txt && grep -q -- "--html FILE" help.txt &&
+	"$KJUDGE" help --man report | grep -q "^.TH" &&
+	expect_exit 2 "$KJUDGE" report &&
+	expect_exit 2 "$KJUDGE" report a.db b.db &&
+	expect_exit 2 "$KJUDGE" report --md 2>/dev/null
+'
+
+test_expect 'a store that is missing, not one, empty or corrupt: exit 2, nothing written' '
+	expect_exit 2 "$KJUDGE" report nothere.db --md out.md 2>err &&
+	grep -q "no such results store" err && test ! -e out.md &&
+	echo "not a database, just some text long enough to be read as a header" >text.db &&
+	expect_exit 2 "$KJUDGE" report text.db --md out.md 2>err && grep -q "text.db" err &&
+	: >empty.db &&
+	expect_exit 2 "$KJUDGE" report empty.db 2>err && grep -q "empty file" err &&
+	py "import sqlite3; d = sqlite3.connect(\"foreign.db\"); d.execute(\"CREATE TABLE t (x)\"); d.execute(\"PRAGMA application_id = 42\"); d.commit()" &&
+	expect_exit 2 "$KJUDGE" report foreign.db --json out.json 2>err &&
+	grep -q "another program" err && test ! -e out.json &&
+	make_db good.db && cp good.db bad.db &&
+	py "
+f = open(\"bad.db\", \"r+b\")
+f.seek(4096); f.write(b\"\\x5a\" * 8192)
+" &&
+	expect_exit 2 "$KJUDGE" report bad.db --html out.html 2>err &&
+	grep -qi "corrupt\|malformed\|not a readable" err && test ! -e out.html &&
+	expect_exit 2 "$KJUDGE" report good.db --md nodir/out.md 2>err
+'
+
+test_expect 'report writes the three files, and the Markdown to stdout without them' '
+	make_db r.db &&
+	"$KJUDGE" report r.db >stdout.md &&
+	grep -q "^# kjudge report" stdout.md &&
+	"$KJUDGE" report r.db --md r.md --html r.html --json r.json >out &&
+	grep -q "markdown report written to r.md" out &&
+	grep -q "html report written to r.html" out &&
+	cmp stdout.md r.md &&
+	test -z "$(ls -A | grep -v "^\(r\.db\|r\.md\|r\.html\|r\.json\|out\|stdout\.md\)$")" &&
+	jget r.json "d[\"suite\"][\"run_id\"]" | grep -qx 2 &&
+	jget r.json "sorted(d[\"models\"])" | grep -qx "\[.m1., .m<2>.\]" &&
+	jget r.json "d[\"models\"][\"m1\"][\"accuracy\"]" | grep -qx 0.75 &&
+	jget r.json "d[\"models\"][\"m1\"][\"pass_at_k_operators\"]" | grep -qx "{.1.: 3, .5.: 1}" &&
+	jget r.json "d[\"models\"][\"m1\"][\"fast_p\"][\"1\"]" | grep -qx 0.5 &&
+	jget r.json "d[\"models\"][\"m<2>\"][\"clean_pass_rate\"]" | grep -qx 0.0 &&
+	grep -q "| m1 | 4 | 0.750 \[" r.md &&
+	grep -q "m&lt;2&gt;" r.md && ! grep -q "<script" r.md
+'
+
+test_expect 'the page references nothing outside itself and escapes the store text' '
+	make_db r.db && "$KJUDGE" report r.db --html r.html >/dev/null &&
+	! grep -qi "http:\|https:\|url(\|@import" r.html &&
+	"$KJ_PYTHON" - r.html <<-PY
+	import re, sys
+	t = open(sys.argv[1]).read()
+	tags = re.findall(r"<[^>]*>", t)
+	bad = [g for g in tags if re.search(r"\\s(src|href|xlink:href)\\s*=", g, re.I)]
+	assert not bad, bad
+	assert not re.search(r"<script", t, re.I), "a script in the page"
+	assert "&lt;script&gt;document.title" in t
+	assert "7_&lt;b&gt;Gemm&lt;/b&gt;" in t and "<b>Gemm" not in t
+	assert t.count("<svg") == 3, t.count("<svg")
+	PY
+'
+
+test_expect 'headless Chromium: plots drawn, nothing cut off, the JSON'"'"'s numbers, details open' '
+	command -v "$CHROMIUM" >/dev/null || { echo "chromium is missing (scripts/install-deps installs it)"; exit 1; }
+	make_db r.db && "$KJUDGE" report r.db --html r.html --json r.json >/dev/null &&
+	"$KJ_PYTHON" - r.html r.json check.html <<-"PY"
+	import json, sys
+	html, m = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+	def fmt(v):
+	    if v is None: return "-"
+	    if isinstance(v, bool): raise ValueError(v)
+	    if isinstance(v, int): return str(v)
+	    return "%.3f" % v
+	def ci(a): return "[%s, %s]" % (fmt(a[0]), fmt(a[1])) if a else ""
+	cells = []
+	for name, f in m["models"].items():
+	    row = "#models tr[data-model=%s] " % json.dumps(name)
+	    cell = lambda k: row + "td[data-k=\"%s\"]" % k
+	    cells += [(cell("operators"), fmt(f["operators"])),
+	              (cell("accuracy"), fmt(f["accuracy"])), (cell("accuracy"), ci(f["accuracy_ci"]), "ci"),
+	              (cell("clean_pass_rate"), fmt(f["clean_pass_rate"])),
+	              (cell("clean_pass_rate"), ci(f["clean_pass_rate_ci"]), "ci"),
+	              (cell("speedup"), fmt(f["speedup"])),
+	              (cell("tokens_total"), fmt(f["tokens_total"])),
+	              (cell("tokens_per_success"), fmt(f["tokens_per_success"])),
+	              (cell("runtime_s"), fmt(f["runtime_s"])),
+	              (cell("attempt_pass_rate"), fmt(f["attempt_pass_rate"])),
+		              (cell("attempt_pass_rate"), ci(f["attempt_pass_rate_ci"]), "ci")]
+	    for k, v in f["pass_at_k"].items():
+	        cells.append((cell("pass_at_k." + k), fmt(v)))
+	    for k, v in f["fast_p"].items():
+	        cells += [(cell("fast_p." + k), fmt(v)), (cell("fast_p." + k), ci(f["fast_p_ci"][k]), "ci")]
+	    frow = "#failures tr[data-model=%s] " % json.dumps(name)
+	    for k, v in f["failures"].items():
+	        cells.append((frow + "td[data-k=\"failures.%s\"]" % k, fmt(v)))
+	# The operator whose m1 attempts have cases: 23_Softmax.
+	op = next(i for i, o in enumerate(m["operators"]) if o["task"] == "23_Softmax")
+	ncases = sum(len(r["cases"]) for r in m["operators"][op]["models"]["m1"]["records"])
+	assert ncases == 3, ncases
+	expect = {"cells": cells, "op": op, "model": "m1", "cases": ncases,
+	          "models": len(m["models"])}
+	check = """<script>
+	(function () {
+	  var E = %s, errs = [];
+	  function boxes(when) {
+	    var W = document.documentElement.clientWidth;
+	    document.querySelectorAll(".wrap").forEach(function (w, i) {
+	      if (w.scrollWidth > w.clientWidth) errs.push(when + ": table wrapper " + i + " cut off: " + w.scrollWidth + " > " + w.clientWidth);
+	    });
+	    if (document.body.scrollWidth > document.body.clientWidth) errs.push(when + ": body scrolls: " + document.body.scrollWidth + " > " + document.body.clientWidth);
+	    if (document.documentElement.scrollWidth > W) errs.push(when + ": page scrolls sideways");
+	    document.querySelectorAll("body *").forEach(function (el) {
+	      var r = el.getBoundingClientRect();
+	      if (r.width === 0 && r.height === 0) return;
+	      if (r.left < -0.5 || r.right > W + 0.5 || r.top + window.scrollY < -0.5)
+	        errs.push(when + ": outside the page: " + el.tagName + " " + (el.id || el.className.baseVal || el.className) + " " + r.left + ".." + r.right);
+	    });
+	  }
+	  if (window.innerWidth !== 1280) errs.push("window is " + window.innerWidth + " px");
+	  var svgs = document.querySelectorAll("svg");
+	  if (svgs.length !== 3) errs.push(svgs.length + " plots");
+	  svgs.forEach(function (s) {
+	    var r = s.getBoundingClientRect(), drawn = 0, vb = s.viewBox.baseVal;
+	    if (!(r.width > 50 && r.height > 50)) errs.push(s.id + ": box " + r.width + "x" + r.height);
+	    s.querySelectorAll("path, circle, rect").forEach(function (e) {
+	      var b = e.getBBox();
+	      if (b.width > 0 || b.height > 0) drawn++;
+	      if (b.x < vb.x - 1 || b.y < vb.y - 1 || b.x + b.width > vb.x + vb.width + 1 || b.y + b.height > vb.y + vb.height + 1)
+	        errs.push(s.id + ": a mark outside the plot " + e.tagName + " " + b.x + "," + b.y);
+	    });
+	    if (drawn < 5) errs.push(s.id + ": " + drawn + " marks drawn");
+	  });
+	  var curves = document.querySelectorAll("#plot-fast-p path.curve").length;
+	  var points = document.querySelectorAll("#plot-fast-p circle.mark").length;
+	  if (curves !== E.models || points !== 6 * E.models) errs.push("fast_p: " + curves + " curves, " + points + " points");
+	  if (document.querySelectorAll("#plot-speedup circle.mark").length < 1) errs.push("no speedup drawn");
+	  if (document.querySelectorAll("#plot-rates path.err").length < 1) errs.push("no error bars");
+	  boxes("closed");
+	  E.cells.forEach(function (c) {
+	    var el = document.querySelector(c[0]), ci = el && el.querySelector(".ci");
+	    var got = !el ? null : c[2] === "ci" ? (ci ? ci.textContent : "") : el.firstChild ? el.firstChild.textContent : "";
+	    if (!el) errs.push("no cell " + c[0]);
+	    else if (got !== c[1]) errs.push(c[0] + " holds " + JSON.stringify(got) + ", not " + c[1]);
+	  });
+	  if (document.title !== "kjudge report") errs.push("title changed: " + document.title);
+	  var d = document.querySelector("details[data-op=\\"" + E.op + "\\"]");
+	  var rows = d ? d.querySelectorAll(".model[data-model=\\"" + E.model + "\\"] tr.case") : [];
+	  var shown = function () { var n = 0; rows.forEach(function (r) { if (r.checkVisibility() && r.getBoundingClientRect().height > 0) n++; }); return n; };
+	  if (!d) errs.push("no details");
+	  else {
+	    if (shown() !== 0) errs.push("closed details shows " + shown() + " cases");
+	    var h0 = d.getBoundingClientRect().height;
+	    d.open = true;
+	    if (!(d.getBoundingClientRect().height > h0 + 40)) errs.push("details did not open: " + h0 + " -> " + d.getBoundingClientRect().height);
+	    if (shown() !== E.cases) errs.push("open details shows " + shown() + " cases, not " + E.cases);
+	    if (d.textContent.indexOf("AccuracyError") < 0) errs.push("the failure is not shown");
+	    boxes("open");
+	  }
+	  var out = document.createElement("pre");
+	  out.id = "kj-verdict";
+	  out.textContent = errs.length ? "KJ-FAIL\\n" + errs.join("\\n") : "KJ-OK";
+	  document.body.appendChild(out);
+	})();
+	</script>""" % json.dumps(expect)
+	assert html.count("</body>") == 1
+	open(sys.argv[3], "w").write(html.replace("</body>", check + "</body>"))
+	PY
+	flags="--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900"
+	"$CHROMIUM" $flags --virtual-time-budget=5000 --dump-dom "file://$SCRATCH/check.html" >dom.html 2>chromium.err ||
+		{ cat chromium.err; exit 1; }
+	"$KJ_PYTHON" - dom.html <<-"PY"
+	import html, re, sys
+	t = open(sys.argv[1]).read()
+	m = re.search(r"<pre id=\"kj-verdict\">(.*?)</pre>", t, re.S)
+	assert m, "no verdict in the DOM (did the script run?)"
+	v = html.unescape(m.group(1))
+	assert v == "KJ-OK", v
+	PY
+	"$CHROMIUM" $flags --screenshot="$SCRATCH/shot.png" "file://$SCRATCH/r.html" >/dev/null 2>chromium.err ||
+		{ cat chromium.err; exit 1; }
+	py "
+d = open(\"$SCRATCH/shot.png\", \"rb\").read()
+assert d[:8] == b\"\\x89PNG\\r\\n\\x1a\\n\", \"not a PNG\"
+assert len(d) > 20000, len(d)
+"
+'
+
+test_done

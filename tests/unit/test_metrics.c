@@ -1,0 +1,401 @@
+/*
+ * test_metrics.c - the figures of an evaluation (lib/store/metrics.c) from a
+ * store of known verdicts, each checked against its hand computation, and
+ * their renderings (lib/store/report.c): every string escaped, the figures
+ * the JSON's.
+ *
+ * The store: run 1's suite held A, B, F; run 2's (the latest) A..E.  So the
+ * operators are A, B, C, D, E (5): F's attempts are not counted, and model
+ * m3, which tried only F, is not a model of the report.
+ *
+ *   m1  A  0 pass clean, speedup 1.0 (no timings)       tokens 100+50
+ *          0 (run 1, finished earlier) fail: replaced by the row above
+ *          1 fail accuracy                              tokens NULL, gen NULL
+ *          9 state 'running': not counted
+ *       B  0 pass, not clean (static), speedup 5.0       tokens 10+NULL
+ *          1 judge_error (judge)                        tokens 200+100
+ *       C  0 pass clean, speedup 2.5 recorded, timings 9 and 1: 3.0 used
+ *          1 pass clean, speedup 0.5
+ *          2 fail build (a recorded speedup 7.0: not shown, a failure)
+ *          3 fail runtime, 4 fail timeout, 5 task_error (task)
+ *                                                       tokens 1+2 each
+ *       D  none
+ *       E  0 fail timing                                tokens NULL
+ *          1 pass clean, 1.4 recorded, timings 1.5 and 1.5: 1.5 used
+ *                                                       tokens 30+20
+ *   m2  A  0 pass clean, speedup 2.0 (a tie at p = 2)
+ *       C  0 pass, not clean (anticheat), speedup 4.0
+ *       D  0 fail limit
+ *       (no tokens, no generation time)
+ *   m3  F  0 pass clean
+ * Every m1 attempt has generation_s 1.5 (but A/1) and judge_s 2.0.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "kjudge/metrics.h"
+#include "kjudge/store.h"
+#include "unit.h"
+
+static void exec(struct kj_store *s, const char *sql)
+{
+	struct kj_error err;
+
+	KJ_CHECK_OK(kj_store_exec(s, sql, &err), &err);
+}
+
+/* One attempt row; NULLs as the text "NULL". */
+static void attempt(struct kj_store *s, const char *key, int run, const char *task,
+		    const char *model, const char *label, const char *state,
+		    const char *status, const char *clean, const char *cat,
+		    const char *speedup, const char *ptok, const char *ctok,
+		    const char *gen, const char *judge, const char *finished)
+{
+	char sql[2048];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt, "
+		 "round, cand_sha256, origin, prompt_tokens, completion_tokens, generation_s, "
+		 "device, state, status, clean, error_type, category, charged, message, speedup, "
+		 "judge_s, started_at, finished_at) VALUES ('%s', %d, 'k%s', '%s', '%s', '%s', 1, "
+		 "'c0', 'x.jsonl:1', %s, %s, %s, 'cpu', '%s', %s, %s, %s, %s, 'candidate', "
+		 "'msg of %s <script>alert(1)</script>', %s, %s, '2026-01-01T00:00:00Z', '%s')",
+		 key, run, task, task, model, label, ptok, ctok, gen, state, status, clean,
+		 strcmp(cat, "NULL") ? "'SomeError'" : "NULL", cat, key, speedup, judge,
+		 finished);
+	exec(s, sql);
+}
+
+#define T2 "2026-01-02T00:00:00Z"
+#define T1 "2026-01-01T00:00:00Z"
+
+static struct kj_store *make_store(const char *path)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+
+	KJ_CHECK_OK(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), &err);
+	exec(s, "INSERT INTO runs VALUES (1, '" T1 "', NULL, '0.1.0', '[]', 'suite', 'c', "
+		"'{\"seed\": 1}', NULL);"
+		"INSERT INTO runs VALUES (2, '" T2 "', '" T2 "', '0.1.0', '[]', 'suite', 'c', "
+		"'{\"seed\": 2}', NULL);"
+		"INSERT INTO tasks VALUES ('kA', 'A', 'level1/1_A.py', 1, 1, 'a', NULL, 's', NULL);"
+		"INSERT INTO tasks VALUES ('kB', 'B', 'level1/2_B.py', 1, 2, 'b', NULL, 's', NULL);"
+		"INSERT INTO tasks VALUES ('kC', 'C', 'level1/3_C.py', 1, 3, 'c', NULL, 's', NULL);"
+		"INSERT INTO tasks VALUES ('kD', 'D', 'level2/1_D.py', 2, 1, 'd', NULL, 's', NULL);"
+		"INSERT INTO tasks VALUES ('kE', 'E', 'level2/2_E.py', 2, 2, 'e', NULL, 's', NULL);"
+		"INSERT INTO tasks VALUES ('kF', 'F', 'level2/3_F.py', 2, 3, 'f', NULL, 's', NULL);"
+		"INSERT INTO suite_tasks VALUES (1, 'kA'), (1, 'kB'), (1, 'kF'), (2, 'kA'), "
+		"(2, 'kB'), (2, 'kC'), (2, 'kD'), (2, 'kE');"
+		"INSERT INTO candidates VALUES ('c0', 'x');");
+	attempt(s, "m1A0", 2, "A", "m1", "0", "done", "'pass'", "1", "NULL", "1.0", "100", "50",
+		"1.5", "2.0", T2);
+	attempt(s, "m1A0old", 1, "A", "m1", "0", "done", "'fail'", "0", "'accuracy'", "NULL",
+		"9999", "9999", "1.5", "2.0", T1);
+	attempt(s, "m1A1", 2, "A", "m1", "1", "done", "'fail'", "0", "'accuracy'", "NULL", "NULL",
+		"NULL", "NULL", "2.0", T2);
+	attempt(s, "m1A9", 2, "A", "m1", "9", "running", "NULL", "NULL", "NULL", "NULL", "7", "7",
+		"1.5", "2.0", T2);
+	attempt(s, "m1B0", 2, "B", "m1", "0", "done", "'pass'", "0", "'static'", "5.0", "10",
+		"NULL", "1.5", "2.0", T2);
+	attempt(s, "m1B1", 2, "B", "m1", "1", "done", "'judge_error'", "0", "'judge'", "NULL",
+		"200", "100", "1.5", "2.0", T2);
+	attempt(s, "m1C0", 2, "C", "m1", "0", "done", "'pass'", "1", "NULL", "2.5", "1", "2",
+		"1.5", "2.0", T2);
+	attempt(s, "m1C1", 2, "C", "m1", "1", "done", "'pass'", "1", "NULL", "0.5", "1", "2",
+		"1.5", "2.0", T2);
+	attempt(s, "m1C2", 2, "C", "m1", "2", "done", "'fail'", "0", "'build'", "7.0", "1", "2",
+		"1.5", "2.0", T2);
+	attempt(s, "m1C3", 2, "C", "m1", "3", "done", "'fail'", "0", "'runtime'", "NULL", "1",
+		"2", "1.5", "2.0", T2);
+	attempt(s, "m1C4", 2, "C", "m1", "4", "done", "'fail'", "0", "'timeout'", "NULL", "1",
+		"2", "1.5", "2.0", T2);
+	attempt(s, "m1C5", 2, "C", "m1", "5", "done", "'task_error'", "0", "'task'", "NULL", "1",
+		"2", "1.5", "2.0", T2);
+	attempt(s, "m1E0", 2, "E", "m1", "0", "done", "'fail'", "0", "'timing'", "NULL", "NULL",
+		"NULL", "1.5", "2.0", T2);
+	attempt(s, "m1E1", 2, "E", "m1", "1", "done", "'pass'", "1", "NULL", "1.4", "30", "20",
+		"1.5", "2.0", T2);
+	attempt(s, "m2A0", 2, "A", "m2", "0", "done", "'pass'", "1", "NULL", "2.0", "NULL",
+		"NULL", "NULL", "NULL", T2);
+	attempt(s, "m2C0", 2, "C", "m2", "0", "done", "'pass'", "0", "'anticheat'", "4.0", "NULL",
+		"NULL", "NULL", "NULL", T2);
+	attempt(s, "m2D0", 2, "D", "m2", "0", "done", "'fail'", "0", "'limit'", "NULL", "NULL",
+		"NULL", "NULL", "NULL", T2);
+	attempt(s, "m3F0", 2, "F", "m3", "0", "done", "'pass'", "1", "NULL", "9.0", "1", "1",
+		"1", "1", T2);
+	exec(s, "INSERT INTO timings (attempt_key, case_idx, impl_ms, ref_ms, speedup) VALUES "
+		"('m1C0', 1, 1, 9, 9.0), ('m1C0', 2, 1, 1, 1.0), "
+		"('m1E1', 1, 2, 3, 1.5), ('m1E1', 2, 2, 3, 1.5);"
+		"INSERT INTO case_results (attempt_key, phase, case_idx, params, status, "
+		"error_type, category, message) VALUES "
+		"('m1C0', 'benchmark', 1, '{\"n\": 8}', 'pass', '', NULL, NULL), "
+		"('m1C0', 'verify', 2, '{\"n\": 16}', 'pass', '', NULL, NULL), "
+		"('m1C0', 'verify', 1, '{\"n\": 8}', 'pass', '', NULL, NULL), "
+		"('m1A1', 'verify', 1, 'not json', 'fail', 'AccuracyError', 'accuracy', "
+		"'MERE 0.5 <b>too high</b>');");
+	return s;
+}
+
+static double real_at(const json_t *o, const char *path)
+{
+	char buf[256], *tok, *save = NULL;
+	const json_t *v = o;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, "/", &save); tok && v; tok = strtok_r(NULL, "/", &save))
+		v = json_is_array(v) ? json_array_get(v, (size_t)strtol(tok, NULL, 10))
+				     : json_object_get(v, tok);
+	if (!v)
+		kj_test_fail(__FILE__, __LINE__, "no %s", path);
+	if (json_is_null(v))
+		return NAN;
+	return json_number_value(v);
+}
+
+#define CHECK_NEAR(o, path, want)                                                         \
+	do {                                                                              \
+		double kj__g = real_at(o, path), kj__w = (want);                         \
+		if (!(fabs(kj__g - kj__w) <= 1e-9 * (1 + fabs(kj__w))))                   \
+			kj_test_fail(__FILE__, __LINE__, "%s = %.17g, want %.17g", path, kj__g, \
+				     kj__w);                                              \
+	} while (0)
+#define CHECK_NULL(o, path) KJ_CHECK(isnan(real_at(o, path)))
+
+KJ_TEST(metrics_hand_computed)
+{
+	struct kj_store *s = make_store(kj_test_path("m.db"));
+	struct kj_error err;
+	json_t *m = NULL, *m1, *m2, *att, *op;
+	size_t i;
+
+	kj_store_close(s);
+	KJ_CHECK_OK(kj_store_open(kj_test_path("m.db"), KJ_STORE_READONLY, 0, &s, &err), &err);
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	kj_store_close(s);
+
+	/* The suite: run 2, its five operators. */
+	CHECK_NEAR(m, "suite/run_id", 2);
+	CHECK_NEAR(m, "suite/operators", 5);
+	CHECK_NEAR(m, "suite/runs", 2);
+	CHECK_NEAR(m, "suite/settings/seed", 2);
+	KJ_CHECK_INT(json_object_size(json_object_get(m, "models")), 2); /* no m3 */
+	m1 = json_object_get(json_object_get(m, "models"), "m1");
+	m2 = json_object_get(json_object_get(m, "models"), "m2");
+	KJ_CHECK(m1 && m2);
+
+	/* m1: 12 attempts (A0 old replaced, A9 running). */
+	CHECK_NEAR(m1, "operators", 5);
+	CHECK_NEAR(m1, "attempts", 12);
+	CHECK_NEAR(m1, "operators_attempted", 4); /* A B C E */
+	/* accuracy: a pass on A, B (not clean counts), C, E: 4/5. */
+	CHECK_NEAR(m1, "accuracy", 0.8);
+	/* Wilson, n 5, p 0.8, z^2 3.841459: centre (0.8 + 0.384146) / 1.768292
+	 * = 0.669655, half 1.959964 sqrt(0.032 + 0.038415) / 1.768292 =
+	 * 0.294120: [0.375535, 0.963775]. */
+	KJ_CHECK(fabs(real_at(m1, "accuracy_ci/0") - 0.375535) < 1e-5);
+	KJ_CHECK(fabs(real_at(m1, "accuracy_ci/1") - 0.963775) < 1e-5);
+	/* clean: A, C, E: 3/5. */
+	CHECK_NEAR(m1, "clean_pass_rate", 0.6);
+	CHECK_NEAR(m1, "solved_clean", 3);
+	/* attempts that passed: A0 B0 C0 C1 E1 of 12. */
+	CHECK_NEAR(m1, "attempt_pass_rate", 5.0 / 12.0);
+	/* pass@1 = mean c/n over A (1/2), B (0/2), C (2/6), E (1/2) = 1/3. */
+	CHECK_NEAR(m1, "pass_at_k/1", 1.0 / 3.0);
+	CHECK_NEAR(m1, "pass_at_k_operators/1", 4);
+	/* pass@5: C only (n 6 >= 5), n - c = 4 < 5: 1. */
+	CHECK_NEAR(m1, "pass_at_k/5", 1.0);
+	CHECK_NEAR(m1, "pass_at_k_operators/5", 1);
+	/* pass@10: no operator has 10 attempts. */
+	KJ_CHECK(json_object_get(json_object_get(m1, "pass_at_k"), "10") == NULL);
+	/* Best clean speedups: A 1.0, C 3.0 (timings 9 and 1: sqrt 9), E 1.5
+	 * (timings, not the recorded 1.4); B's 5.0 is not clean. */
+	CHECK_NEAR(m1, "fast_p/0", 0.6);
+	CHECK_NEAR(m1, "fast_p/0.5", 0.6);
+	CHECK_NEAR(m1, "fast_p/0.8", 0.6);
+	CHECK_NEAR(m1, "fast_p/1", 0.4);   /* A's 1.0 is not > 1 */
+	CHECK_NEAR(m1, "fast_p/1.5", 0.2); /* E's 1.5 is not > 1.5 */
+	CHECK_NEAR(m1, "fast_p/2", 0.2);
+	/* Wilson, n 5, p 0.4: [0.117623, 0.769275]. */
+	KJ_CHECK(fabs(real_at(m1, "fast_p_ci/1/0") - 0.117623) < 1e-5);
+	KJ_CHECK(fabs(real_at(m1, "fast_p_ci/1/1") - 0.769275) < 1e-5);
+	/* speedup: (1.0 * 3.0 * 1.5)^(1/3) = 4.5^(1/3). */
+	CHECK_NEAR(m1, "speedup", cbrt(4.5));
+	CHECK_NEAR(m1, "speedup_operators", 3);
+	/* tokens: 150 (A0) + 0 (A1) + 10 (B0) + 300 (B1) + 6 * 3 (C) + 0 (E0)
+	 * + 50 (E1) = 528, A1, B0 and E0 lack a count; 528 / 3 solved. */
+	CHECK_NEAR(m1, "tokens_total", 528);
+	CHECK_NEAR(m1, "tokens_missing", 3);
+	CHECK_NEAR(m1, "tokens_per_success", 176);
+	/* generation: 11 * 1.5 (A1 has none); judge: 12 * 2.0. */
+	CHECK_NEAR(m1, "runtime_s", 16.5);
+	CHECK_NEAR(m1, "runtime_missing", 1);
+	CHECK_NEAR(m1, "judge_s", 24.0);
+	/* Failures: the 8 attempts not clean, one of each group. */
+	CHECK_NEAR(m1, "categories/accuracy", 1);
+	CHECK_NEAR(m1, "categories/static", 1);
+	CHECK_NEAR(m1, "categories/task", 1);
+	CHECK_NEAR(m1, "categories/limit", 0);
+	CHECK_NEAR(m1, "failures/static", 1);
+	CHECK_NEAR(m1, "failures/build", 1);
+	CHECK_NEAR(m1, "failures/runtime", 1);
+	CHECK_NEAR(m1, "failures/accuracy", 1);
+	CHECK_NEAR(m1, "failures/timeout", 1);
+	CHECK_NEAR(m1, "failures/timing", 1);
+	CHECK_NEAR(m1, "failures/judge", 1);
+	CHECK_NEAR(m1, "failures/other", 1); /* task */
+	CHECK_NEAR(m1, "failures/total", 8);
+
+	/* m2: A clean 2.0, C anticheat, D limit. */
+	CHECK_NEAR(m2, "attempts", 3);
+	CHECK_NEAR(m2, "accuracy", 0.4);        /* A, C */
+	CHECK_NEAR(m2, "clean_pass_rate", 0.2); /* A */
+	CHECK_NEAR(m2, "attempt_pass_rate", 2.0 / 3.0);
+	CHECK_NEAR(m2, "pass_at_k/1", 1.0 / 3.0); /* (1 + 0 + 0) / 3 */
+	KJ_CHECK(json_object_get(json_object_get(m2, "pass_at_k"), "5") == NULL);
+	CHECK_NEAR(m2, "fast_p/0", 0.2);
+	CHECK_NEAR(m2, "fast_p/1.5", 0.2);
+	CHECK_NEAR(m2, "fast_p/2", 0.0); /* 2.0 is not > 2 */
+	CHECK_NEAR(m2, "speedup", 2.0);
+	CHECK_NEAR(m2, "speedup_operators", 1);
+	CHECK_NEAR(m2, "tokens_total", 0);
+	CHECK_NEAR(m2, "tokens_missing", 3);
+	CHECK_NEAR(m2, "tokens_per_success", 0);
+	CHECK_NEAR(m2, "runtime_s", 0);
+	CHECK_NEAR(m2, "failures/other", 2); /* anticheat, limit */
+
+	/* The attempts: 15 (12 + 3), pass/fail with the store's verdict. */
+	att = json_object_get(m, "attempts");
+	KJ_CHECK_INT(json_array_size(att), 15);
+	for (i = 0; i < json_array_size(att); i++) {
+		json_t *a = json_array_get(att, i);
+		const char *st = json_string_value(json_object_get(a, "status"));
+		const char *v = json_string_value(json_object_get(a, "verdict"));
+
+		KJ_CHECK(st && v);
+		KJ_CHECK(!strcmp(st, "pass") || !strcmp(st, "fail"));
+		KJ_CHECK(!strcmp(st, "pass") == !strcmp(v, "pass"));
+		if (strcmp(st, "pass"))
+			KJ_CHECK(json_is_null(json_object_get(a, "speedup")));
+		if (!strcmp(json_string_value(json_object_get(a, "model")), "m1") &&
+		    !strcmp(json_string_value(json_object_get(a, "task")), "B") &&
+		    !strcmp(json_string_value(json_object_get(a, "attempt")), "1"))
+			KJ_CHECK_STR(v, "judge_error");
+		if (!strcmp(json_string_value(json_object_get(a, "task")), "C") &&
+		    !strcmp(json_string_value(json_object_get(a, "attempt")), "2"))
+			CHECK_NEAR(a, "speedup_recorded", 7.0); /* kept, not shown */
+	}
+
+	/* The operators, by level and problem: A B C D E. */
+	op = json_object_get(m, "operators");
+	KJ_CHECK_INT(json_array_size(op), 5);
+	KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(op, 3), "task")), "D");
+	CHECK_NEAR(op, "3/models/m1/attempts", 0);
+	KJ_CHECK(json_is_false(json_object_get(
+		json_object_get(json_object_get(json_array_get(op, 3), "models"), "m1"),
+		"passed")));
+	CHECK_NEAR(op, "2/models/m1/best_speedup", 3.0);
+	CHECK_NEAR(op, "4/models/m1/best_speedup", 1.5);
+	CHECK_NULL(op, "1/models/m1/best_speedup");
+	CHECK_NEAR(op, "2/models/m1/records/0/speedup", 3.0);
+	CHECK_NEAR(op, "2/models/m1/records/0/speedup_recorded", 2.5);
+	CHECK_NEAR(op, "2/models/m1/records/0/timed_cases", 2);
+	/* C/0's cases: verify 1, verify 2, benchmark 1. */
+	{
+		json_t *cases = json_object_get(json_array_get(json_object_get(json_object_get(
+			json_object_get(json_array_get(op, 2), "models"), "m1"), "records"), 0),
+			"cases");
+
+		KJ_CHECK_INT(json_array_size(cases), 3);
+		KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(cases, 0),
+							       "phase")), "verify");
+		CHECK_NEAR(cases, "1/case_idx", 2);
+		CHECK_NEAR(cases, "1/params/n", 16);
+		KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(cases, 2),
+							       "phase")), "benchmark");
+	}
+	/* A/1's case: params that are not JSON kept as text. */
+	KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_array_get(json_object_get(json_object_get(json_object_get(
+			json_array_get(op, 0), "models"), "m1"), "records"), 1), "cases"), 0),
+		"params")), "not json");
+	json_decref(m);
+}
+
+KJ_TEST(metrics_renderings_escape_and_agree)
+{
+	struct kj_store *s = make_store(kj_test_path("r.db"));
+	struct kj_error err;
+	json_t *m = NULL;
+	char *md, *html, buf[64];
+
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	kj_store_close(s);
+	md = kj_metrics_markdown(m, &err);
+	html = kj_metrics_html(m, &err);
+	KJ_CHECK(md && html);
+	/* The candidates' messages are text, never markup. */
+	KJ_CHECK(strstr(html, "<script") == NULL);
+	KJ_CHECK(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
+	KJ_CHECK(strstr(html, "<b>too high") == NULL);
+	KJ_CHECK(strstr(md, "<script") == NULL);
+	/* Nothing outside the page. */
+	KJ_CHECK(strstr(html, "http:") == NULL && strstr(html, "https:") == NULL);
+	KJ_CHECK(strstr(html, "src=") == NULL && strstr(html, "href=") == NULL);
+	KJ_CHECK(strstr(html, "<svg") != NULL);
+	/* The figures as the JSON has them: m1's accuracy 0.800, speedup
+	 * 1.651, clean pass rate 0.600. */
+	{
+		json_t *r = json_real(0.8), *n = json_integer(528), *t = json_real(0.0625);
+
+		KJ_CHECK_STR(kj_metrics_fmt(r, buf, sizeof(buf)), "0.800");
+		KJ_CHECK_STR(kj_metrics_fmt(n, buf, sizeof(buf)), "528");
+		KJ_CHECK_STR(kj_metrics_fmt(t, buf, sizeof(buf)), "0.062"); /* ties to even */
+		KJ_CHECK_STR(kj_metrics_fmt(NULL, buf, sizeof(buf)), "-");
+		json_decref(r);
+		json_decref(n);
+		json_decref(t);
+	}
+	KJ_CHECK(strstr(md, "| m1 | 5 | 0.800 [0.376, 0.964] | 0.600") != NULL);
+	KJ_CHECK(strstr(md, "1.651 (3)") != NULL);
+	/* C's row: m1's best 3.000 of 2 clean in 6, m2's none of 0 clean in 1. */
+	KJ_CHECK(strstr(md, "| C | 1 | 3 | 3.000 (2/6 clean) | - (0/1 clean) |") != NULL);
+	KJ_CHECK(strstr(html, "1.651") != NULL);
+	free(md);
+	free(html);
+	json_decref(m);
+}
+
+KJ_TEST(metrics_fail_closed)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	json_t *m = (json_t *)1;
+	const char *p = kj_test_path("e.db");
+	sqlite3 *db = NULL;
+
+	/* An empty store: no run, no model. */
+	KJ_CHECK_OK(kj_store_open(p, KJ_STORE_CREATE, 0, &s, &err), &err);
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	KJ_CHECK(json_is_null(json_object_get(m, "suite")));
+	KJ_CHECK_INT(json_object_size(json_object_get(m, "models")), 0);
+	json_decref(m);
+	kj_store_close(s);
+	s = make_store(kj_test_path("f.db"));
+	kj_store_close(s);
+	/* A column gone: the query fails, and so does the whole call. */
+	KJ_CHECK(sqlite3_open(kj_test_path("f.db"), &db) == SQLITE_OK);
+	KJ_CHECK(sqlite3_exec(db, "ALTER TABLE attempts DROP COLUMN judge_s", NULL, NULL,
+			      NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	KJ_CHECK_OK(kj_store_open(kj_test_path("f.db"), KJ_STORE_READONLY, 0, &s, &err), &err);
+	m = (json_t *)1;
+	KJ_CHECK_INT(kj_metrics_compute(s, &m, &err), KJ_ESTORE);
+	KJ_CHECK(m == NULL);
+	KJ_CHECK(strstr(err.msg, "judge_s") != NULL);
+	kj_store_close(s);
+}
