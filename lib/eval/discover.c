@@ -601,10 +601,11 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	} else {
 		char full[PATH_MAX];
 
-		if (path[0] == '/')
-			snprintf(full, sizeof(full), "%s", path);
-		else
-			snprintf(full, sizeof(full), "%s/%s", dir, path);
+		if (snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : dir,
+			     path[0] == '/' ? "" : "/", path) >= (int)sizeof(full)) {
+			rc = problem(set, where, "\"path\" is too long");
+			goto out;
+		}
 		rc = add_cand_file(set, t, model, attempt, full, &extra, where);
 	}
 out:
