@@ -53,7 +53,7 @@ class ModelNew(nn.Module):
 PY
 }
 
-test_expect 'the cases are the product of the axes minus the exclusions, each with its params' '
+test_expect 'the cases are the product of the axes minus the exclusions, each with its params; benchmark runs the same' '
 	task d
 	cand d triton_ascend_impl "x * self.scale + y"
 	$KJUDGE verify --op_name addc --verify_dir d --device cpu > out.txt
@@ -73,6 +73,16 @@ t = d[\"kjudge\"][\"task\"]
 assert t[\"cases_file\"].endswith(\"/d/addc_cases.json\"), t
 assert t[\"cases_sha256\"] == hashlib.sha256(open(\"d/addc_cases.json\", \"rb\").read()).hexdigest(), t
 "
+	$KJUDGE benchmark --op_name addc --verify_dir d --device cpu --warmup 1 --repeats 5 --time_budget 0.2 --output perf.json > /dev/null
+	py "
+import json
+v = json.load(open(\"d/verify_result.json\"))
+p = json.load(open(\"perf.json\"))
+assert (p[\"total_cases\"], p[\"passed_cases\"]) == (5, 5), p
+assert [s[\"params\"] for s in p[\"per_shape_results\"]] == [c[\"params\"] for c in v[\"kjudge\"][\"cases\"]]
+assert p[\"per_shape_results\"][2][\"input_desc\"][0][\"shape\"] == [33], p[\"per_shape_results\"][2]
+assert p[\"kjudge\"][\"task\"][\"cases_sha256\"] == v[\"kjudge\"][\"task\"][\"cases_sha256\"]
+"
 '
 
 test_expect 'a candidate wrong on float16 only fails exactly the float16 cases: exit 1' '
@@ -90,22 +100,6 @@ assert [c[\"status\"] for c in d[\"kjudge\"][\"cases\"]] == [\"fail\", \"pass\",
 "
 '
 
-test_expect 'benchmark runs the same cases, with their params in the perf JSON' '
-	task d
-	cand d triton_ascend_impl "x * self.scale + y"
-	$KJUDGE verify --op_name addc --verify_dir d --device cpu > /dev/null
-	$KJUDGE benchmark --op_name addc --verify_dir d --device cpu --warmup 1 --repeats 5 --time_budget 0.2 --output perf.json > /dev/null
-	py "
-import json
-v = json.load(open(\"d/verify_result.json\"))
-p = json.load(open(\"perf.json\"))
-assert (p[\"total_cases\"], p[\"passed_cases\"]) == (5, 5), p
-assert [s[\"params\"] for s in p[\"per_shape_results\"]] == [c[\"params\"] for c in v[\"kjudge\"][\"cases\"]]
-assert p[\"per_shape_results\"][2][\"input_desc\"][0][\"shape\"] == [33], p[\"per_shape_results\"][2]
-assert p[\"kjudge\"][\"task\"][\"cases_sha256\"] == v[\"kjudge\"][\"task\"][\"cases_sha256\"]
-"
-'
-
 test_expect 'a changed cases file: new cache keys (no golden reused) and the gate refuses the old record' '
 	task d
 	cand d triton_ascend_impl "x * self.scale + y"
@@ -113,12 +107,12 @@ test_expect 'a changed cases file: new cache keys (no golden reused) and the gat
 	$KJUDGE verify --op_name addc --verify_dir d --device cpu --seed 7 > /dev/null
 	$KJUDGE verify --op_name addc --verify_dir d --device cpu --seed 7 > /dev/null
 	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"]")" -gt 0
-	$KJUDGE verify --op_name addc --verify_dir d --device cpu > /dev/null
 	# The same first cases, another file: nothing of the old one is reused.
 	sed -i "s/\[2, 3, 4\]\]/[2, 3, 4], [5]]/" d/addc_cases.json
 	grep -q "\[5\]\]" d/addc_cases.json
 	old=$(jget d/verify_result.json "d[\"kjudge\"][\"task\"][\"cases_sha256\"]")
-	expect_exit 2 $KJUDGE benchmark --op_name addc --verify_dir d --device cpu --warmup 1 --repeats 5 --time_budget 0.2 2> e.txt
+	# (The gate checks the cases file before the seeds.)
+	expect_exit 2 $KJUDGE benchmark --op_name addc --verify_dir d --device cpu --allow_fixed_seeds --warmup 1 --repeats 5 --time_budget 0.2 2> e.txt
 	grep -q "another cases file" e.txt
 	$KJUDGE verify --op_name addc --verify_dir d --device cpu --seed 7 --output r.json > /dev/null
 	test "$(jget r.json "(d[\"total_cases\"], d[\"passed_cases\"], d[\"kjudge\"][\"golden_from_cache\"])")" = "(7, 7, 0)"
@@ -203,15 +197,41 @@ test_expect 'a task whose generators do not take the parameters is the task'"'"'
 	grep -q "get_init_inputs() does not take" e.txt
 '
 
-test_expect 'verify --disable-kernels: a Triton candidate fails, one that computes with torch passes' '
-	cp "$KJ_TESTS/../examples/softmax/softmax_torch.py" "$KJ_TESTS/../examples/softmax/softmax_triton_ascend_impl.py" .
-	expect_exit 1 $KJUDGE verify --op_name softmax --device cpu --disable-kernels --output k.json > /dev/null
-	test "$(jget k.json "(d[\"passed_cases\"], d[\"failures\"][0][\"error_type\"], d[\"kjudge\"][\"kernels_disabled\"][\"launches_suppressed\"] >= 1)")" = "(0, '"'"'AccuracyError'"'"', True)"
-	# The same candidate with its kernels passes.
-	$KJUDGE verify --op_name softmax --device cpu --output ok.json > /dev/null
-	test "$(jget ok.json "\"kernels_disabled\" in d[\"kjudge\"]")" = False
-	# A candidate that launches a kernel for show and computes with torch.
-	cat > softmax_show_impl.py <<PY
+# A tiny Triton task: y = 2x on 64 elements (Triton's interpreter on the CPU).
+triton_task() {
+	cat > dbl_torch.py <<PY
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+def get_inputs():
+    return [torch.randn(64)]
+
+def get_init_inputs():
+    return []
+PY
+	cat > dbl_triton_ascend_impl.py <<PY
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def dbl(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(y_ptr + i, 2 * tl.load(x_ptr + i))
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.full_like(x, 7.0)
+        dbl[(1,)](x, y, BLOCK=64)
+        return y
+PY
+	# Launches a kernel for show and computes with torch.
+	cat > dbl_show_impl.py <<PY
 import torch
 import torch.nn as nn
 import triton
@@ -225,13 +245,55 @@ class ModelNew(nn.Module):
     def forward(self, x):
         scratch = torch.zeros(1)
         touch[(1,)](scratch)
-        return torch.softmax(x, dim=-1)
+        return x + x
 PY
-	$KJUDGE verify --op_name softmax --device cpu --disable-kernels --triton_impl_name show_impl --output verify_result_show_impl.json > /dev/null
+}
+
+test_expect 'verify --disable-kernels: a Triton candidate fails, one that computes with torch passes' '
+	triton_task
+	expect_exit 1 $KJUDGE verify --op_name dbl --device cpu --disable-kernels --output k.json > /dev/null
+	test "$(jget k.json "(d[\"passed_cases\"], d[\"failures\"][0][\"error_type\"], d[\"kjudge\"][\"kernels_disabled\"][\"launches_suppressed\"] >= 1)")" = "(0, '"'"'AccuracyError'"'"', True)"
+	# With its kernels the same candidate passes, and the record is as ever.
+	$KJUDGE verify --op_name dbl --device cpu --output ok.json > /dev/null
+	test "$(jget ok.json "(d[\"passed_cases\"], \"kernels_disabled\" in d[\"kjudge\"])")" = "(1, False)"
+	$KJUDGE verify --op_name dbl --device cpu --disable-kernels --triton_impl_name show_impl --output verify_result_show_impl.json > /dev/null
 	test "$(jget verify_result_show_impl.json "(d[\"passed_cases\"], d[\"kjudge\"][\"kernels_disabled\"][\"launches_suppressed\"] >= 1)")" = "(1, True)"
 	# Such a record is not a verification: the gate refuses it.
-	expect_exit 2 $KJUDGE benchmark --op_name softmax --device cpu --triton_impl_name show_impl 2> e.txt
+	expect_exit 2 $KJUDGE benchmark --op_name dbl --device cpu --triton_impl_name show_impl 2> e.txt
 	grep -q "kernels disabled" e.txt
+'
+
+test_expect 'the worker: profile_kernels is skipped on the CPU, kernels_disabled counts its launches' '
+	triton_task
+	mkdir out
+	cat > drive.py <<PY
+import json, os, socket, subprocess, sys
+a, b = socket.socketpair()
+w = subprocess.Popen([sys.executable, os.environ["KJ_BUILD"] + "/kjudge_worker.py", "--fd", str(b.fileno())],
+                     pass_fds=[b.fileno()])
+b.close()
+buf = b""
+def req(**o):
+    global buf
+    o["nonce"] = 1
+    a.sendall((json.dumps(o) + "\n").encode())
+    while b"\n" not in buf:
+        buf += a.recv(65536)
+    line, buf = buf.split(b"\n", 1)
+    r = json.loads(line)
+    assert r["ok"], r
+    return r
+req(op="hello")
+req(op="load_task", dir=os.getcwd(), task_module="dbl_torch", device="cpu")
+req(op="load", module="dbl_show_impl", cls="ModelNew", init_seed=1, profile_kernels=True,
+    kernels_disabled=True)
+r = req(op="run", case=0, seed=5, out_dir=os.getcwd() + "/out", tag="c")
+assert "kernel_names" not in r and r["launches_suppressed"] == 1, r
+req(op="exit") if False else a.sendall(b"{\"op\": \"exit\", \"nonce\": 1}\n")
+assert w.wait(timeout=60) == 0
+print("ok")
+PY
+	test "$("$KJ_PYTHON" drive.py)" = ok
 '
 
 test_done
