@@ -487,6 +487,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	size_t *todo = NULL, n_todo = 0, next = 0, i;
 	int rc, jobs = 2, n_devs = 1, retry = 0, running = 0, exit_code = KJ_EXIT_OK, k;
 	int *dev_load = NULL;
+	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
 	long long run_id = 0;
 	json_t *settings = NULL;
 	pid_t me = getpid();
@@ -620,8 +621,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = KJ_EXIT_USAGE;
 			goto out;
 		}
-		if (st == 2 && !retry)
+		if (st == 2 && !retry) {
 			prog.errors++;
+			judge_errors++;
+		}
 		if (st == 1 || (st == 2 && !retry)) {
 			prog.done++;
 			prog.skipped++;
@@ -784,6 +787,12 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (prog.tty && !prog.quiet) {
 			progress_bar(&prog);
 			fputc('\n', stderr);
+		}
+		if (judge_errors) {
+			printf("kjudge eval: %zu attempts ended as judge errors in earlier runs; "
+			       "--retry-failed runs them again\n", judge_errors);
+			if (!exit_code)
+				exit_code = KJ_EXIT_FAIL;
 		}
 		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
 		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",

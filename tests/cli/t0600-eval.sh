@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# t0600-eval.sh - kjudge eval over tests/eval/: a suite in KernelBench's
+# layout (with a cases sidecar) and a verify directory's task, generations of
+# two models in a JSONL file with bad lines; the verdicts and layers in the
+# store, the cases' parameters, the resume that runs nothing twice, an
+# attempt left running, --retry-failed, the other candidate layouts, and a
+# store that is corrupt, foreign or locked.  Needs $KJ_PYTHON with torch
+# and Triton (CPU).
+. "$(dirname "$0")/lib.sh"
+
+suite=$KJ_TESTS/eval/suite
+gens=$KJ_TESTS/eval/cands/generations.jsonl
+store=$kj_root/study.db
+fast="--time_budget 0.3 --repeats 3 --warmup 1"
+
+# q SQL: one query on the study's store (Python's sqlite3: the shell need not exist).
+q() {
+	"$KJ_PYTHON" - "$store" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for row in db.execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))
+PY
+}
+
+# The whole study once; the tests below read its store and output.
+"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >"$kj_root/out1" 2>"$kj_root/err1"
+echo $? >"$kj_root/rc1"
+
+test_expect 'eval judges every good line and exits 0' '
+	test "$(cat $kj_root/rc1)" = 0 || { cat $kj_root/err1; false; }
+	grep -q "3 tasks, 6 attempts (0 already in" $kj_root/out1
+	grep -q "6 attempts: 3 passed (1 clean), 3 failed, 0 judge or task errors" $kj_root/out1
+'
+
+test_expect 'each bad JSONL line is named with its number and why, and skipped' '
+	grep -q "generations.jsonl:3: not JSON" $kj_root/err1
+	grep -q "generations.jsonl:5: no \"model\"" $kj_root/err1
+	grep -q "generations.jsonl:9: no task .99_Nothing. in the suite" $kj_root/err1
+	grep -q "generations.jsonl:10: a second attempt .0. of model .m1. on task .1_Add." $kj_root/err1
+	grep -q "generations.jsonl:12: exactly one of \"source\" and \"path\"" $kj_root/err1
+	test "$(grep -c "skipped" $kj_root/err1)" = 5
+'
+
+test_expect 'the verdicts: clean only for the honest Triton kernel, torch passes are not clean' '
+	q "SELECT task, model, attempt, state, status, clean, error_type, category, charged, cases_total, cases_passed FROM attempts ORDER BY task, model" >got
+	cat >want <<EOF
+1_Add|m1|0|done|pass|0|StaticCheck|static|none|1|1
+1_Add|m2|0|done|fail|0|AccuracyError|accuracy|candidate|1|0
+2_Scale|m1|0|done|pass|0|StaticCheck|static|none|3|3
+2_Scale|m2|a|done|fail|0|AccuracyError|accuracy|candidate|3|1
+relu|m1|0|done|pass|1|||none|1|1
+relu|m2|0|done|fail|0|ForwardError|runtime|candidate|1|0
+EOF
+	diff want got
+'
+
+test_expect 'the anti-cheat layers: static and kernels-disabled recorded with why' '
+	test "$(q "SELECT static_ok, disabled_ok FROM attempts WHERE task = '\''relu'\'' AND model = '\''m1'\''")" = "1|1"
+	test "$(q "SELECT static_ok, disabled_ok FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m1'\''")" = "0|0"
+	q "SELECT disabled_msg FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m1'\''" | grep -q "still passed"
+	q "SELECT static_msg FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m1'\''" | grep -q "degraded"
+	# The disabled run of the honest kernel failed: its rows are kept too.
+	test "$(q "SELECT count(*) FROM case_results c JOIN attempts a USING (attempt_key) WHERE a.task = '\''relu'\'' AND a.model = '\''m1'\'' AND phase = '\''disabled'\'' AND c.status = '\''fail'\''")" = 1
+'
+
+test_expect 'the cases of the sidecar: three, with their parameters; wrong only where scale is 2' '
+	q "SELECT case_idx, params, c.status FROM case_results c JOIN attempts a USING (attempt_key) WHERE a.model = '\''m2'\'' AND a.task = '\''2_Scale'\'' AND phase = '\''verify'\'' ORDER BY case_idx" >got
+	cat >want <<EOF
+1|{"n":16,"scale":0.5}|pass
+2|{"n":16,"scale":2.0}|fail
+3|{"n":32,"scale":2.0}|fail
+EOF
+	diff want got
+'
+
+test_expect 'timings of every benchmarked case, the tokens and times of the generations' '
+	test "$(q "SELECT count(*) FROM timings t JOIN attempts a USING (attempt_key) WHERE a.status = '\''pass'\''")" = 5
+	test "$(q "SELECT count(*) FROM attempts WHERE status = '\''pass'\'' AND speedup > 0")" = 3
+	test "$(q "SELECT prompt_tokens, completion_tokens, generation_s, round FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m1'\''")" = "100|50|3.5|"
+	test "$(q "SELECT round FROM attempts WHERE task = '\''2_Scale'\'' AND model = '\''m1'\''")" = 1
+	test "$(q "SELECT count(*) FROM candidates")" = 6
+	test "$(q "SELECT count(*) FROM suite_tasks")" = 3
+	q "SELECT env FROM attempts WHERE task = '\''relu'\'' AND model = '\''m1'\''" | grep -q torch
+'
+
+test_expect 'the same command again judges nothing twice and changes nothing' '
+	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >before
+	"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
+	grep -q "6 attempts (6 already in" out
+	grep -q "6 attempts: 3 passed (1 clean), 3 failed" out
+	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >after
+	diff before after
+	test "$(q "SELECT count(*) FROM runs")" = 2
+	test "$(q "SELECT count(*) FROM case_results")" = "$(q "SELECT count(*) FROM case_results")"
+'
+
+test_expect 'an attempt left running is judged again; a judge error only with --retry-failed' '
+	q "SELECT count(*) FROM case_results" >rows_before
+	"$KJ_PYTHON" -c "
+import sqlite3; db = sqlite3.connect(\"$store\")
+db.execute(\"UPDATE attempts SET state = '\''running'\'', status = NULL WHERE task = '\''1_Add'\'' AND model = '\''m2'\''\")
+db.execute(\"UPDATE attempts SET status = '\''judge_error'\'', charged = '\''judge'\'', finished_at = '\''x'\'' WHERE task = '\''relu'\'' AND model = '\''m2'\''\")
+db.commit()"
+	# Exit 1: a judge error of an earlier run stands (not retried).
+	expect_exit 1 "$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
+	grep -q "6 attempts (5 already in" out
+	grep -q "1 attempts ended as judge errors in earlier runs; --retry-failed" out
+	test "$(q "SELECT state, status, error_type FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m2'\''")" = "done|fail|AccuracyError"
+	test "$(q "SELECT status, finished_at FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "judge_error|x"
+	"$KJUDGE" eval "$suite" "$gens" --db "$store" --retry-failed $fast >out 2>err
+	grep -q "6 attempts (5 already in" out
+	test "$(q "SELECT status, error_type FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "fail|ForwardError"
+	# Re-judging replaced the attempt'\''s rows; it did not add to them.
+	diff rows_before <(q "SELECT count(*) FROM case_results")
+'
+
+test_expect 'KernelBench generation layout and MODEL/TASK/ATTEMPT.py' '
+	mkdir -p runs/kb-model gen/mdl/relu
+	cp "$KJ_TESTS/eval/cands/add_wrong.py" runs/kb-model/level_1_problem_1_sample_3_kernel.py
+	cp "$KJ_TESTS/eval/cands/add_torch.py" runs/kb-model/level_1_problem_7_sample_0_kernel.py
+	cp "$KJ_TESTS/eval/cands/relu_crash.py" gen/mdl/relu/try1.py
+	echo "x = 1" >gen/mdl/notes.py
+	"$KJUDGE" eval "$suite" runs --db kb.db --verify-only >out 2>err
+	grep -q "level_1_problem_7_sample_0_kernel.py: no task of level 1, problem 7" err
+	"$KJ_PYTHON" -c "
+import sqlite3; r = sqlite3.connect(\"kb.db\").execute(\"SELECT task, model, attempt, status, error_type FROM attempts\").fetchall()
+assert r == [(\"1_Add\", \"kb-model\", \"3\", \"fail\", \"AccuracyError\")], r"
+	"$KJUDGE" eval "$suite" gen --db mt.db --verify-only >out 2>err
+	grep -q "notes.py: neither" err
+	"$KJ_PYTHON" -c "
+import sqlite3; r = sqlite3.connect(\"mt.db\").execute(\"SELECT task, model, attempt, status, error_type FROM attempts\").fetchall()
+assert r == [(\"relu\", \"mdl\", \"try1\", \"fail\", \"ForwardError\")], r"
+'
+
+test_expect 'a corrupt, a foreign, a locked store and bad operands: exit 2, the file left as it was' '
+	head -c 8192 /dev/urandom >junk.db
+	cp junk.db junk.orig
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db junk.db 2>err
+	grep -q "junk.db" err
+	cmp junk.db junk.orig
+	"$KJ_PYTHON" -c "import sqlite3; db = sqlite3.connect(\"other.db\"); db.execute(\"CREATE TABLE t (x)\"); db.commit()"
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db other.db 2>err
+	grep -q "not a kjudge results store" err
+	cp "$store" locked.db
+	"$KJ_PYTHON" -c "
+import sqlite3, time, sys
+db = sqlite3.connect(\"locked.db\", isolation_level=None)
+db.execute(\"BEGIN EXCLUSIVE\")
+open(\"locked.ready\", \"w\").close()
+time.sleep(9)
+" &
+	for i in $(seq 50); do [ -e locked.ready ] && break; sleep 0.1; done
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db locked.db 2>err
+	grep -q "locked by another process" err
+	wait
+	expect_exit 2 "$KJUDGE" eval "$suite" --db x.db 2>/dev/null
+	expect_exit 2 "$KJUDGE" eval /nonexistent "$gens" --db x.db 2>err
+	grep -q "/nonexistent" err
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" 2>/dev/null
+	test ! -e x.db
+'
+
+test_expect 'kjudge report reads the study' '
+	"$KJUDGE" report "$store" --json r.json --md r.md
+	test "$(jget r.json "d[\"models\"][\"m1\"][\"accuracy\"], d[\"models\"][\"m1\"][\"clean_pass_rate\"] * 3, d[\"models\"][\"m2\"][\"accuracy\"]")" = "1.0 1.0 0.0"
+	test "$(jget r.json "len(d[\"attempts\"])")" = 6
+	grep -q "m1" r.md
+'
+
+test_done
