@@ -699,6 +699,31 @@ static void profile_layer(const json_t *names, struct layers *l)
 		 "in forward is one of its own %zu", json_array_size(names), l->n_kernels);
 }
 
+/* The kernel layer's verdict from its run: it passes only when a case
+ * failed, charged to the candidate (its outputs depend on its kernels). */
+static void disabled_verdict(const struct phase *pd, struct layers *lp)
+{
+	if (!pd->ran) {
+		lp->disabled_ok = 0;
+		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "the layer could not run: "
+			 "%.500s", pd->err.msg);
+	} else if (pd->passed == pd->n) {
+		lp->disabled_ok = 0;
+		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "with its kernels disabled "
+			 "it still passed all %d cases: its kernels do not do the work", pd->n);
+	} else if (pd->worst != KJ_STATUS_FAIL) {
+		lp->disabled_ok = 0;
+		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "the layer could not "
+			 "decide: with its kernels disabled a case ended as %s (%.300s)",
+			 kj_status_name(pd->worst), pd->first_msg);
+	} else {
+		lp->disabled_ok = 1;
+		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "with its kernels disabled "
+			 "it failed %d of %d cases (%s)", pd->n - pd->passed, pd->n,
+			 kj_etype_name(pd->first_type));
+	}
+}
+
 static int record_done(struct ctx *x, const struct kj_eval_outcome *o, const char *charged,
 		       const char *msg, const struct phase *v, const struct layers *l,
 		       const json_t *env, struct kj_error *err)
@@ -809,28 +834,24 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 			    NULL);
 		if (!s->no_benchmark && b.timed == b.n && b.n > 0)
 			out->speedup = exp(b.log_speedup / b.n);
-		/* The kernel layer: with its kernels made no-ops, it must fail. */
-		rc = run_task(&rn, 1, &d, NULL, NULL, err);
-		if (rc != KJ_OK)
-			goto out;
-		if (!d.ran) {
-			l.disabled_ok = 0;
-			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "the layer could not run: "
-				 "%.500s", d.err.msg);
-		} else if (d.passed == d.n) {
-			l.disabled_ok = 0;
-			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "with its kernels disabled "
-				 "it still passed all %d cases: its kernels do not do the work", d.n);
-		} else if (d.worst != KJ_STATUS_FAIL) {
-			l.disabled_ok = 0;
-			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "the layer could not "
-				 "decide: with its kernels disabled a case ended as %s (%.300s)",
-				 kj_status_name(d.worst), d.first_msg);
+		/* The kernel layer: with its kernels made no-ops, it must fail.
+		 * The layers are all needed for a clean pass: after a failed
+		 * static check it is not run (it could only cost time), and one
+		 * input set is enough to show that outputs depend on the
+		 * kernels. */
+		if (l.static_ok != 1) {
+			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "not run: the static check "
+				 "failed, so the attempt cannot be clean");
 		} else {
-			l.disabled_ok = 1;
-			snprintf(l.disabled_msg, sizeof(l.disabled_msg), "with its kernels disabled "
-				 "it failed %d of %d cases (%s)", d.n - d.passed, d.n,
-				 kj_etype_name(d.first_type));
+			struct kj_eval_settings one = *s;
+
+			one.judge.input_sets = 1;
+			rn.s = &one;
+			rc = run_task(&rn, 1, &d, NULL, NULL, err);
+			rn.s = s;
+			if (rc != KJ_OK)
+				goto out;
+			disabled_verdict(&d, &l);
 		}
 		if (strncmp(slot->device, "cuda", 4) == 0)
 			profile_layer(kernel_names, &l);
