@@ -195,6 +195,14 @@ struct kj_bench_opts {
 	size_t flush_bytes;             /* default 256 MiB */
 	int skip_framework;             /* use framework_latency_ms for the reference */
 	double framework_latency_ms;
+	/* The baseline's median per case, measured earlier in the batch (eval
+	 * shares one baseline among a task's candidates, so their speedups
+	 * have one denominator): a case k < n_ref_ms with ref_ms[k] > 0 is
+	 * timed on the candidate's side only, its reference latency that
+	 * value (kj_case.ref_given and ref_cached set).  NULL: none.
+	 * Borrowed: the caller's, for the call. */
+	const double *ref_ms;
+	int n_ref_ms;
 };
 
 void kj_bench_opts_init(struct kj_bench_opts *b);

@@ -230,10 +230,11 @@ static json_t *case_record(const struct kj_case *c)
 	    (c->metrics && json_object_set(r, "metrics", c->metrics)) ||
 	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
 	    (c->timed && json_object_set_new(r, "timing",
-			json_pack("{s:f, s:f, s:i, s:i, s:f, s:s}", "ref_median_ms",
+			json_pack("{s:f, s:f, s:i, s:i, s:f, s:s, s:b}", "ref_median_ms",
 				  c->ref.median_ms, "impl_median_ms", c->cand.median_ms,
 				  "ref_samples", c->ref.n, "impl_samples", c->cand.n,
-				  "speedup", c->speedup, "timer", c->cand.timer)))) {
+				  "speedup", c->speedup, "timer", c->cand.timer,
+				  "ref_measured", !c->ref_given)))) {
 		json_decref(r);
 		return NULL;
 	}
@@ -541,6 +542,56 @@ struct run {
 };
 
 /*
+ * The batch's baseline of the task on this device: per case, the
+ * reference's median the first attempt that measured it recorded (same
+ * task, device and settings).  *ref gets n doubles (0: none for that case;
+ * all 0 when no attempt measured any), the caller's to free.  The store's
+ * failure is an error; an empty result is not.
+ */
+static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, double **ref,
+			 struct kj_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, b;
+
+	*ref = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+	if (!*ref)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	b = sqlite3_prepare_v2(x->db,
+		"SELECT t.case_idx, t.ref_ms FROM timings t JOIN attempts a USING (attempt_key) "
+		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
+		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
+		"json_extract(t.record, '$.timing.ref_measured') = 1 "
+		"ORDER BY a.finished_at DESC, a.attempt_key DESC", -1, &st, NULL);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 1, x->task->key, -1, SQLITE_STATIC);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 2, slot->device, -1, SQLITE_STATIC);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 3, slot->settings_text, -1, SQLITE_STATIC);
+	if (b == SQLITE_OK)
+		b = sqlite3_bind_text(st, 4, x->key, -1, SQLITE_STATIC);
+	/* Ordered last finished first, each case keeps the earliest
+	 * measurement: the first candidate's baseline is everyone's. */
+	while (b == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int k = sqlite3_column_int(st, 0) - 1;
+
+		if (k >= 0 && k < n)
+			(*ref)[k] = sqlite3_column_double(st, 1);
+	}
+	if (b == SQLITE_OK && rc != SQLITE_DONE)
+		b = rc;
+	sqlite3_finalize(st);
+	if (b != SQLITE_OK && b != SQLITE_DONE) {
+		free(*ref);
+		*ref = NULL;
+		x->store_failed = 1;
+		return kj__store_fail(x->db, b, err, "the results store: the baseline");
+	}
+	return KJ_OK;
+}
+
+/*
  * Start the task's workers (in parallel with other attempts' timed phases),
  * then, holding the device, verify and (bench) benchmark; `disabled`: the
  * candidate's kernels made no-ops (the kernel layer).  Fills the phases.
@@ -608,8 +659,19 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	}
 	if (rc == KJ_OK && bench && verify->passed == verify->n && verify->n > 0 &&
 	    !rn->s->no_benchmark) {
-		rn->x->phase = "benchmark";
-		rc = kj_benchmark(&t, &a, &rn->s->judge, &rn->s->bench, &hooks, &br, &bench->err);
+		struct kj_bench_opts bo = rn->s->bench;
+		double *base = NULL;
+
+		/* One baseline per task and case in the batch: the first
+		 * candidate's measured one, given to every later one. */
+		rc = load_baseline(rn->x, rn->slot, t.n_cases, &base, &bench->err);
+		if (rc == KJ_OK) {
+			bo.ref_ms = base;
+			bo.n_ref_ms = t.n_cases;
+			rn->x->phase = "benchmark";
+			rc = kj_benchmark(&t, &a, &rn->s->judge, &bo, &hooks, &br, &bench->err);
+		}
+		free(base);
 		if (rc == KJ_OK) {
 			bench->ran = 1;
 			summarize(&br, bench);

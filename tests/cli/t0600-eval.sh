@@ -29,8 +29,8 @@ echo $? >"$kj_root/rc1"
 
 test_expect 'eval judges every good line and exits 0' '
 	test "$(cat $kj_root/rc1)" = 0 || { cat $kj_root/err1; false; }
-	grep -q "3 tasks, 6 attempts (0 already in" $kj_root/out1
-	grep -q "6 attempts: 3 passed (1 clean), 3 failed, 0 judge or task errors" $kj_root/out1
+	grep -q "3 tasks, 7 attempts (0 already in" $kj_root/out1
+	grep -q "7 attempts: 4 passed (1 clean), 3 failed, 0 judge or task errors" $kj_root/out1
 '
 
 test_expect 'each bad JSONL line is named with its number and why, and skipped' '
@@ -47,6 +47,7 @@ test_expect 'the verdicts: clean only for the honest Triton kernel, torch passes
 	cat >want <<EOF
 1_Add|m1|0|done|pass|0|StaticCheck|static|none|1|1
 1_Add|m2|0|done|fail|0|AccuracyError|accuracy|candidate|1|0
+1_Add|m3|0|done|pass|0|StaticCheck|static|none|1|1
 2_Scale|m1|0|done|pass|0|StaticCheck|static|none|3|3
 2_Scale|m2|a|done|fail|0|AccuracyError|accuracy|candidate|3|1
 relu|m1|0|done|pass|1|||none|1|1
@@ -77,20 +78,27 @@ EOF
 '
 
 test_expect 'timings of every benchmarked case, the tokens and times of the generations' '
-	test "$(q "SELECT count(*) FROM timings t JOIN attempts a USING (attempt_key) WHERE a.status = '\''pass'\''")" = 5
-	test "$(q "SELECT count(*) FROM attempts WHERE status = '\''pass'\'' AND speedup > 0")" = 3
+	test "$(q "SELECT count(*) FROM timings t JOIN attempts a USING (attempt_key) WHERE a.status = '\''pass'\''")" = 6
+	test "$(q "SELECT count(*) FROM attempts WHERE status = '\''pass'\'' AND speedup > 0")" = 4
 	test "$(q "SELECT prompt_tokens, completion_tokens, generation_s, round FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m1'\''")" = "100|50|3.5|"
 	test "$(q "SELECT round FROM attempts WHERE task = '\''2_Scale'\'' AND model = '\''m1'\''")" = 1
-	test "$(q "SELECT count(*) FROM candidates")" = 6
+	test "$(q "SELECT count(*) FROM candidates")" = 7
 	test "$(q "SELECT count(*) FROM suite_tasks")" = 3
 	q "SELECT env FROM attempts WHERE task = '\''relu'\'' AND model = '\''m1'\''" | grep -q torch
+'
+
+test_expect 'one baseline per task and case: the later candidate is given the first one'\''s' '
+	q "SELECT a.model, t.ref_ms, json_extract(t.record, '\''$.timing.ref_measured'\'') FROM timings t JOIN attempts a USING (attempt_key) WHERE a.task = '\''1_Add'\'' ORDER BY a.finished_at" >got
+	test "$(wc -l <got)" = 2
+	test "$(cut -d"|" -f2 got | sort -u | wc -l)" = 1
+	test "$(cut -d"|" -f3 got | tr "\n" " ")" = "1 0 "
 '
 
 test_expect 'the same command again judges nothing twice and changes nothing' '
 	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >before
 	"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
-	grep -q "6 attempts (6 already in" out
-	grep -q "6 attempts: 3 passed (1 clean), 3 failed" out
+	grep -q "7 attempts (7 already in" out
+	grep -q "7 attempts: 4 passed (1 clean), 3 failed" out
 	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >after
 	diff before after
 	test "$(q "SELECT count(*) FROM runs")" = 2
@@ -106,12 +114,12 @@ db.execute(\"UPDATE attempts SET status = '\''judge_error'\'', charged = '\''jud
 db.commit()"
 	# Exit 1: a judge error of an earlier run stands (not retried).
 	expect_exit 1 "$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
-	grep -q "6 attempts (5 already in" out
+	grep -q "7 attempts (6 already in" out
 	grep -q "1 attempts ended as judge errors in earlier runs; --retry-failed" out
 	test "$(q "SELECT state, status, error_type FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m2'\''")" = "done|fail|AccuracyError"
 	test "$(q "SELECT status, finished_at FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "judge_error|x"
 	"$KJUDGE" eval "$suite" "$gens" --db "$store" --retry-failed $fast >out 2>err
-	grep -q "6 attempts (5 already in" out
+	grep -q "7 attempts (6 already in" out
 	test "$(q "SELECT status, error_type FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "fail|ForwardError"
 	# Re-judging replaced the attempt'\''s rows; it did not add to them.
 	diff rows_before <(q "SELECT count(*) FROM case_results")
@@ -166,7 +174,7 @@ time.sleep(9)
 test_expect 'kjudge report reads the study' '
 	"$KJUDGE" report "$store" --json r.json --md r.md
 	test "$(jget r.json "d[\"models\"][\"m1\"][\"accuracy\"], d[\"models\"][\"m1\"][\"clean_pass_rate\"] * 3, d[\"models\"][\"m2\"][\"accuracy\"]")" = "1.0 1.0 0.0"
-	test "$(jget r.json "len(d[\"attempts\"])")" = 6
+	test "$(jget r.json "len(d[\"attempts\"])")" = 7
 	grep -q "m1" r.md
 '
 

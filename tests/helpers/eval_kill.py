@@ -40,7 +40,7 @@ for k in range(int(kills)):
     p = subprocess.Popen([kjudge, "eval", suite, gens, "--db", db, "--verify-only", "-j", "2", "-q"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # From the store's first write to the middle of an attempt.
-    time.sleep(rng.uniform(0.05, 6.0))
+    time.sleep(rng.uniform(0.05, 4.0))
     p.send_signal(signal.SIGKILL)
     p.wait()
     err = p.stderr.read().decode(errors="replace")
