@@ -193,6 +193,25 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, unsigned c
 	return 0;
 }
 
+/* The machine of the run (runs.env): its name, its CPUs, the judge and
+ * the devices; each attempt's row has its own device's environment.  NULL
+ * when it cannot be made (the column stays NULL; nothing depends on it). */
+static char *run_env(const char *gpus)
+{
+	char host[256] = "";
+	json_t *env;
+	char *text;
+	struct kj_error err;
+
+	gethostname(host, sizeof(host) - 1);
+	env = json_pack("{s:s, s:I, s:s, s:s}", "hostname", host, "cpus",
+			(json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "kjudge", KJ_VERSION, "gpus",
+			gpus ? gpus : "");
+	text = env ? kj_json_text(env, JSON_COMPACT, &err) : NULL;
+	json_decref(env);
+	return text;
+}
+
 static int bind_all_ok(int rc)
 {
 	return rc == SQLITE_OK;
@@ -201,12 +220,12 @@ static int bind_all_ok(int rc)
 /* The run's row, the suite's tasks and which tasks the run's suite holds:
  * one transaction.  *run_id gets the run's id. */
 static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, char **argv,
-		      const char *suite, const char *cands, const char *settings,
+		      const char *suite, const char *cands, const char *settings, const char *gpus,
 		      const struct kj_eval_set *set, long long *run_id)
 {
 	sqlite3_stmt *st = NULL;
 	json_t *argj = json_array();
-	char when[32], *args_text = NULL;
+	char when[32], *args_text = NULL, *env_text = NULL;
 	struct kj_error err;
 	size_t i;
 	int rc, k;
@@ -220,13 +239,15 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 		return -1;
 	}
 	json_decref(argj);
+	env_text = run_env(gpus);
 	utc_now(when);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		free(args_text);
+		free(env_text);
 		return sql_fail(cmd, db, "begin");
 	}
 	rc = sqlite3_prepare_v2(db, "INSERT INTO runs (started_at, judge_version, command, suite, "
-				"candidates, settings) VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL);
+				"candidates, settings, env) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
 	if (bind_all_ok(rc))
 		rc = sqlite3_bind_text(st, 1, when, -1, SQLITE_STATIC);
 	if (bind_all_ok(rc))
@@ -240,7 +261,11 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 	if (bind_all_ok(rc))
 		rc = sqlite3_bind_text(st, 6, settings, -1, SQLITE_STATIC);
 	if (bind_all_ok(rc))
+		rc = env_text ? sqlite3_bind_text(st, 7, env_text, -1, SQLITE_STATIC)
+			      : sqlite3_bind_null(st, 7);
+	if (bind_all_ok(rc))
 		rc = sqlite3_step(st);
+	free(env_text);
 	sqlite3_finalize(st);
 	free(args_text);
 	if (rc != SQLITE_DONE)
@@ -589,8 +614,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	if (batch_bytes(cmd, kj_store_db(store), batch) ||
-	    record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text, &set,
-		       &run_id)) {
+	    record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text,
+		       args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL, &set, &run_id)) {
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
