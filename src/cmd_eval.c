@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -513,6 +514,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	int rc, jobs = 2, n_devs = 1, retry = 0, running = 0, exit_code = KJ_EXIT_OK, k;
 	int *dev_load = NULL;
 	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
+	int eval_lock = -1;
 	long long run_id = 0;
 	json_t *settings = NULL;
 	pid_t me = getpid();
@@ -611,6 +613,18 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
 		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		goto out;
+	}
+	/* One eval per store at a time: a second would take the first's
+	 * running attempts for ones a killed judge left, and judge them
+	 * twice.  A flock on the file (SQLite's own locks are fcntl's, apart);
+	 * the children inherit it and it dies with the last of them. */
+	eval_lock = open(db_path, O_RDONLY | O_CLOEXEC);
+	if (eval_lock < 0 || flock(eval_lock, LOCK_EX | LOCK_NB) < 0) {
+		kj_cli_error(cmd, "'%s': %s", db_path, eval_lock < 0 ? strerror(errno)
+			     : "another kjudge eval is writing to this store; wait for it, "
+			       "or stop it (the same command goes on where it stopped)");
+		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
 	if (batch_bytes(cmd, kj_store_db(store), batch) ||
@@ -827,6 +841,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj__rm_rf(work);
 out:
 	kj_store_close(store);
+	if (eval_lock >= 0)
+		close(eval_lock);
 	kj_eval_set_release(&set);
 	json_decref(settings);
 	free(settings_text);

@@ -164,6 +164,15 @@ time.sleep(9)
 	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db locked.db 2>err
 	grep -q "locked by another process" err
 	wait
+	# One eval per store at a time: a second is refused, not run beside it.
+	"$KJUDGE" eval "$suite" "$gens" --db busy.db --verify-only -q >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 100); do [ -s busy.db ] && break; sleep 0.1; done
+	sleep 1
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db busy.db --verify-only 2>err
+	grep -q "another kjudge eval is writing to this store" err
+	kill $pid
+	wait $pid || true
 	expect_exit 2 "$KJUDGE" eval "$suite" --db x.db 2>/dev/null
 	expect_exit 2 "$KJUDGE" eval /nonexistent "$gens" --db x.db 2>err
 	grep -q "/nonexistent" err
