@@ -191,6 +191,8 @@ $(BUILD)/kjudge: $(CLI_OBJ) $(FAULT_OBJ) $(BUILD)/libkjudge.a
 # The unit tests include the CLI's option parser and man page writer
 # (tests/unit/test_cli.c), which need nothing else of src/, and run some
 # helpers (tests/helpers/segv.c) as workers.
+# test_eval.c reads tests/eval/ (when $KJ_TESTS does not say where).
+$(BUILD)/tests/unit/test_eval.o: CPPFLAGS += -DKJ_TESTS_DIR='"$(CURDIR)/tests"'
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a | $(HELPERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

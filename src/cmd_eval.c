@@ -784,11 +784,15 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				if (strcmp(st, "judge_error") == 0)
 					exit_code = exit_code ? exit_code : KJ_EXIT_FAIL;
 				if (!prog.tty && !prog.quiet) {
-					if (strcmp(st, "pass") == 0 && sp > 0)
-						printf("%s %s/%s: pass, %s%s, %.3gx\n",
+					char speed[40] = "";
+
+					if (sp > 0)
+						snprintf(speed, sizeof(speed), ", %.3gx", sp);
+					if (strcmp(st, "pass") == 0)
+						printf("%s %s/%s: pass, %s%s%s\n",
 						       set.tasks[c->task].name, c->model, c->attempt,
 						       clean ? "clean" : "not clean: ", clean ? "" : type,
-						       sp);
+						       speed);
 					else
 						printf("%s %s/%s: %s %s\n", set.tasks[c->task].name,
 						       c->model, c->attempt, st, type);

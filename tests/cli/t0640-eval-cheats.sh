@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# t0640-eval-cheats.sh - eval against candidates that cheat its layers:
+# one that the static check cannot see computing with PyTorch (Python's
+# sum() adds the tensors, its Triton kernel runs for show) must fail the
+# kernel layer (with its launches made no-ops it still passes); one that
+# answers from memory (tests/candidates/content_memo) must be
+# ReplayDetected, also when timed again alone on fresh inputs; an honest
+# PyTorch twin passes, not clean.  Needs $KJ_PYTHON with torch and Triton.
+. "$(dirname "$0")/lib.sh"
+
+test_expect 'the kernel layer and the replay check hold under eval' '
+	mkdir suite
+	cp "$KJ_TESTS/eval/cheats/scale2_torch.py" "$KJ_TESTS/candidates/tasks/matmul_torch.py" suite/
+	"$KJUDGE" eval suite "$KJ_TESTS/eval/cheats/generations.jsonl" --db c.db \
+		--time_budget 1 >out 2>err || { cat out err; false; }
+	"$KJ_PYTHON" - <<PY
+import sqlite3
+rows = {r[0]: r[1:] for r in sqlite3.connect("c.db").execute(
+    "SELECT model, status, clean, error_type, static_ok, disabled_ok, message FROM attempts")}
+assert rows["sly"][:5] == ("pass", 0, "KernelsNotUsed", 1, 0), rows["sly"]
+assert rows["memo"][:3] == ("fail", 0, "ReplayDetected"), rows["memo"]
+assert "timed alone on fresh inputs" in rows["memo"][5], rows["memo"]
+assert rows["honest"][:3] == ("pass", 0, "StaticCheck"), rows["honest"]
+PY
+	grep -q "scale2 sly/0: pass, not clean: KernelsNotUsed" out
+'
+
+test_done

@@ -1,0 +1,156 @@
+/*
+ * test_eval.c - eval's discovery (lib/eval/discover.c) over tests/eval/:
+ * the suite's tasks in both layouts with their cases files, the JSONL's
+ * good lines and its bad ones (each named with its line), KernelBench's
+ * generation layout and MODEL/TASK/ATTEMPT.py; the attempt key.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kjudge/eval.h"
+#include "unit.h"
+
+/* tests/: $KJ_TESTS (tests/run sets it), else where it was built from. */
+static const char *tests_dir(void)
+{
+	const char *dir = getenv("KJ_TESTS");
+
+	return dir && *dir ? dir : KJ_TESTS_DIR;
+}
+
+static int find(const struct kj_eval_set *set, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < set->n_tasks; i++)
+		if (strcmp(set->tasks[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	KJ_CHECK(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+KJ_TEST(eval_discovers_the_suite_and_the_jsonl)
+{
+	struct kj_eval_set set;
+	struct kj_error err;
+	char path[4200];
+	int add, scale, relu;
+	size_t i, bad_lines[8], n_bad = 0;
+
+	kj_eval_set_init(&set);
+	snprintf(path, sizeof(path), "%s/eval/suite", tests_dir());
+	KJ_CHECK_INT(kj_eval_discover_suite(path, &set, &err), KJ_OK);
+	KJ_CHECK_INT(set.n_tasks, 3);
+	add = find(&set, "1_Add");
+	scale = find(&set, "2_Scale");
+	relu = find(&set, "relu");
+	KJ_CHECK(add >= 0 && scale >= 0 && relu >= 0);
+	KJ_CHECK_INT(set.tasks[add].level, 1);
+	KJ_CHECK_INT(set.tasks[add].problem, 1);
+	KJ_CHECK(set.tasks[add].cases_path == NULL);
+	KJ_CHECK(set.tasks[scale].cases_path != NULL);
+	KJ_CHECK_INT(strlen(set.tasks[scale].cases_sha256), 64);
+	KJ_CHECK_INT(set.tasks[relu].level, -1);
+	KJ_CHECK(strcmp(set.tasks[relu].rel, "ops/relu_torch.py") == 0);
+	KJ_CHECK(strcmp(set.tasks[add].key, set.tasks[scale].key) != 0);
+
+	snprintf(path, sizeof(path), "%s/eval/cands/generations.jsonl", tests_dir());
+	KJ_CHECK_INT(kj_eval_discover_candidates(path, &set, &err), KJ_OK);
+	KJ_CHECK_INT(set.n_cands, 7);
+	/* The bad lines: 3 (not JSON), 5 (no model), 9 (no such task), 10 (a
+	 * second attempt 0 of m1 on 1_Add), 12 (source and path). */
+	for (i = 0; i < json_array_size(set.problems) && n_bad < 8; i++) {
+		const char *w = json_string_value(json_object_get(json_array_get(set.problems, i),
+								  "where"));
+		const char *colon = w ? strrchr(w, ':') : NULL;
+
+		KJ_CHECK(colon != NULL);
+		bad_lines[n_bad++] = (size_t)atoi(colon + 1);
+	}
+	KJ_CHECK_INT(n_bad, 5);
+	KJ_CHECK_INT(bad_lines[0], 3);
+	KJ_CHECK_INT(bad_lines[1], 5);
+	KJ_CHECK_INT(bad_lines[2], 9);
+	KJ_CHECK_INT(bad_lines[3], 10);
+	KJ_CHECK_INT(bad_lines[4], 12);
+	/* Line 1: the path, the tokens, the time; line 8: no attempt given,
+	 * numbered among m2's relu lines; line 4: named by its path in the
+	 * suite, with a round. */
+	KJ_CHECK(strcmp(set.cands[0].model, "m1") == 0 && set.cands[0].task == add);
+	KJ_CHECK_INT(set.cands[0].prompt_tokens, 100);
+	KJ_CHECK_INT(set.cands[0].completion_tokens, 50);
+	KJ_CHECK(set.cands[0].generation_s == 3.5);
+	KJ_CHECK_INT(set.cands[0].round, -1);
+	KJ_CHECK(set.cands[2].task == scale && set.cands[2].round == 1);
+	KJ_CHECK(strcmp(set.cands[5].model, "m2") == 0 && set.cands[5].task == relu);
+	KJ_CHECK(strcmp(set.cands[5].attempt, "0") == 0);
+	KJ_CHECK(strcmp(set.cands[3].attempt, "a") == 0);
+	KJ_CHECK(set.cands[1].source_len > 0 && strstr(set.cands[1].source, "a - b"));
+	kj_eval_set_release(&set);
+}
+
+KJ_TEST(eval_discovers_the_generation_layouts_and_keys_attempts)
+{
+	struct kj_eval_set set;
+	struct kj_error err;
+	char path[4200], dir[4200], k1[65], k2[65], k3[65];
+	const char *tmp = kj_test_tmpdir();
+	struct kj_eval_cand c2;
+
+	kj_eval_set_init(&set);
+	snprintf(path, sizeof(path), "%s/eval/suite", tests_dir());
+	KJ_CHECK_INT(kj_eval_discover_suite(path, &set, &err), KJ_OK);
+	snprintf(dir, sizeof(dir), "%s/gen", tmp);
+	KJ_CHECK(mkdir(dir, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/gen/run7", tmp);
+	KJ_CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/gen/run7/level_1_problem_2_sample_4_kernel.py", tmp);
+	write_file(path, "x = 1\n");
+	snprintf(path, sizeof(path), "%s/gen/run7/level_1_problem_9_sample_0_kernel.py", tmp);
+	write_file(path, "x = 2\n");
+	snprintf(path, sizeof(path), "%s/gen/run7/readme.txt", tmp);
+	write_file(path, "not a candidate\n");
+	KJ_CHECK_INT(kj_eval_discover_candidates(dir, &set, &err), KJ_OK);
+	KJ_CHECK_INT(set.n_cands, 1);
+	KJ_CHECK(strcmp(set.cands[0].model, "run7") == 0);
+	KJ_CHECK(strcmp(set.cands[0].attempt, "4") == 0);
+	KJ_CHECK(strcmp(set.tasks[set.cands[0].task].name, "2_Scale") == 0);
+	KJ_CHECK_INT(json_array_size(set.problems), 1); /* problem 9: no such task */
+
+	/* The key: the same attempt, the same key; another model, settings
+	 * or device, another. */
+	KJ_CHECK_INT(kj_eval_attempt_key(&set.tasks[0], &set.cands[0], "cuda", "{}", k1, &err),
+		     KJ_OK);
+	KJ_CHECK_INT(kj_eval_attempt_key(&set.tasks[0], &set.cands[0], "cuda", "{}", k2, &err),
+		     KJ_OK);
+	KJ_CHECK(strcmp(k1, k2) == 0);
+	KJ_CHECK_INT(kj_eval_attempt_key(&set.tasks[0], &set.cands[0], "cpu", "{}", k3, &err),
+		     KJ_OK);
+	KJ_CHECK(strcmp(k1, k3) != 0);
+	KJ_CHECK_INT(kj_eval_attempt_key(&set.tasks[0], &set.cands[0], "cuda", "{\"x\":1}", k3,
+					 &err), KJ_OK);
+	KJ_CHECK(strcmp(k1, k3) != 0);
+	char other[] = "run8";
+
+	c2 = set.cands[0];
+	c2.model = other;
+	KJ_CHECK_INT(kj_eval_attempt_key(&set.tasks[0], &c2, "cuda", "{}", k3, &err), KJ_OK);
+	KJ_CHECK(strcmp(k1, k3) != 0);
+	kj_eval_set_release(&set);
+
+	/* No suite, no task in it. */
+	kj_eval_set_init(&set);
+	KJ_CHECK_INT(kj_eval_discover_suite("/nonexistent-suite", &set, &err), KJ_ENOENT);
+	KJ_CHECK_INT(kj_eval_discover_suite(dir, &set, &err), KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "no task") != NULL);
+	kj_eval_set_release(&set);
+}
