@@ -505,6 +505,8 @@ struct phase {
 	double log_speedup;     /* sum of log(speedup) of the cases */
 	int timed;
 	int retimed;            /* timed again alone after a timing check failed */
+	int task_fault;         /* !ran because of the task (it does not load, a bad
+				 * cases file, no cases): a task error */
 	struct kj_error err;    /* when !ran */
 };
 
@@ -689,8 +691,12 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		a.have_key = 1;
 		rc = kj_seed_run_key(a.key, rn->slot->batch, a.run_key, &verify->err);
 	}
-	if (rc == KJ_OK)
+	if (rc == KJ_OK) {
 		rc = kj_torch_open(rn->cfg, &a, &spec, &t, &verify->err);
+		/* The names are the judge's own: what is refused is the task's
+		 * (its cases file). */
+		verify->task_fault = rc == KJ_EINVAL;
+	}
 	if (rc == KJ_OK) {
 		/* Workers start (imports, CUDA contexts) under the quiet lock,
 		 * shared: a timing run again alone waits for the starts under
@@ -703,6 +709,13 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		if (quiet >= 0)
 			close(quiet);
 	}
+	/* A reference that does not load, or a task without cases, is the
+	 * task's failure, not the judge's (kj_task_start's two messages for
+	 * them, after both workers started: a Python that cannot start one
+	 * stays the machine's). */
+	if (rc == KJ_EINVAL && task_open && (strstr(verify->err.msg, "the task cannot be loaded") ||
+					     strstr(verify->err.msg, "the task has no cases")))
+		verify->task_fault = 1;
 	if (rc == KJ_OK && !disabled && t.env && !rn->env)
 		rn->env = json_incref(t.env);
 	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
@@ -776,8 +789,12 @@ static void phase_verdict(const struct phase *p, struct kj_eval_outcome *o, char
 			  size_t csize, char *msg, size_t msize)
 {
 	if (!p->ran) {
-		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
-			    msize, p->err.msg);
+		if (p->task_fault)
+			set_verdict(o, "task_error", kj_etype_name(KJ_ET_TASK), "task", charged, csize,
+				    "task", msg, msize, p->err.msg);
+		else
+			set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge",
+				    msg, msize, p->err.msg);
 		return;
 	}
 	if (!p->have_first) {

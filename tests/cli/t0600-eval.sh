@@ -143,6 +143,17 @@ import sqlite3; r = sqlite3.connect(\"mt.db\").execute(\"SELECT task, model, att
 assert r == [(\"relu\", \"mdl\", \"try1\", \"fail\", \"ForwardError\")], r"
 '
 
+test_expect 'a task that does not load is the task'\''s error, charged to nobody else' '
+	mkdir -p broken/suite broken/gen/m/broken
+	printf "import torch\nraise RuntimeError(\"this task is broken\")\n" >broken/suite/broken_torch.py
+	cp "$KJ_TESTS/eval/cands/add_torch.py" broken/gen/m/broken/0.py
+	"$KJUDGE" eval broken/suite broken/gen --db broken.db --verify-only >out 2>err
+	grep -q "broken m/0: task_error TaskError" out
+	"$KJ_PYTHON" -c "
+import sqlite3; r = sqlite3.connect(\"broken.db\").execute(\"SELECT status, category, charged, message FROM attempts\").fetchone()
+assert r[:3] == (\"task_error\", \"task\", \"task\") and \"this task is broken\" in r[3], r"
+'
+
 test_expect 'a corrupt, a foreign, a locked store and bad operands: exit 2, the file left as it was' '
 	head -c 8192 /dev/urandom >junk.db
 	cp junk.db junk.orig
