@@ -80,7 +80,7 @@ ALL_SCENARIOS = [f"{cmd}-{cand}-{cache}" for cmd in ("verify", "benchmark")
 # --profile full is the whole selection over every scenario.
 PROFILES = {
     "ci": {"scenarios": ["verify-pass-off", "verify-wrong-warm", "benchmark-pass-cold"],
-           "first": 40, "last": 3, "spread": 2, "seeded": 2, "sites": False},
+           "first": 40, "last": 3, "spread": 2, "seeded": 1, "sites": False},
     "full": {"scenarios": ALL_SCENARIOS, "first": 40, "last": 40, "spread": 60, "seeded": 5,
              "sites": True},
 }
