@@ -348,7 +348,8 @@ static int open_output(const struct kj_spec_strategy *st, const struct kj_spec_o
 	if (rc != KJ_OK) {
 		/* Only the program could have put a link there: the copy holds
 		 * none that leaves the tree. */
-		snprintf(detail, size, "the program's output %s (not read)", e.msg);
+		snprintf(detail, size, "'%s' leads out of the working directory through a "
+			 "symbolic link: not read", st->path.rel);
 		return -1;
 	}
 	fd = kj_spec_open_nofollow(abs, O_RDONLY);
@@ -457,11 +458,11 @@ static void eval_numeric(const struct kj_spec_strategy *st, const struct kj_spec
 		snprintf(detail, size, "got %.15g, expected %.15g within %.15g (%s)", got,
 			 st->expected, st->tolerance, kind);
 	} else if (st->relative) {
-		snprintf(detail, size, "got %.15g, expected %.15g: |difference| %.15g is more than "
-			 "%.15g * |expected| = %.15g (relative)", got, st->expected, diff,
+		snprintf(detail, size, "got %.15g, expected %.15g: |difference| %.10g is more than "
+			 "%.15g * |expected| = %.10g (relative)", got, st->expected, diff,
 			 st->tolerance, limit);
 	} else {
-		snprintf(detail, size, "got %.15g, expected %.15g: |difference| %.15g is more than "
+		snprintf(detail, size, "got %.15g, expected %.15g: |difference| %.10g is more than "
 			 "%.15g (absolute)", got, st->expected, diff, st->tolerance);
 	}
 done:

@@ -581,6 +581,55 @@ static int fs_full(const char *dir)
 	return statvfs(dir, &v) == 0 && v.f_bavail * v.f_frsize < 64 * 1024;
 }
 
+/* The size of the largest regular file under the directory open on fd
+ * (links not followed; fd is closed). */
+static long long largest_file(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+	long long most = 0;
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_size > most)
+			most = st.st_size;
+		if (S_ISDIR(st.st_mode) && depth < 64) {
+			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+			long long m = sub >= 0 ? largest_file(sub, depth + 1) : 0;
+
+			if (m > most)
+				most = m;
+		}
+	}
+	closedir(d);
+	return most;
+}
+
+/* Whether a run wrote up to the written-bytes limit: a file as large as
+ * the largest-file limit (the kernel refuses the write with EFBIG: as PID
+ * 1 of its namespace the program ignores SIGXFSZ), or the copy's tmpfs
+ * full. */
+static int wrote_limit(const struct ctx *x, const struct side *sd)
+{
+	int fd = open(sd->tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (sd->quota && fs_full(sd->tree)) {
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	return fd >= 0 && largest_file(fd, 0) >= x->written;
+}
+
 static int side_dirs(struct ctx *x, struct side *sd)
 {
 	char rel_work[PATH_MAX];
@@ -1252,9 +1301,9 @@ static int run_once(struct ctx *x, struct side *sd, struct run_out *ro)
 		snprintf(ro->reason, sizeof(ro->reason), "printed more than %lld bytes on stdout "
 			 "(the output limit): stopped", x->out_cap);
 	} else if ((WIFSIGNALED(ro->r.status) && WTERMSIG(ro->r.status) == SIGXFSZ) ||
-		   (sd->quota && fs_full(sd->tree))) {
+		   wrote_limit(x, sd)) {
 		ro->status = KJ_SPEC_RUN_FAIL;
-		snprintf(ro->reason, sizeof(ro->reason), "wrote past the written-bytes limit of %lld "
+		snprintf(ro->reason, sizeof(ro->reason), "reached the written-bytes limit of %lld "
 			 "bytes (%s)", x->written, ro->r.how);
 	} else if (ro->r.oom_killed) {
 		ro->status = KJ_SPEC_RUN_FAIL;
