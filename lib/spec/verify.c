@@ -1119,6 +1119,32 @@ static int cache_get(struct ctx *x, struct side *sd)
 	return 1;
 }
 
+static long long path_bytes(const char *abs)
+{
+	struct stat st;
+
+	if (lstat(abs, &st) < 0)
+		return 0;
+	return S_ISDIR(st.st_mode) ? kj__tree_bytes(abs) : S_ISREG(st.st_mode) ? st.st_size : 0;
+}
+
+/* What the copy will hold, about. */
+static long long copy_estimate(const struct ctx *x)
+{
+	const struct kj_spec *s = x->s;
+	const struct kj_spec_list *lists[4] = { &s->prompt, &s->support, &s->targets,
+						&x->cfgn->input_files };
+	long long n = path_bytes(s->source_dir);
+	size_t i, k;
+
+	if (strcmp(s->working_dir, s->source_dir))
+		n += path_bytes(s->working_dir);
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < lists[k]->n; i++)
+			n += path_bytes(lists[k]->v[i].abs);
+	return n;
+}
+
 /* Copy, overlay, and build one side (or take its build from the cache). */
 static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 {
@@ -1141,10 +1167,11 @@ static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 		copy_release(&c);
 		return kj_error_set(x->err, KJ_ENOMEM, "out of memory");
 	}
-	/* The copy may hold at most what the source holds and the limit. */
-	if ((rc = side_quota(x, sd, kj__tree_bytes(s->source_dir) +
-				     (strcmp(s->working_dir, s->source_dir) ?
-					      kj__tree_bytes(s->working_dir) : 0))) != KJ_OK)
+	/* The copy may hold what is copied and the limit: the estimate is
+	 * doubled, for the links copied as their targets' content and the
+	 * files counted twice (a tmpfs uses memory only for what is written,
+	 * so a generous size costs nothing; the run's is exact). */
+	if ((rc = side_quota(x, sd, 2 * copy_estimate(x))) != KJ_OK)
 		goto out;
 	rc = KJ_OK;
 	if (copy_file_abs(&c, s->source_dir) < 0 ||

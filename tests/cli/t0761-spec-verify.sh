@@ -124,6 +124,19 @@ test_expect 'verification-only files and expected outputs do not exist in the sa
 	jget r.json "[s[\"status\"] for s in d[\"strategies\"]]" | grep -qx "\[.PASS., .PASS., .FAIL.\]"
 '
 
+test_expect 'input files outside the source directory are copied where the arguments find them' '
+	mkspec s.json "$(args read ../data/temp.txt ../data/other.txt);
+d[\"run\"][\"input_configurations\"][\"correctness\"][\"input_files\"] = [\"../data/temp.txt\"];
+d[\"verification\"][\"strategies\"] = [
+  {\"type\": \"stdout_pattern\", \"pattern\": \"^../data/temp.txt: temperatures$\", \"multiline\": True},
+  {\"type\": \"stdout_pattern\", \"pattern\": \"^../data/other.txt: absent$\", \"multiline\": True}]"
+	verify s.json
+	jget r.json "d[\"status\"]" | grep -qx PASS
+	mkspec s.json "d[\"run\"][\"input_configurations\"][\"correctness\"][\"input_files\"] = [\"../../../x\"]"
+	expect_exit 2 verify s.json
+	grep -qx "kjudge spec: '"'"'s.json'"'"': run.input_configurations.correctness.input_files\[0\]: '"'"'../../../x'"'"' leaves the project tree" err
+'
+
 test_expect 'numeric comparison just inside and just outside each tolerance type' '
 	for c in "1.5099 absolute 1.5 0.01 PASS" "1.5101 absolute 1.5 0.01 FAIL" \
 		 "1.4901 absolute 1.5 0.01 PASS" "201.99 relative 200 0.01 PASS" \
