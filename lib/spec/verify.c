@@ -1518,6 +1518,14 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 		return kj_error_set(err, KJ_EINVAL, "'%s': no input configuration '%s' (it has: %s)",
 				    s->file, cname, names);
 	}
+	for (i = 0; i < x.cfgn->input_files.n; i++) {
+		struct stat in;
+
+		if (lstat(x.cfgn->input_files.v[i].abs, &in) < 0)
+			return kj_error_set(err, KJ_ENOENT, "'%s': run.input_configurations.%s."
+					    "input_files[%zu]: '%s' does not exist", s->file, cname, i,
+					    x.cfgn->input_files.v[i].rel);
+	}
 	cand.name = "cand";
 	cand.candidate = o->candidate;
 	ref.name = "ref";

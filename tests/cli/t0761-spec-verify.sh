@@ -135,6 +135,11 @@ d[\"verification\"][\"strategies\"] = [
 	mkspec s.json "d[\"run\"][\"input_configurations\"][\"correctness\"][\"input_files\"] = [\"../../../x\"]"
 	expect_exit 2 verify s.json
 	grep -qx "kjudge spec: '"'"'s.json'"'"': run.input_configurations.correctness.input_files\[0\]: '"'"'../../../x'"'"' leaves the project tree" err
+	# Another configuration'"'"'s inputs need not be there; the run'"'"'s must.
+	mkspec s.json "c = d[\"run\"][\"input_configurations\"]; c[\"performance\"] = dict(c[\"correctness\"], input_files=[\"../data/big.txt\"])"
+	verify s.json
+	expect_exit 2 verify s.json --config performance
+	grep -qx "kjudge spec: '"'"'s.json'"'"': run.input_configurations.performance.input_files\[0\]: '"'"'../data/big.txt'"'"' does not exist" err
 '
 
 test_expect 'numeric comparison just inside and just outside each tolerance type' '
