@@ -210,6 +210,21 @@ test_expect 'a candidate without a target, or one that does not build' '
 	jget r.json "{s[\"status\"] for s in d[\"strategies\"]}" | grep -qxF "{'"'"'SKIP'"'"'}"
 '
 
+test_expect 'a build command that hangs is TIMEOUT; a build without the executable is BUILD_FAIL' '
+	mkspec s.json "d[\"build\"][\"commands\"][\"build\"] = \"sleep 30\""
+	expect_exit 1 verify s.json --build-timeout 0.5
+	jget r.json "(d[\"status\"], d[\"build\"][\"reason\"], d[\"build\"][\"commands\"][-1][\"how\"])" |
+		grep -qxF "('"'"'TIMEOUT'"'"', '"'"'a build command passed its time limit of 0.5 s'"'"', '"'"'timed out'"'"')"
+	mkspec s.json "d[\"build\"][\"commands\"][\"build\"] = \"true\""
+	expect_exit 1 verify s.json
+	jget r.json "(d[\"status\"], d[\"build\"][\"reason\"])" |
+		grep -qxF "('"'"'BUILD_FAIL'"'"', \"build.outputs.executable '"'"'./prog'"'"' is missing after the build\")"
+	mkspec s.json "d[\"build\"][\"commands\"][\"configure\"] = \"echo configured >&2; exit 3\""
+	expect_exit 1 verify s.json
+	jget r.json "(d[\"build\"][\"reason\"], d[\"build\"][\"commands\"][-1][\"stderr_tail\"])" |
+		grep -qxF "('"'"'the configure command failed'"'"', '"'"'configured\\n'"'"')"
+'
+
 test_expect 'whole-program timing: repeats, spread, and a speedup over the baseline' '
 	verify "$base" --time --warmup 1 --repeats 3
 	jget r.json "(len(d[\"timing\"][\"program\"][\"runs_s\"]), d[\"timing\"][\"warmup\"])" | grep -qx "(3, 1)"
