@@ -245,8 +245,9 @@ int kj_spec_strategy_parse(struct kj_spec_strategy *st, const json_t *j, const c
 void kj_spec_strategy_release(struct kj_spec_strategy *st);
 
 /* Evaluate st on o: "PASS", "FAIL", "ERROR" into *status, a sentence into
- * detail. */
-void kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
-			   const char **status, char *detail, size_t size);
+ * detail.  Returns KJ_OK, or KJ_ENOMEM when the judge could not evaluate
+ * it (then no verdict: *status is not one to report). */
+int kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
+			  const char **status, char *detail, size_t size);
 
 #endif /* KJUDGE_SPEC_H */

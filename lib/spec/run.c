@@ -54,8 +54,10 @@ char *kj__spec_read_fd(int fd, size_t max, size_t *len)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > max)
 		return NULL;
 	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
+	if (!buf) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 

@@ -17,7 +17,8 @@
 
 /* The regular file open on fd, whole and NUL-terminated, when it is at most
  * max bytes: a new buffer the caller frees, or NULL (not a regular file,
- * too large, a read error, out of memory).  fd is the caller's. */
+ * too large, a read error; out of memory with errno ENOMEM).  fd is the
+ * caller's. */
 char *kj__spec_read_fd(int fd, size_t max, size_t *len);
 
 /* One stream of a program's output, kept in a bounded buffer. */

@@ -269,22 +269,22 @@ int kj_spec_strategy_parse(struct kj_spec_strategy *st, const json_t *j, const c
 /* --- evaluation ------------------------------------------------------------------------ */
 
 /* Search the pattern in stdout.  1 found (with the match's ovector in
- * *md), 0 not, -1 a matching error (msg filled). */
+ * *md), 0 not, -1 a matching error (msg filled), -2 out of memory. */
 static int search(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
 		  pcre2_match_data **md, char *msg, size_t size)
 {
 	int rc;
 
 	*md = pcre2_match_data_create_from_pattern(st->re, NULL);
-	if (!*md) {
-		snprintf(msg, size, "out of memory");
-		return -1;
-	}
+	if (!*md)
+		return -2;
 	rc = pcre2_match(st->re, (PCRE2_SPTR)o->out, o->out_len, 0, 0, *md, NULL);
 	if (rc >= 0)
 		return 1;
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
+	if (rc == PCRE2_ERROR_NOMEMORY)
+		return -2;
 	{
 		PCRE2_UCHAR m[200];
 
@@ -328,7 +328,8 @@ static int parse_float(const char *p, size_t n, double *out)
 }
 
 /* The output st->path names, opened without following a link, inside
- * o->work_dir.  A descriptor, or -1 with detail filled. */
+ * o->work_dir.  A descriptor, or -1 with detail filled, or -2 out of
+ * memory. */
 static int open_output(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
 		       char *detail, size_t size)
 {
@@ -341,6 +342,8 @@ static int open_output(const struct kj_spec_strategy *st, const struct kj_spec_o
 		return -1;
 	}
 	rc = kj_spec_resolve(o->work_dir, NULL, st->path.rel, 1, "path", abs, &e);
+	if (rc == KJ_ENOMEM)
+		return -2;
 	if (rc == KJ_ENOENT) {
 		snprintf(detail, size, "'%s' was not written", st->path.rel);
 		return -1;
@@ -366,10 +369,18 @@ static void eval_file(const struct kj_spec_strategy *st, const struct kj_spec_ou
 	int fd = open_output(st, o, detail, size);
 
 	*status = "FAIL";
-	if (fd < 0)
+	if (fd < 0) {
+		if (fd == -2)
+			*status = NULL;
 		return;
+	}
+	errno = 0;
 	data = kj__spec_read_fd(fd, FILE_MAX, &len);
 	close(fd);
+	if (!data && errno == ENOMEM) {
+		*status = NULL;
+		return;
+	}
 	if (!data) {
 		snprintf(detail, size, "'%s' is not a regular file of at most 1 GiB", st->path.rel);
 		return;
@@ -377,10 +388,9 @@ static void eval_file(const struct kj_spec_strategy *st, const struct kj_spec_ou
 	if (st->type == KJ_STRAT_FILE_HASH) {
 		char hex[KJ_SHA256_HEX];
 
-		if (kj__sha256_hex(data, len, hex) < 0) {
-			*status = "ERROR";
-			snprintf(detail, size, "cannot hash '%s' (libcrypto failed)", st->path.rel);
-		} else if (!strcmp(hex, st->sha256)) {
+		if (kj__sha256_hex(data, len, hex) < 0)
+			*status = NULL; /* libcrypto out of memory */
+		else if (!strcmp(hex, st->sha256)) {
 			*status = "PASS";
 			snprintf(detail, size, "sha256 of '%s' matches", st->path.rel);
 		} else {
@@ -393,9 +403,15 @@ static void eval_file(const struct kj_spec_strategy *st, const struct kj_spec_ou
 	/* The reference is read by the judge from the source tree: it never
 	 * was in the sandbox. */
 	fd = kj_spec_open_nofollow(st->reference.abs, O_RDONLY);
+	errno = 0;
 	ref = fd >= 0 ? kj__spec_read_fd(fd, FILE_MAX, &rlen) : NULL;
 	if (fd >= 0)
 		close(fd);
+	if (!ref && errno == ENOMEM) {
+		*status = NULL;
+		free(data);
+		return;
+	}
 	if (!ref) {
 		*status = "ERROR";
 		snprintf(detail, size, "the reference '%s' cannot be read", st->reference.rel);
@@ -427,7 +443,7 @@ static void eval_numeric(const struct kj_spec_strategy *st, const struct kj_spec
 
 	*status = "FAIL";
 	if (found < 0) {
-		*status = "ERROR";
+		*status = found == -2 ? NULL : "ERROR";
 		goto done;
 	}
 	if (!found) {
@@ -469,8 +485,8 @@ done:
 	pcre2_match_data_free(md);
 }
 
-void kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
-			   const char **status, char *detail, size_t size)
+static void eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
+		 const char **status, char *detail, size_t size)
 {
 	pcre2_match_data *md = NULL;
 	int found;
@@ -499,6 +515,8 @@ void kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_sp
 	case KJ_STRAT_STDOUT_PATTERN:
 	case KJ_STRAT_STDOUT_EXCLUDE:
 		found = search(st, o, &md, detail, size);
+		if (found == -2)
+			*status = NULL;
 		if (found >= 0) {
 			int want = st->type == KJ_STRAT_STDOUT_PATTERN;
 
@@ -526,4 +544,17 @@ void kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_sp
 		break;
 	}
 	snprintf(detail, size, "unknown strategy");
+}
+
+int kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
+			  const char **status, char *detail, size_t size)
+{
+	/* The helpers say "the judge could not" with a NULL status: that is
+	 * never a verdict on the program. */
+	eval(st, o, status, detail, size);
+	if (*status)
+		return KJ_OK;
+	*status = "ERROR";
+	snprintf(detail, size, "out of memory");
+	return KJ_ENOMEM;
 }

@@ -76,6 +76,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/text.h"
 
 #define TAIL_MAX (8u << 10)           /* stdout / stderr tails in the record */
 #define BUILD_KEEP (64u << 10)        /* what is kept of a build command's output */
@@ -869,32 +870,15 @@ static char *expand(const struct kj_spec *s, const char *cmd)
 	return out;
 }
 
-/* A JSON string of bytes that may not be UTF-8: invalid bytes become
- * U+FFFD, so the record is always valid JSON. */
+/* A JSON string of bytes that may not be UTF-8 (a program's output):
+ * invalid bytes and NULs become U+FFFD, so the record is always valid
+ * JSON.  NULL when out of memory. */
 static json_t *text_json(const char *p, size_t n)
 {
-	json_t *j = json_stringn(p, n);
-	char *fixed;
-	size_t i, k = 0;
+	char *clean = kj__text_clean(p, n, 4 * n + 16);
+	json_t *j = clean ? json_string(clean) : NULL;
 
-	if (j)
-		return j;
-	fixed = malloc(3 * n + 1);
-	if (!fixed)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)p[i];
-
-		if (ch < 0x80 && ch) {
-			fixed[k++] = (char)ch;
-		} else {
-			fixed[k++] = (char)0xef;
-			fixed[k++] = (char)0xbf;
-			fixed[k++] = (char)0xbd;
-		}
-	}
-	j = json_stringn(fixed, k);
-	free(fixed);
+	free(clean);
 	return j;
 }
 
@@ -943,13 +927,18 @@ static int build_step(struct ctx *x, struct side *sd, const char *step, const ch
 	return KJ_OK;
 }
 
-/* The executable the build must leave, inside the copy's working dir. */
+/* The executable the build must leave, inside the copy's working dir:
+ * 0, -1 missing (why says so), -2 the judge's failure (x->err). */
 static int find_exe(struct ctx *x, struct side *sd, const char *rel, char out[PATH_MAX],
 		    char *why, size_t size)
 {
 	struct kj_error e;
 	int rc = kj_spec_resolve(sd->tree, sd->work, rel, 1, "build.outputs.executable", out, &e);
 
+	if (rc == KJ_ENOMEM) {
+		kj_error_set(x->err, KJ_ENOMEM, "out of memory");
+		return -2;
+	}
 	if (rc == KJ_ENOENT) {
 		snprintf(why, size, "build.outputs.executable '%s' is missing after the build", rel);
 		return -1;
@@ -962,7 +951,6 @@ static int find_exe(struct ctx *x, struct side *sd, const char *rel, char out[PA
 		snprintf(why, size, "build.outputs.executable '%s' is not a regular file", rel);
 		return -1;
 	}
-	(void)x;
 	return 0;
 }
 
@@ -1211,7 +1199,13 @@ static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 		goto out;
 	}
 	if (hit) {
-		if (find_exe(x, sd, s->build_output, sd->exe_abs, why, sizeof(why)) < 0) {
+		int fe = find_exe(x, sd, s->build_output, sd->exe_abs, why, sizeof(why));
+
+		if (fe == -2) {
+			rc = x->err->code;
+			goto out;
+		}
+		if (fe < 0) {
 			sd->build_status = KJ_SPEC_BUILD_FAIL;
 			json_object_set_new(sd->build, "reason", json_string(why));
 		}
@@ -1243,8 +1237,15 @@ static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 		snprintf(why, sizeof(why), "the %s command failed",
 			 json_string_value(json_object_get(json_array_get(cmds, json_array_size(cmds) - 1),
 							   "step")));
-	} else if (find_exe(x, sd, s->build_output, sd->exe_abs, why, sizeof(why)) < 0) {
-		sd->build_status = KJ_SPEC_BUILD_FAIL;
+	} else {
+		int fe = find_exe(x, sd, s->build_output, sd->exe_abs, why, sizeof(why));
+
+		if (fe == -2) {
+			rc = x->err->code;
+			goto out;
+		}
+		if (fe < 0)
+			sd->build_status = KJ_SPEC_BUILD_FAIL;
 	}
 	json_object_set_new(sd->build, "status", json_string(kj_spec_status_name(sd->build_status)));
 	if (sd->build_status != KJ_SPEC_PASS)
@@ -1591,7 +1592,10 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 			sst = "SKIP";
 			snprintf(detail, sizeof(detail), "not evaluated: the build did not pass");
 		} else {
-			kj_spec_strategy_eval(sg, &oc, &sst, detail, sizeof(detail));
+			if (kj_spec_strategy_eval(sg, &oc, &sst, detail, sizeof(detail)) != KJ_OK) {
+				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto done;
+			}
 		}
 		any_error |= !strcmp(sst, "ERROR");
 		any_fail |= !strcmp(sst, "FAIL");
@@ -1637,6 +1641,17 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 		"written_bytes_quota", cand.quota));
 	if (json_object_size(notes))
 		json_object_set(rec, "notes", notes);
+	/* Every piece above was added without a check of its own: a record
+	 * that lost one to an allocation is the judge's failure, never a
+	 * verdict with a part missing. */
+	if (!json_is_string(json_object_get(rec, "status")) ||
+	    !json_is_object(json_object_get(rec, "run")) ||
+	    !json_is_object(json_object_get(rec, "limits")) ||
+	    json_array_size(strats) != s->n_strategies ||
+	    (o->repeats > 0 && st == KJ_SPEC_PASS && !json_object_get(rec, "timing"))) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto done;
+	}
 	*status = st;
 	*out = rec;
 	rec = NULL;

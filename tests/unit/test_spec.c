@@ -151,7 +151,8 @@ static const char *eval(const char *text, const char *out, int code, char *detai
 
 	if (parse(&st, text, kj_test_tmpdir()) != KJ_OK)
 		return "parse failed";
-	kj_spec_strategy_eval(&st, &o, &status, detail, size);
+	if (kj_spec_strategy_eval(&st, &o, &status, detail, size) != KJ_OK)
+		status = "eval failed";
 	kj_spec_strategy_release(&st);
 	return status;
 }
@@ -255,7 +256,7 @@ KJ_TEST(spec_malformed_strategies_are_errors)
 
 			KJ_CHECK_INT(kj_spec_strategy_parse(&s, j, "verification.strategies[0]", "/", "/",
 							    &e), KJ_OK);
-			kj_spec_strategy_eval(&s, &o, &st, d, sizeof(d));
+			KJ_CHECK_INT(kj_spec_strategy_eval(&s, &o, &st, d, sizeof(d)), KJ_OK);
 			kj_spec_strategy_release(&s);
 			json_decref(j);
 		} else {
