@@ -67,6 +67,22 @@ const struct kj_cli_option kj_spec_options[] = {
 	[OPT_COUNT_] = { .name = NULL },
 };
 
+const struct kj_cli_env kj_spec_env[] = {
+	{ "KJ_CACHE_DIR", "where builds are kept, under spec-builds/ (default "
+			  "/dev/shm/kjudge-cache-UID; off keeps none)" },
+	{ "KJ_SCRATCH_DIR", "where a run's copy is made (default /dev/shm, else $TMPDIR, "
+			    "else /tmp)" },
+	{ "KJ_SCRATCH", "shared keeps the scratch a plain directory (no tmpfs: the written "
+			"bytes are then bounded per file only)" },
+	{ "KJ_SANDBOX", "off runs builds and programs without the sandbox" },
+	{ "KJ_LIMIT_MEM_MB", "a build's or a run's memory (default half of RAM)" },
+	{ "KJ_LIMIT_CPU_S", "its CPU time in seconds (default 14400)" },
+	{ "KJ_LIMIT_PROCS", "its processes and threads (default 1024)" },
+	{ "KJ_LIMIT_NOFILE", "the files it may have open (default 4096)" },
+	{ "KJ_LIMIT_TMP_MB", "its private /tmp and /dev/shm (default 256)" },
+	{ NULL, NULL },
+};
+
 static int write_out(void *ctx, const char *bytes, size_t n)
 {
 	(void)ctx;

@@ -282,7 +282,7 @@ static const struct kj_cli_command commands[] = {
 			"judge's clock after a pass; with --baseline the pristine reference too,\n"
 			"interleaved, and the speedup.  docs/spec.md has the JSON.\n",
 		.options = kj_spec_options,
-		.environment = kj_cli_torch_env,
+		.environment = kj_spec_env,
 		.min_operands = 2,
 		.max_operands = 2,
 		.operands = "a subcommand (prompt or verify) and one SPEC",
