@@ -1096,6 +1096,25 @@ static int cache_get(struct ctx *x, struct side *sd)
 	snprintf(m, sizeof(m), "%s/%s/build.json", dir, sd->key);
 	if (!kj__is_dir(t) || !(rec = kj__json_load_file(m, 0, NULL, &oom)))
 		return 0;
+	/* An entry without its executable was damaged after it was kept (only
+	 * passing builds are): it goes, and the build is made again, rather
+	 * than charge the program a BUILD_FAIL. */
+	{
+		char work[PATH_MAX * 2], exe[PATH_MAX], entry[PATH_MAX + 80];
+		const char *rel = below(x->s->tree, x->s->working_dir);
+		struct kj_error e;
+
+		snprintf(work, sizeof(work), "%s%s%s", t, *rel ? "/" : "", rel);
+		if (strcmp(json_string_value(json_object_get(rec, "status")) ?
+				   json_string_value(json_object_get(rec, "status")) : "", "PASS") ||
+		    kj_spec_resolve(t, work, x->s->build_output, 1, "executable", exe, &e) != KJ_OK ||
+		    !kj__is_file(exe)) {
+			json_decref(rec);
+			snprintf(entry, sizeof(entry), "%s/%s", dir, sd->key);
+			kj__rm_rf(entry);
+			return 0;
+		}
+	}
 	empty_tree(sd->tree);
 	if ((rc = copy_faithful(t, sd->tree, x->err)) != KJ_OK) {
 		json_decref(rec);

@@ -39,6 +39,12 @@ test_expect 'the reference passes every strategy; the second verification builds
 	verify "$base"
 	jget r.json "d[\"build\"][\"cached\"]" | grep -qx True
 	jget r.json "d[\"status\"]" | grep -qx PASS
+	# A kept build that lost its executable is made again, not a BUILD_FAIL.
+	key=$(jget r.json "d[\"build\"][\"key\"]")
+	rm "$KJ_CACHE_DIR/spec-builds/$key/tree/suite/basic/prog"
+	verify "$base"
+	jget r.json "(d[\"status\"], d[\"build\"][\"cached\"])" | grep -qxF "('"'"'PASS'"'"', False)"
+	test -f "$KJ_CACHE_DIR/spec-builds/$key/tree/suite/basic/prog"
 '
 
 test_expect 'every strategy failing is reported, each with its reason (all evaluated)' '
@@ -223,6 +229,23 @@ test_expect 'a build command that hangs is TIMEOUT; a build without the executab
 	expect_exit 1 verify s.json
 	jget r.json "(d[\"build\"][\"reason\"], d[\"build\"][\"commands\"][-1][\"stderr_tail\"])" |
 		grep -qxF "('"'"'the configure command failed'"'"', '"'"'configured\\n'"'"')"
+'
+
+test_expect 'links in the source tree: one inside copied as its target, one out not copied' '
+	cp -r "$spec_root" proj
+	ln -s /etc/passwd proj/suite/basic/passwd
+	ln -s prog.h proj/suite/basic/alias.h
+	mkspec s.json "$(args read passwd alias.h); d[\"verification\"][\"strategies\"] = [
+	  {\"type\": \"stdout_pattern\", \"pattern\": \"^passwd: absent$\", \"multiline\": True},
+	  {\"type\": \"stdout_pattern\", \"pattern\": \"^alias.h: /. prog.h\", \"multiline\": True}]"
+	"$KJUDGE" spec verify s.json --root proj --json >r.json
+	jget r.json "(d[\"status\"], d[\"notes\"][\"links_not_copied\"])" |
+		grep -qxF "('"'"'PASS'"'"', ['"'"'suite/basic/passwd'"'"'])"
+'
+
+test_expect 'KJ_SANDBOX=off runs the same verification as plain processes, and says so' '
+	KJ_SANDBOX=off verify "$base"
+	jget r.json "(d[\"status\"], d[\"limits\"][\"sandbox\"])" | grep -qxF "('"'"'PASS'"'"', False)"
 '
 
 test_expect 'whole-program timing: repeats, spread, and a speedup over the baseline' '
