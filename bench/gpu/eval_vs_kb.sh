@@ -134,6 +134,9 @@ if [ -z "$DRY" ]; then
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 	df -h /dev/shm /tmp | sed 's/^/  /'
 	echo "cpus $(nproc)"; free -g | head -2
+	for f in enabled shmem_enabled; do
+		echo "transparent_hugepage/$f: $(cat /sys/kernel/mm/transparent_hugepage/$f 2>/dev/null)"
+	done
 fi
 $PY -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
 for f in "$K" "$ROOT/build/kjudge_worker.py" "$SRC/1_Square_matrix_multiplication_.py" "$KB/scripts/eval_from_generations.py" \
