@@ -22,6 +22,7 @@
 #include <sys/vfs.h>
 
 #include "kjudge/eval.h"
+#include "base/fs.h"
 #include "sandbox/sandbox_internal.h"
 
 #define TMPFS_MAGIC_ 0x01021994
@@ -36,7 +37,18 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
 	*how = "the shared cache";
 	if (!shared_dir || !work_dir)
 		return 0;
-	if (statfs(shared_dir, &fs) < 0 || fs.f_type != TMPFS_MAGIC_) {
+	/* The cache may not exist yet: its nearest existing folder says
+	 * where it will be. */
+	if (snprintf(from, sizeof(from), "%s", shared_dir) >= (int)sizeof(from))
+		return 0;
+	while (statfs(from, &fs) < 0) {
+		char *slash = strrchr(from, '/');
+
+		if (errno != ENOENT || !slash || slash == from)
+			return 0;
+		*slash = '\0';
+	}
+	if (fs.f_type != TMPFS_MAGIC_) {
 		*how = "the shared cache (not in memory: kept)";
 		return 0;
 	}
@@ -54,7 +66,8 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
 	}
 	/* The workers' bytecode tree stays the shared one: without it every
 	 * worker of the batch would compile torch's modules again. */
-	if (snprintf(from, sizeof(from), "%s/pycache", shared_dir) < (int)sizeof(from) &&
+	if (kj__mkdirs(shared_dir, 0700) == 0 &&
+	    snprintf(from, sizeof(from), "%s/pycache", shared_dir) < (int)sizeof(from) &&
 	    snprintf(to, sizeof(to), "%s/pycache", dir) < (int)sizeof(to) &&
 	    (mkdir(from, 0700) == 0 || errno == EEXIST) && mkdir(to, 0700) == 0)
 		(void)mount(from, to, NULL, MS_BIND, NULL);
