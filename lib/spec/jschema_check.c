@@ -33,6 +33,8 @@
 
 /* Longest repr of a value in a message, before "...". */
 #define REPR_MAX 200
+/* Most schemas a oneOf message names as all valid. */
+#define ONE_OF_SHOWN 8
 /* Deepest nesting of schema checks (a loop of $refs that never descends
  * into the instance ends here). */
 #define MAX_NEST 1024
@@ -886,7 +888,7 @@ static size_t count_valid(struct ev *E, const struct kj__jslist *l, const json_t
 static int op_logic(struct ev *E, const struct kj__jsnode *n, enum kj__jsop op, const json_t *x)
 {
 	size_t i, k;
-	int ok = 1, which[2];
+	int ok = 1, which[ONE_OF_SHOWN];
 
 	switch (op) {
 	case KJ__OP_REF:
@@ -906,7 +908,7 @@ static int op_logic(struct ev *E, const struct kj__jsnode *n, enum kj__jsop op, 
 			say(E, x, " is not valid under any of the given schemas");
 		return 0;
 	case KJ__OP_ONE_OF:
-		k = count_valid(E, &n->one_of, x, which, 2);
+		k = count_valid(E, &n->one_of, x, which, E->collect ? ONE_OF_SHOWN : 2);
 		if (k == 1)
 			return 1;
 		if (E->collect) {
@@ -915,11 +917,15 @@ static int op_logic(struct ev *E, const struct kj__jsnode *n, enum kj__jsop op, 
 			} else {
 				struct sb m = { 0 };
 
+				/* jsonschema lists the other valid schemas, then the
+				 * first one. */
 				repr_cut(&m, x);
 				sb_str(&m, " is valid under each of ");
-				repr_cut(&m, n->one_of.v[which[0]]->js);
-				sb_str(&m, ", ");
-				repr_cut(&m, n->one_of.v[which[1]]->js);
+				for (i = 1; i <= k; i++) {
+					if (i > 1)
+						sb_str(&m, ", ");
+					repr_cut(&m, n->one_of.v[which[i % k]]->js);
+				}
 				record(E, &m);
 			}
 		}
