@@ -10,6 +10,8 @@
 #                               validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
 #   make bench-validate         kjudge validate over 1,000 generated candidates
+#   make bench-jschema BENCH_SCHEMA=F BENCH_SPECS="F..."
+#                               reading and schema-checking a suite's specs
 #   make bench-overhead [OVERHEAD_A=BIN] [OVERHEAD_B=BIN] [OVERHEAD_RUNS=N]
 #                               the judge's own CPU and wall time, two binaries
 #                               side by side (default both $(BUILD)/kjudge)
@@ -335,6 +337,15 @@ build/bench/bench_validate: bench/bench_validate.c build/libkjudge.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -pthread -lm
 
+# Schema checks of a suite's specs (lib/spec/): BENCH_SCHEMA and BENCH_SPECS
+# name the files (ParBench's spec schema and specs, for example).
+build/bench/bench_jschema: bench/bench_jschema.c build/libkjudge.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -pthread -lm
+
+bench-jschema: build/bench/bench_jschema
+	build/bench/bench_jschema --rounds $(or $(BENCH_ROUNDS),20) $(BENCH_SCHEMA) $(BENCH_SPECS)
+
 bench-validate: build/kjudge build/bench/bench_validate
 	bench/run_validate_bench
 
@@ -358,7 +369,7 @@ bench-overhead: $(BUILD)/bench/selfusage.so
 clean:
 	rm -rf build
 
-.PHONY: all check fault demo fuzz bench bench-validate bench-overhead clean install uninstall
+.PHONY: all check fault demo fuzz bench bench-validate bench-jschema bench-overhead clean install uninstall
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

@@ -410,7 +410,8 @@ static void record(struct ev *E, struct sb *m)
 		E->oom = E->stop = 1;
 		return;
 	}
-	memcpy(r->segs, E->path, E->depth * sizeof(*r->segs));
+	if (E->depth)
+		memcpy(r->segs, E->path, E->depth * sizeof(*r->segs));
 	r->nsegs = E->depth;
 	r->seq = E->n;
 	r->path = path.p;
