@@ -6,8 +6,9 @@
 #                               the same under sanitizers, in build/san-*/
 #   make FAULT=1                the fault-injection build of tests/fault/, in
 #                               build/fault/ (make check builds it too)
-#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, then on the
-#                               validator, N seconds each (clang)
+#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, the
+#                               validator, then the strict JSON reader and the
+#                               JSON Schema validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
 #   make bench-validate         kjudge validate over 1,000 generated candidates
 #   make bench-jschema BENCH_SCHEMA=F BENCH_SPECS="F..."
@@ -308,6 +309,14 @@ $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) 
 	  $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 	  -o $@ $(filter %.c,$^) $(filter %.o,$^) $(PKG_LIBS) -lm
 
+# The strict JSON reader and the JSON Schema validator: seeds are
+# tests/fuzz/jschema-seeds/ (a schema, a NUL byte, an instance).
+FUZZ_J_SRC := $(wildcard lib/spec/*.c) lib/base/error.c lib/base/fs.c lib/base/fileio.c
+$(FUZZ_DIR)/fuzz_jschema: tests/fuzz/fuzz_jschema.c $(FUZZ_J_SRC) $(FUZZ_HDR) lib/spec/jschema_internal.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+	  -o $@ $(filter %.c,$^) $(PKG_LIBS) -lm
+
 # Seeds: the corpus of tests/validate/, each file behind its language byte.
 $(FUZZ_DIR)/validate-seeds/.stamp: $(wildcard tests/validate/*/*)
 	@rm -rf $(dir $@) && mkdir -p $(dir $@)
@@ -315,13 +324,16 @@ $(FUZZ_DIR)/validate-seeds/.stamp: $(wildcard tests/validate/*/*)
 	  { printf $$p; cat $$f; } > $(dir $@)$$(basename $$f); done
 	touch $@
 
-fuzz: $(FUZZ_DIR)/fuzz_npy_header $(FUZZ_DIR)/fuzz_validate $(FUZZ_DIR)/validate-seeds/.stamp
-	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-validate
+fuzz: $(FUZZ_DIR)/fuzz_npy_header $(FUZZ_DIR)/fuzz_validate $(FUZZ_DIR)/validate-seeds/.stamp \
+		$(FUZZ_DIR)/fuzz_jschema
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-validate $(FUZZ_DIR)/corpus-jschema
 	$(FUZZ_DIR)/fuzz_npy_header -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 -dict=tests/fuzz/npy.dict $(FUZZ_DIR)/corpus tests/fuzz/seeds
 	$(FUZZ_DIR)/fuzz_validate -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 	  -timeout=30 -dict=tests/fuzz/validate.dict $(FUZZ_DIR)/corpus-validate \
 	  $(FUZZ_DIR)/validate-seeds
+	$(FUZZ_DIR)/fuzz_jschema -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=30 \
+	  -dict=tests/fuzz/jschema.dict $(FUZZ_DIR)/corpus-jschema tests/fuzz/jschema-seeds
 
 # --- benchmark ----------------------------------------------------------------
 BENCH_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Ilib -D_GNU_SOURCE -pthread
