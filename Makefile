@@ -274,7 +274,7 @@ FUZZ_LIB_SRC := lib/tensor/npy.c lib/base/fileio.c lib/tensor/tensor.c lib/tenso
 # UBSan must abort, not just print, for libFuzzer to count undefined
 # behaviour as a crash.  The headers are prerequisites so that a change to
 # them rebuilds the target; only the .c files are compiled.
-FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/base/internal.h lib/base/banned.h
+FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/base/internal.h lib/base/banned.h tests/fuzz/fuzz.h
 
 $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)

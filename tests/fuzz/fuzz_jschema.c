@@ -28,17 +28,7 @@
 #include <jansson.h>
 
 #include "kjudge/jschema.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "%s:%d: invariant broken: %s\n",  \
-				__FILE__, __LINE__, #cond);               \
-			abort();                                          \
-		}                                                         \
-	} while (0)
+#include "fuzz.h"
 
 static int read_text(const char *p, size_t n, unsigned flags, json_t **out)
 {
