@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0005-layers.sh - the library's folders depend on each other one way only:
-# base, tensor, validate, sandbox, core, runner, store, eval, doctor, each using only
+# base, tensor, validate, sandbox, core, runner, spec, store, eval, doctor, each using only
 # itself and the folders before it (docs/ARCHITECTURE.md, "Layers").  The
 # public headers belong to the folder that implements them.
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +10,7 @@ test_expect 'every include in lib/ goes to the same layer or one below it' '
 	"$KJ_PYTHON" - "$root" <<PY
 import os, re, sys
 root = sys.argv[1]
-order = ["base", "tensor", "validate", "sandbox", "core", "runner", "store", "eval", "doctor"]
+order = ["base", "tensor", "validate", "sandbox", "core", "runner", "spec", "store", "eval", "doctor"]
 public = {
     "error.h": "base", "fileio.h": "base",
     "dtype.h": "tensor", "tensor.h": "tensor", "compare.h": "tensor", "report.h": "tensor",
@@ -19,6 +19,7 @@ public = {
     "config.h": "core", "verdict.h": "core", "value.h": "core", "runner.h": "core",
     "pipeline.h": "core",
     "torch.h": "runner",
+    "jschema.h": "spec",
     "doctor.h": "doctor",
     "store.h": "store", "metrics.h": "store", "eval.h": "eval",
 }
