@@ -318,5 +318,7 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_skill_options[];
 int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_report_options[];
+int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_spec_options[];
 
 #endif /* KJ_CLI_H */

@@ -252,6 +252,47 @@ static const struct kj_cli_command commands[] = {
 			      "     of a newer schema, corrupt or locked, or a file that cannot\n"
 			      "     be written: nothing was written\n",
 	},
+	{
+		.name = "spec",
+		.run = kj_cmd_spec,
+		.summary = "ParBench-style suites: a spec's prompt, and its program built, "
+			   "run and verified in the sandbox.",
+		.usage = "prompt SPEC [--root DIR] | verify SPEC [options]",
+		.description =
+			"SPEC is a ParBench spec (JSON: identity, provenance, files, build,\n"
+			"run, verification).  Every path it names must stay inside the project\n"
+			"tree (--root, or config/paths.json's downloads_root under it): no\n"
+			"'..' above it, no absolute path outside, no symbolic link out.\n"
+			"\n"
+			"spec prompt prints files.prompt_payload, each file as a line\n"
+			"'==> NAME (N bytes) <==', its N bytes and a newline; never a support\n"
+			"or verification-only file.\n"
+			"\n"
+			"spec verify copies the source tree (without verification_only files,\n"
+			"expected outputs and reference files), overlays --candidate's\n"
+			"files.translation_targets, builds it (clean, configure, build under\n"
+			"/bin/sh -c, ${VAR} from build.variables, each command in the sandbox\n"
+			"with --build-timeout; cached by content in the cache directory), runs\n"
+			"the configuration's arguments (argv[0] the spec's executable, no\n"
+			"shell, run.timeout_seconds, the sandbox's limits of memory, processes,\n"
+			"output and written bytes), then evaluates every strategy (a\n"
+			"conjunction, all of them reported).  Statuses: PASS, BUILD_FAIL,\n"
+			"RUN_FAIL, VERIFY_FAIL, TIMEOUT, ERROR (a strategy unknown or\n"
+			"malformed), SKIP (no strategy).  --time times the run command on the\n"
+			"judge's clock after a pass; with --baseline the pristine reference too,\n"
+			"interleaved, and the speedup.  docs/spec.md has the JSON.\n",
+		.options = kj_spec_options,
+		.environment = kj_cli_torch_env,
+		.min_operands = 2,
+		.max_operands = 2,
+		.operands = "a subcommand (prompt or verify) and one SPEC",
+		.exit_codes = "  0  prompt: printed; verify: PASS\n"
+			      "  1  verify: any other status (BUILD_FAIL, RUN_FAIL, VERIFY_FAIL,\n"
+			      "     TIMEOUT, ERROR, SKIP)\n"
+			      "  2  bad input: bad flags, a spec that does not load, an unknown\n"
+			      "     configuration, a path that leaves the tree, a missing file or\n"
+			      "     candidate target, or a sandbox that cannot be set up\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

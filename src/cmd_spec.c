@@ -1,0 +1,256 @@
+/*
+ * cmd_spec.c - `kjudge spec prompt SPEC` and `kjudge spec verify SPEC`:
+ * ParBench-style specs (kjudge/spec.h, docs/spec.md).
+ *
+ * One command with the subcommand as its first operand, so that one option
+ * table drives the parser, --help and the man page; an option that does
+ * not belong to the subcommand given is refused by name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kjudge/fileio.h"
+#include "kjudge/proc.h"
+#include "kjudge/spec.h"
+#include "cli.h"
+#include "interrupt.h"
+#include "base/banned.h"
+
+enum {
+	OPT_ROOT,
+	OPT_CONFIG,
+	OPT_CANDIDATE,
+	OPT_JSON,
+	OPT_TIME,
+	OPT_WARMUP,
+	OPT_REPEATS,
+	OPT_BASELINE,
+	OPT_BUILD_TIMEOUT,
+	OPT_MAX_OUTPUT,
+	OPT_MAX_WRITTEN,
+	OPT_COUNT_
+};
+
+const struct kj_cli_option kj_spec_options[] = {
+	[OPT_ROOT] = { .name = "root", .type = KJ_CLI_STRING, .metavar = "DIR",
+		       .def = "the current directory",
+		       .help = "the project root (config/paths.json's downloads_root is "
+			       "read from it)" },
+	[OPT_CONFIG] = { .name = "config", .type = KJ_CLI_STRING, .metavar = "NAME",
+			 .def = "correctness",
+			 .help = "verify: the input configuration to run" },
+	[OPT_CANDIDATE] = { .name = "candidate", .type = KJ_CLI_STRING, .metavar = "DIR",
+			    .help = "verify: a translation, whose files named by "
+				    "files.translation_targets replace the source's" },
+	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
+		       .help = "verify: print the record as JSON on stdout" },
+	[OPT_TIME] = { .name = "time", .type = KJ_CLI_FLAG,
+		       .help = "verify: after a pass, time the run command (whole program)" },
+	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			 .max = 1000, .def = "1", .help = "verify --time: untimed runs first" },
+	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
+			  .max = 10000, .def = "5", .help = "verify --time: timed runs" },
+	[OPT_BASELINE] = { .name = "baseline", .type = KJ_CLI_FLAG,
+			   .help = "verify --time --candidate: time the pristine reference "
+				   "too, interleaved, and report the speedup" },
+	[OPT_BUILD_TIMEOUT] = { .name = "build-timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
+				.unit = "seconds", .min = 0.1, .max = 86400, .def = "600",
+				.help = "verify: the limit of each build command" },
+	[OPT_MAX_OUTPUT] = { .name = "max-output-mb", .type = KJ_CLI_INT, .metavar = "MB",
+			     .min = 1, .max = 4096, .def = "16",
+			     .help = "verify: stdout a run may print before it is stopped" },
+	[OPT_MAX_WRITTEN] = { .name = "max-written-mb", .type = KJ_CLI_INT, .metavar = "MB",
+			      .min = 1, .max = 1 << 20, .def = "256",
+			      .help = "verify: bytes a build or a run may write (the largest "
+				      "file, and the copy's tmpfs above what it holds)" },
+	[OPT_COUNT_] = { .name = NULL },
+};
+
+static int write_out(void *ctx, const char *bytes, size_t n)
+{
+	(void)ctx;
+	return fwrite(bytes, 1, n, stdout) == n ? 0 : -1;
+}
+
+static int prompt(const struct kj_cli_command *cmd, const struct kj_spec *s)
+{
+	struct kj_error err;
+
+	if (kj_spec_prompt(s, write_out, NULL, &err) != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return KJ_EXIT_OK;
+}
+
+static void print_human(const json_t *r)
+{
+	const json_t *b = json_object_get(r, "build"), *run = json_object_get(r, "run");
+	const json_t *t = json_object_get(r, "timing"), *n = json_object_get(r, "notes"), *v;
+	size_t i;
+
+	printf("%s [%s]: %s\n", json_string_value(json_object_get(r, "unique_id")),
+	       json_string_value(json_object_get(r, "config")),
+	       json_string_value(json_object_get(r, "status")));
+	printf("  build: %s%s", json_string_value(json_object_get(b, "status")),
+	       json_is_true(json_object_get(b, "cached")) ? " (cached)" : "");
+	if ((v = json_object_get(b, "reason")))
+		printf(": %s", json_string_value(v));
+	printf("\n");
+	if (json_object_get(b, "reason")) {
+		const json_t *cmds = json_object_get(b, "commands");
+		const json_t *last = json_array_get(cmds, json_array_size(cmds) - 1);
+		const char *tail = json_string_value(json_object_get(last, "stderr_tail"));
+
+		if (tail && *tail)
+			printf("    %s: %s\n    stderr: %.2000s\n",
+			       json_string_value(json_object_get(last, "step")),
+			       json_string_value(json_object_get(last, "how")), tail);
+	}
+	printf("  run: %s", json_string_value(json_object_get(run, "status")));
+	if ((v = json_object_get(run, "how")))
+		printf(", %s, %.3f s", json_string_value(v),
+		       json_number_value(json_object_get(run, "duration_s")));
+	if ((v = json_object_get(run, "reason")))
+		printf(": %s", json_string_value(v));
+	printf("\n");
+	json_array_foreach(json_object_get(r, "strategies"), i, v)
+		printf("  %s: %s: %s\n", json_string_value(json_object_get(v, "type")),
+		       json_string_value(json_object_get(v, "status")),
+		       json_string_value(json_object_get(v, "detail")));
+	if (t) {
+		const json_t *p = json_object_get(t, "program"), *bl = json_object_get(t, "baseline");
+
+		if ((v = json_object_get(t, "error")))
+			printf("  timing: %s\n", json_string_value(v));
+		if (p)
+			printf("  time: median %.6f s (min %.6f, max %.6f; %d runs after %d warm-up)\n",
+			       json_number_value(json_object_get(p, "median_s")),
+			       json_number_value(json_object_get(p, "min_s")),
+			       json_number_value(json_object_get(p, "max_s")),
+			       (int)json_integer_value(json_object_get(t, "repeats")),
+			       (int)json_integer_value(json_object_get(t, "warmup")));
+		if (p && (v = json_object_get(t, "floor")))
+			printf("  floor: median %.6f s (/bin/true in the same sandbox)\n",
+			       json_number_value(json_object_get(v, "median_s")));
+		if (bl)
+			printf("  baseline: median %.6f s (min %.6f, max %.6f)\n  speedup: %.3fx\n",
+			       json_number_value(json_object_get(bl, "median_s")),
+			       json_number_value(json_object_get(bl, "min_s")),
+			       json_number_value(json_object_get(bl, "max_s")),
+			       json_number_value(json_object_get(t, "speedup")));
+	}
+	if (n && (v = json_object_get(n, "ignored_candidate_files"))) {
+		printf("  ignored (not in files.translation_targets):");
+		for (i = 0; i < json_array_size(v); i++)
+			printf(" %s", json_string_value(json_array_get(v, i)));
+		printf("\n");
+	}
+	if (n && (v = json_object_get(n, "links_not_copied"))) {
+		printf("  links not copied (they leave the tree or lead to no file):");
+		for (i = 0; i < json_array_size(v); i++)
+			printf(" %s", json_string_value(json_array_get(v, i)));
+		printf("\n");
+	}
+}
+
+static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
+		  const struct kj_spec *s)
+{
+	struct kj_spec_verify_opts o;
+	struct kj_config cfg;
+	struct kj_error err;
+	enum kj_spec_status st;
+	json_t *rec = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = kj_cli_config(cmd, &cfg, NULL)) != 0)
+		return rc;
+	if (a->opt[OPT_BASELINE].count && (!a->opt[OPT_TIME].count || !a->opt[OPT_CANDIDATE].count))
+		return kj_cli_error(cmd, "--baseline needs --time and --candidate");
+	if ((a->opt[OPT_WARMUP].count || a->opt[OPT_REPEATS].count) && !a->opt[OPT_TIME].count)
+		return kj_cli_error(cmd, "--warmup and --repeats need --time");
+	o.cfg = &cfg;
+	o.config = a->opt[OPT_CONFIG].text;
+	o.candidate = a->opt[OPT_CANDIDATE].text;
+	o.build_timeout_s = a->opt[OPT_BUILD_TIMEOUT].count ? a->opt[OPT_BUILD_TIMEOUT].number : 0;
+	o.output_bytes = a->opt[OPT_MAX_OUTPUT].count ? a->opt[OPT_MAX_OUTPUT].integer << 20 : 0;
+	o.written_bytes = a->opt[OPT_MAX_WRITTEN].count ? a->opt[OPT_MAX_WRITTEN].integer << 20 : 0;
+	if (a->opt[OPT_TIME].count) {
+		o.warmup = a->opt[OPT_WARMUP].count ? (int)a->opt[OPT_WARMUP].integer : 1;
+		o.repeats = a->opt[OPT_REPEATS].count ? (int)a->opt[OPT_REPEATS].integer : 5;
+		o.baseline = a->opt[OPT_BASELINE].count > 0;
+	}
+	if (kj_proc_guard_signals(&err) != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
+	rc = kj_spec_verify(s, &o, &st, &rec, &err);
+	if (rc == KJ_EINTR || kj_proc_interrupted())
+		return kj_cli_interrupted(cmd);
+	if (rc != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
+	{
+		json_t *n = json_object_get(rec, "notes"), *ig = json_object_get(n, "ignored_candidate_files");
+
+		if (ig)
+			fprintf(stderr, "kjudge spec: candidate '%s': %zu file%s not in "
+				"files.translation_targets ignored\n", o.candidate, json_array_size(ig),
+				json_array_size(ig) == 1 ? "" : "s");
+	}
+	if (a->opt[OPT_JSON].count) {
+		if (kj_json_print(stdout, rec, JSON_INDENT(2), &err) != KJ_OK) {
+			json_decref(rec);
+			return kj_cli_error(cmd, "%s", err.msg);
+		}
+		printf("\n");
+	} else {
+		print_human(rec);
+	}
+	json_decref(rec);
+	if (fflush(stdout) != 0)
+		return kj_cli_error(cmd, "cannot write to standard output");
+	return st == KJ_SPEC_PASS ? KJ_EXIT_OK : KJ_EXIT_FAIL;
+}
+
+int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
+{
+	static const int verify_only[] = { OPT_CONFIG, OPT_CANDIDATE, OPT_JSON, OPT_TIME, OPT_WARMUP,
+		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN };
+	struct kj_cli_args a;
+	struct kj_spec s;
+	struct kj_error err;
+	const char *sub;
+	size_t i;
+	int rc;
+
+	kj_cli_args_init(&a);
+	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
+		return rc;
+	sub = a.operands[0];
+	if (strcmp(sub, "prompt") && strcmp(sub, "verify")) {
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "'%s' is not a spec subcommand (prompt, verify)", sub);
+	}
+	if (a.n_operands != 2) {
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "spec %s wants one SPEC file", sub);
+	}
+	if (!strcmp(sub, "prompt"))
+		for (i = 0; i < sizeof(verify_only) / sizeof(verify_only[0]); i++)
+			if (a.opt[verify_only[i]].count) {
+				rc = kj_cli_error(cmd, "--%s is an option of 'spec verify', not of "
+						  "'spec prompt'", kj_spec_options[verify_only[i]].name);
+				kj_cli_args_release(&a);
+				return rc;
+			}
+	if (kj_spec_load(&s, a.operands[1], a.opt[OPT_ROOT].text, &err) != KJ_OK) {
+		kj_spec_release(&s);
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "%s", err.msg);
+	}
+	rc = !strcmp(sub, "prompt") ? prompt(cmd, &s) : verify(cmd, &a, &s);
+	kj_spec_release(&s);
+	kj_cli_args_release(&a);
+	return rc;
+}
