@@ -6,10 +6,13 @@
 #                               the same under sanitizers, in build/san-*/
 #   make FAULT=1                the fault-injection build of tests/fault/, in
 #                               build/fault/ (make check builds it too)
-#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, then on the
-#                               validator, N seconds each (clang)
+#   make fuzz [FUZZ_SECONDS=N]  libFuzzer on the .npy header parser, the
+#                               validator, then the strict JSON reader and the
+#                               JSON Schema validator, N seconds each (clang)
 #   make bench                  comparator throughput vs numpy and memory bandwidth
 #   make bench-validate         kjudge validate over 1,000 generated candidates
+#   make bench-jschema BENCH_SCHEMA=F BENCH_SPECS="F..."
+#                               reading and schema-checking a suite's specs
 #   make bench-overhead [OVERHEAD_A=BIN] [OVERHEAD_B=BIN] [OVERHEAD_RUNS=N]
 #                               the judge's own CPU and wall time, two binaries
 #                               side by side (default both $(BUILD)/kjudge)
@@ -271,7 +274,7 @@ FUZZ_LIB_SRC := lib/tensor/npy.c lib/base/fileio.c lib/tensor/tensor.c lib/tenso
 # UBSan must abort, not just print, for libFuzzer to count undefined
 # behaviour as a crash.  The headers are prerequisites so that a change to
 # them rebuilds the target; only the .c files are compiled.
-FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/base/internal.h lib/base/banned.h
+FUZZ_HDR := $(wildcard include/kjudge/*.h) lib/base/internal.h lib/base/banned.h tests/fuzz/fuzz.h
 
 $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
@@ -306,6 +309,14 @@ $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) 
 	  $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 	  -o $@ $(filter %.c,$^) $(filter %.o,$^) $(PKG_LIBS) -lm
 
+# The strict JSON reader and the JSON Schema validator: seeds are
+# tests/fuzz/jschema-seeds/ (a schema, a NUL byte, an instance).
+FUZZ_J_SRC := $(wildcard lib/spec/*.c) lib/base/error.c lib/base/fs.c lib/base/fileio.c
+$(FUZZ_DIR)/fuzz_jschema: tests/fuzz/fuzz_jschema.c $(FUZZ_J_SRC) $(FUZZ_HDR) lib/spec/jschema_internal.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+	  -o $@ $(filter %.c,$^) $(PKG_LIBS) -lm
+
 # Seeds: the corpus of tests/validate/, each file behind its language byte.
 $(FUZZ_DIR)/validate-seeds/.stamp: $(wildcard tests/validate/*/*)
 	@rm -rf $(dir $@) && mkdir -p $(dir $@)
@@ -313,13 +324,16 @@ $(FUZZ_DIR)/validate-seeds/.stamp: $(wildcard tests/validate/*/*)
 	  { printf $$p; cat $$f; } > $(dir $@)$$(basename $$f); done
 	touch $@
 
-fuzz: $(FUZZ_DIR)/fuzz_npy_header $(FUZZ_DIR)/fuzz_validate $(FUZZ_DIR)/validate-seeds/.stamp
-	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-validate
+fuzz: $(FUZZ_DIR)/fuzz_npy_header $(FUZZ_DIR)/fuzz_validate $(FUZZ_DIR)/validate-seeds/.stamp \
+		$(FUZZ_DIR)/fuzz_jschema
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-validate $(FUZZ_DIR)/corpus-jschema
 	$(FUZZ_DIR)/fuzz_npy_header -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 -dict=tests/fuzz/npy.dict $(FUZZ_DIR)/corpus tests/fuzz/seeds
 	$(FUZZ_DIR)/fuzz_validate -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 	  -timeout=30 -dict=tests/fuzz/validate.dict $(FUZZ_DIR)/corpus-validate \
 	  $(FUZZ_DIR)/validate-seeds
+	$(FUZZ_DIR)/fuzz_jschema -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=30 \
+	  -dict=tests/fuzz/jschema.dict $(FUZZ_DIR)/corpus-jschema tests/fuzz/jschema-seeds
 
 # --- benchmark ----------------------------------------------------------------
 BENCH_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Ilib -D_GNU_SOURCE -pthread
@@ -334,6 +348,15 @@ bench: build/bench/bench_compare
 build/bench/bench_validate: bench/bench_validate.c build/libkjudge.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -pthread -lm
+
+# Schema checks of a suite's specs (lib/spec/): BENCH_SCHEMA and BENCH_SPECS
+# name the files (ParBench's spec schema and specs, for example).
+build/bench/bench_jschema: bench/bench_jschema.c build/libkjudge.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -pthread -lm
+
+bench-jschema: build/bench/bench_jschema
+	build/bench/bench_jschema --rounds $(or $(BENCH_ROUNDS),20) $(BENCH_SCHEMA) $(BENCH_SPECS)
 
 bench-validate: build/kjudge build/bench/bench_validate
 	bench/run_validate_bench
@@ -358,7 +381,7 @@ bench-overhead: $(BUILD)/bench/selfusage.so
 clean:
 	rm -rf build
 
-.PHONY: all check fault demo fuzz bench bench-validate bench-overhead clean install uninstall
+.PHONY: all check fault demo fuzz bench bench-validate bench-jschema bench-overhead clean install uninstall
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
 	 $(HELPER_SRC:%.c=$(BUILD)/%.d)

@@ -508,6 +508,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_eval_slot slot;
 	struct child *kids = NULL;
 	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
+	char batch_dir[PATH_MAX];
+	const char *batch_how = "";
+	int batch_cache = 0;
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
 	unsigned char batch[16];
 	size_t *todo = NULL, n_todo = 0, next = 0, i;
@@ -685,6 +688,14 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
 	}
+	/* The batch's goldens on huge pages where the shared cache is in
+	 * memory anyway (before any thread or child). */
+	batch_cache = kj_eval_batch_cache(cfg.cache_dir, work, batch_dir, sizeof(batch_dir),
+					  &batch_how);
+	if (batch_cache)
+		cfg.cache_dir = batch_dir;
+	if (!prog.quiet)
+		printf("kjudge eval: golden outputs in %s\n", batch_how);
 	slot.store_path = db_path;
 	slot.run_id = run_id;
 	slot.work_dir = work;
@@ -842,6 +853,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
 		       db_path, db_path);
 	}
+	if (batch_cache)
+		kj_eval_batch_cache_end(batch_dir);
 	kj__rm_rf(work);
 out:
 	kj_store_close(store);

@@ -915,7 +915,12 @@ class Worker:
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
                         "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
-                        "_changed", "_snapshot")]
+                        "_changed", "_snapshot", "_same_outputs", "_pwrite_all")]
+        # The write path of the outputs: what the judge compares is what
+        # these functions put into the sealed files.
+        import fcntl
+        self._guard += [(os, n, getattr(os, n)) for n in ("pwrite", "open", "ftruncate", "memfd_create")]
+        self._guard += [(fcntl, "fcntl", fcntl.fcntl)]
         self._guard += [(Channel, "send", Channel.__dict__["send"])]
         self._guard += [(torch.cuda, "synchronize", torch.cuda.synchronize),
                         (torch, "equal", torch.equal), (torch.Tensor, "clone", torch.Tensor.clone)]
@@ -963,6 +968,17 @@ class Worker:
             raise RuntimeError("the native timer failed to end a sample")
         return out
 
+    def _same_outputs(self, prev, outs):
+        """Two calls' outputs equal bit for bit (tensors of one shape and
+        dtype, torch.equal; other values of one type and equal)."""
+        torch = self.torch
+        return len(prev) == len(outs) and all(
+            (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+             and a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b))
+            or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor)
+                and type(a) is type(b) and a == b)
+            for a, b in zip(prev, outs))
+
     def op_time_round(self, req):
         """One round of timed calls on one case, each on the input set the
         schedule names (sets[k] made from seeds[k]; the judge keeps the
@@ -977,10 +993,14 @@ class Worker:
         do its work when it is first read, outside the timed region).
 
         With check, every call's outputs are compared bit for bit with the
-        distinct ones of its set kept so far; each distinct set is written
-        for the judge (`distinct_outputs`) and `calls` maps each call to its
-        set and distinct output.  The inputs are compared with copies after
-        the round.
+        distinct ones of its set kept so far; each new distinct set is
+        written for the judge (`distinct_outputs`) and `calls` maps each call
+        to its set and distinct output.  Distinct outputs are numbered per set
+        across the case's rounds: `known` (per set) is how many of them the
+        judge has checked, so numbers below it name an output of an earlier
+        round, which the first of each set is kept for (a deterministic
+        kernel's later rounds send nothing new); all zeros, or a new case,
+        forgets them.  The inputs are compared with copies after the round.
 
         With probe ({"seed", "at", "set"}), call `at` runs on a set made
         from `seed` just before it and dropped after it: inputs the code
@@ -1005,6 +1025,7 @@ class Worker:
         key = (req["case"], tuple(seeds), check)
         if getattr(self, "_round_key", None) != key:
             self._round_key = self._round_sets = self._round_before = None
+            self._round_kept = {}
             self._round_sets = [self._inputs(req["case"], sd, params) for sd in seeds]
             self._round_before = [self._snapshot(x) for x in self._round_sets] if check else None
             self._round_key = key
@@ -1025,6 +1046,14 @@ class Worker:
         self.phase = "forward"
         n_sets = max(len(seeds), int(probe["set"]) + 1) if probe else len(seeds)
         uniques = [[] for _ in range(n_sets)]
+        known = [int(x) for x in req.get("known", [])][:n_sets]
+        known += [0] * (n_sets - len(known))
+        # The first distinct output of each cycled set, from an earlier
+        # round, if the judge has it (its number is below known).
+        kept = self._round_kept
+        for k in list(kept):
+            if k >= n_sets or kept[k][0] >= known[k]:
+                del kept[k]
         probe_inputs = probe_before = None
         calls = []
         kjt = self._kjt
@@ -1055,19 +1084,16 @@ class Worker:
                     if isinstance(o, torch.Tensor):
                         self._plain(o)
                 if check:
-                    kept = [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outs]
-                    for u, prev in enumerate(uniques[k]):
-                        if len(prev) == len(kept) and all(
-                                (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                                 and a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b))
-                                or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor)
-                                    and type(a) is type(b) and a == b)
-                                for a, b in zip(prev, kept)):
+                    copy = [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outs]
+                    earlier = [kept[k]] if k in kept else []
+                    for u, prev in earlier + [(known[k] + j, x) for j, x in enumerate(uniques[k])]:
+                        if self._same_outputs(prev, copy):
                             calls.append([k, u])
                             break
                     else:
-                        calls.append([k, len(uniques[k])])
-                        uniques[k].append(kept)
+                        calls.append([k, known[k] + len(uniques[k])])
+                        uniques[k].append(copy)
+                    del copy
                 del out, outs
             lap("timed_loop_s")
         samples, escaped = [], []
@@ -1079,9 +1105,13 @@ class Worker:
             escaped.append(esc.value)
         peak = torch.cuda.max_memory_allocated(self.device) / (1024 * 1024) if cuda else 0.0
         self.phase = "outputs"
-        distinct = [[self._save(u, req["out_dir"], f"{req['tag']}_s{k}u{j}")
+        distinct = [[self._save(u, req["out_dir"], f"{req['tag']}_s{k}u{known[k] + j}")
                      for j, u in enumerate(uniques[k])] for k in range(n_sets)]
         lap("write_s")
+        if check:
+            for k in range(len(seeds)):  # a probe's set is never seen again
+                if k not in kept and uniques[k]:
+                    kept[k] = (known[k], uniques[k][0])
         res = {"samples_ms": samples, "escaped_ms": escaped, "peak_memory_mb": peak,
                "timer": "cuda_event" if cuda else "monotonic", "idle_sync_ms": thr,
                "phases": laps}

@@ -65,6 +65,8 @@
 #   JOBS          kjudge's -j (default 8)
 #   SKIP_KJ_SUB, SKIP_KB, SKIP_KJ_ALL   non-empty: leave that step out
 #   PY            the Python with torch (default python3); KJ_PYTHON follows it
+#   KJ_ALL_FROM   a store of an earlier call's step 3 (from its tarball,
+#                 carried): step 3 resumes it (kjudge eval skips what is done)
 set -u
 T0=$(date +%s.%N)
 OUT=${OUT:-/tmp/out}
@@ -134,6 +136,9 @@ if [ -z "$DRY" ]; then
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 	df -h /dev/shm /tmp | sed 's/^/  /'
 	echo "cpus $(nproc)"; free -g | head -2
+	for f in enabled shmem_enabled; do
+		echo "transparent_hugepage/$f: $(cat /sys/kernel/mm/transparent_hugepage/$f 2>/dev/null)"
+	done
 fi
 $PY -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
 for f in "$K" "$ROOT/build/kjudge_worker.py" "$SRC/1_Square_matrix_multiplication_.py" "$KB/scripts/eval_from_generations.py" \
@@ -294,6 +299,10 @@ fi
 if [ -z "${SKIP_KJ_ALL:-}" ]; then
 	cap=$(left)
 	[ -n "${KJ_ALL_CAP:-}" ] && cap=$(min "$KJ_ALL_CAP" "$cap")
+	if [ -n "${KJ_ALL_FROM:-}" ]; then
+		# A store of an earlier call (carried back): the same command resumes it.
+		cp "$KJ_ALL_FROM" "$W/kj_all.sqlite" && echo "   resuming $KJ_ALL_FROM"
+	fi
 	echo "== c2. kjudge eval, all level-1 tasks, cap $cap s"
 	show "${KJ_ALL_CMD[@]}"
 	t0=$(now)

@@ -47,7 +47,9 @@
 	X(SANDBOX, "cannot set up the sandbox")                           \
 	X(INTR, "interrupted")                                            \
 	X(STORE, "not a usable results store")                            \
-	X(BUSY, "locked by another process")
+	X(BUSY, "locked by another process")                              \
+	X(JSON, "malformed JSON")                                         \
+	X(SCHEMA, "unusable JSON schema")
 
 enum kj_errcode {
 	KJ_OK = 0,

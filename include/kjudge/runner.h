@@ -73,6 +73,14 @@ struct kj_call {
 	int probe_at;
 	uint64_t probe_seed;
 	int probe_set;
+	/* With check: per set, how many distinct outputs of this case the
+	 * judge has already checked in earlier rounds on this side (NULL: none;
+	 * n_known entries, the others 0).  The side names those by number
+	 * (0 .. known-1) when a call's outputs equal one of them, and sends
+	 * only the new ones, numbered from known on; all zeros tells it to
+	 * forget what it kept. */
+	const int *known;
+	int n_known;
 };
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with
@@ -119,7 +127,9 @@ struct kj_reply {
 	struct kj_value **distinct; /* each a list like outputs */
 	int *distinct_set;       /* the input set each distinct output is of */
 	size_t n_calls;
-	int *call_set, *call_distinct; /* per timed call: its set, its output */
+	/* per timed call: its set, and its output as an index of distinct
+	 * (-1: one the judge checked in an earlier round, call.known) */
+	int *call_set, *call_distinct;
 	/* KJ_CALL_DEVICE */
 	double copy_gbs;         /* device-to-device copy, bytes read + written */
 	double launch_ms;        /* the smallest kernel, launched and finished */

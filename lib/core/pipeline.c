@@ -689,6 +689,11 @@ struct timed {
 	double idle_sync_ms;
 	char timer[24];
 	double wall_per_call;    /* of the last round, judge's clock */
+	/* Per input set (n_known of them), the distinct outputs of the case
+	 * this side has sent and the judge has checked so far: later rounds
+	 * name them instead of sending them again (struct kj_call's known). */
+	int *known;
+	int n_known;
 };
 
 static void timed_release(struct timed *t)
@@ -696,6 +701,7 @@ static void timed_release(struct timed *t)
 	free(t->ms.v);
 	free(t->esc.v);
 	free(t->over.v);
+	free(t->known);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -795,6 +801,10 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	call.probe_at = pr ? pr->at : -1;
 	call.probe_seed = pr ? pr->seed : 0;
 	call.probe_set = pr ? pr->set : -1;
+	call.known = acc->known;
+	call.n_known = pr ? pr->set + 1 : n_sets;
+	if (call.n_known > acc->n_known)
+		call.n_known = acc->n_known;
 	if (other && other->loaded) {
 		rc = other->ops->freeze(other, 1, err);
 		if (rc != KJ_OK)
@@ -833,6 +843,19 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 										  "out of memory");
 			goto out;
 		}
+	/* The new distinct outputs are known from now on: checked below (the
+	 * candidate's; a wrong one ends the case) or the reference's own. */
+	for (u = 0; u < r.n_distinct; u++) {
+		if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known) {
+			rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_PROTOCOL
+									   : KJ_ET_REFERENCE,
+					  "the %s's worker sent outputs of an input set the round "
+					  "did not use", kj_side_name(s->role)) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		acc->known[r.distinct_set[u]]++;
+	}
 	if (s->role == KJ_SIDE_CANDIDATE) {
 		if (r.inputs_changed) {
 			rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
@@ -986,8 +1009,11 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 	memset(&tr, 0, sizeof(tr));
 	memset(&tc, 0, sizeof(tc));
+	tr.known = calloc((size_t)n_gold, sizeof(int));
+	tc.known = calloc((size_t)n_gold, sizeof(int));
+	tr.n_known = tc.n_known = n_gold;
 	c->input_set = 1;
-	if (!gold || !seeds) {
+	if (!gold || !seeds || !tr.known || !tc.known) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}

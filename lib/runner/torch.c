@@ -212,6 +212,10 @@ struct tside {
 	int pending;                    /* a call was sent and not received */
 	enum kj_call_op pending_op;
 	char pending_dir[PATH_MAX];     /* where that call writes */
+	/* that call's known outputs per set (struct kj_call's), for reading
+	 * the reply's call list */
+	int pending_known[128];
+	int n_pending_known;
 	json_t *hello;                  /* the hello reply of the last start */
 	int cases;                      /* what load_task said */
 };
@@ -638,9 +642,20 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 		const json_t *c = json_array_get(d, i);
 		json_int_t set = json_integer_value(json_array_get(c, 0));
 		json_int_t u = json_integer_value(json_array_get(c, 1));
+		json_int_t known = 0;
 		size_t j, base = 0;
 
-		/* The distinct output u of set `set`, as an index of the flat list. */
+		if (set >= 0 && set < ts->n_pending_known)
+			known = ts->pending_known[set];
+		/* Below known: an output the judge checked in an earlier round
+		 * of the case.  Else the new distinct output u - known of set
+		 * `set`, as an index of the flat list. */
+		if (json_is_array(c) && set >= 0 && u >= 0 && u < known) {
+			r->call_set[i] = (int)set;
+			r->call_distinct[i] = -1;
+			continue;
+		}
+		u -= known;
 		for (j = 0; j < r->n_distinct && r->distinct_set[j] != (int)set; j++)
 			;
 		base = j;
@@ -953,6 +968,19 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"case", call->case_idx, "seeds", seeds, "schedule", schedule,
 				"warmup", call->warmup, "flush_bytes", (json_int_t)call->flush_bytes,
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
+		if (req && call->check && call->known && call->n_known > 0) {
+			json_t *known = json_array();
+
+			for (i = 0; known && i < call->n_known; i++)
+				if (json_array_append_new(known, json_integer(call->known[i])) != 0) {
+					json_decref(known);
+					known = NULL;
+				}
+			if (!known || json_object_set_new(req, "known", known) != 0) {
+				json_decref(req);
+				req = NULL;
+			}
+		}
 		if (req && call->probe_at >= 0 && call->probe_at < call->n_calls &&
 		    json_object_set_new(req, "probe", json_pack("{s:I, s:i, s:i}", "seed",
 							       (json_int_t)call->probe_seed, "at",
@@ -989,6 +1017,18 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 	if (!req)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	ts->pending_op = call->op;
+	ts->n_pending_known = 0;
+	if (call->op == KJ_CALL_TIME && call->known) {
+		int i, n = call->n_known;
+
+		if (n < 0 || n > (int)(sizeof(ts->pending_known) / sizeof(ts->pending_known[0]))) {
+			json_decref(req);
+			return kj_error_set(err, KJ_EINVAL, "internal: a timed round of %d input sets", n);
+		}
+		for (i = 0; i < n; i++)
+			ts->pending_known[i] = call->known[i];
+		ts->n_pending_known = n;
+	}
 	snprintf(ts->pending_dir, sizeof(ts->pending_dir), "%s", call->out_dir ? call->out_dir : "");
 	/* A timed round calls forward warmup + n_calls times: it may print as
 	 * much as that many calls. */

@@ -1514,7 +1514,7 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 	const char *cname = o->config ? o->config : "correctness";
 	enum kj_spec_status st = KJ_SPEC_PASS;
 	int rc, ran = 0, any_error = 0, any_fail = 0;
-	size_t i;
+	size_t i, n_pass = 0;
 
 	*out = NULL;
 	*status = KJ_SPEC_ERROR;
@@ -1618,6 +1618,7 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 		}
 		any_error |= !strcmp(sst, "ERROR");
 		any_fail |= !strcmp(sst, "FAIL");
+		n_pass += !strcmp(sst, "PASS");
 		json_array_append_new(strats, json_pack("{s:s, s:s, s:o}", "type", sg->type_name,
 							"status", sst, "detail",
 							text_json(detail, strlen(detail))));
@@ -1635,6 +1636,8 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 		st = KJ_SPEC_VERIFY_FAIL;
 	else if (!s->n_strategies)
 		st = KJ_SPEC_SKIP;
+	else if (n_pass != s->n_strategies)
+		st = KJ_SPEC_ERROR; /* a pass is every strategy's PASS, never the lack of a FAIL */
 	if (st == KJ_SPEC_PASS && o->repeats > 0) {
 		struct side *sides[2] = { &cand, &ref };
 		json_t *tj = NULL;

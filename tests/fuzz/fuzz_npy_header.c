@@ -24,17 +24,7 @@
 #include "kjudge/dtype.h"
 #include "kjudge/error.h"
 #include "kjudge/tensor.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "%s:%d: invariant broken: %s\n",  \
-				__FILE__, __LINE__, #cond);               \
-			abort();                                          \
-		}                                                         \
-	} while (0)
+#include "fuzz.h"
 
 /* Largest header the parser accepts (npy.c's NPY_HEADER_MAX) plus the
  * longest prefix. */

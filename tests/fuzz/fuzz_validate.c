@@ -28,17 +28,7 @@
 
 #include "kjudge/error.h"
 #include "kjudge/validate.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "%s:%d: invariant broken: %s\n",  \
-				__FILE__, __LINE__, #cond);               \
-			abort();                                          \
-		}                                                         \
-	} while (0)
+#include "fuzz.h"
 
 static struct kj_vrules *rules;
 static struct kj_validator *validator;
