@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kjudge/jschema.h"
 #include "kjudge/spec.h"
 #include "spec/spec_internal.h"
 #include "base/fs.h"
@@ -263,33 +264,19 @@ done:
 /* --- loading ------------------------------------------------------------------------ */
 
 /*
- * The one place a spec's JSON is parsed: duplicate keys refused, as the
- * strict loader to come will, with where the problem is.
+ * The one place a spec's JSON is parsed: the strict reader (kjudge/
+ * jschema.h: duplicate keys, NaN, overflowing numbers, trailing garbage and
+ * bad UTF-8 refused, with the file, line and column), whose message becomes
+ * the load's.  The top level must be an object.
  */
 static json_t *load_json(const char *file, struct kj_error *err)
 {
-	json_error_t je;
-	int oom = 0;
-	json_t *j = kj__json_load_file(file, JSON_REJECT_DUPLICATES, &je, &oom);
+	json_t *j = NULL;
+	int rc = kj_jsonx_load_file(file, KJ_JSONX_OBJECT, &j, err);
 
-	if (oom) {
-		kj_error_set(err, KJ_ENOMEM, "out of memory");
-		return NULL;
-	}
-	if (!j) {
-		if (access(file, F_OK) != 0)
-			kj_error_set(err, KJ_ENOENT, "'%s': %s", file, strerror(errno));
-		else
-			kj_error_set(err, KJ_EINVAL, "'%s': line %d, column %d: %s", file, je.line,
-				     je.column, je.text);
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		kj_error_set(err, KJ_EINVAL, "'%s': (root): must be an object", file);
-		return NULL;
-	}
-	return j;
+	if (rc == KJ_EJSON)
+		err->code = KJ_EINVAL;
+	return rc == KJ_OK ? j : NULL;
 }
 
 static void list_release(struct kj_spec_list *l)

@@ -88,13 +88,16 @@ test_expect 'a missing file, a strategy path out of the working directory, a mis
 	grep -qx "kjudge spec: '"'"'$base'"'"': no input configuration '"'"'nope'"'"' (it has: correctness)" err
 '
 
-test_expect 'a spec with a duplicate key or that is not JSON is refused with its place' '
+test_expect 'a spec with a duplicate key, NaN or not an object is refused with its place' '
 	printf "{\"identity\": {}, \"identity\": {}}\n" >dup.json
 	expect_exit 2 "$KJUDGE" spec prompt dup.json --root "$spec_root" 2>err
-	grep -q "^kjudge spec: '"'"'dup.json'"'"': line 1, column [0-9]*: duplicate object key" err
+	grep -qx "kjudge spec: dup.json:1:18: duplicate key '"'"'identity'"'"' in an object" err
 	printf "[1]\n" >arr.json
 	expect_exit 2 "$KJUDGE" spec prompt arr.json --root "$spec_root" 2>err
-	grep -qx "kjudge spec: '"'"'arr.json'"'"': (root): must be an object" err
+	grep -qx "kjudge spec: arr.json:1:1: expected an object at the top level, found an array" err
+	printf "{\"a\": NaN}\n" >nan.json
+	expect_exit 2 "$KJUDGE" spec verify nan.json --root "$spec_root" 2>err
+	grep -qx "kjudge spec: nan.json:1:7: NaN is not JSON (numbers must be finite)" err
 	mkspec s.json "del d[\"run\"][\"executable\"]"
 	expect_exit 2 "$KJUDGE" spec prompt s.json --root "$spec_root" 2>err
 	grep -qx "kjudge spec: '"'"'s.json'"'"': run.executable: is required" err
