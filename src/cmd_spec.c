@@ -29,6 +29,7 @@ enum {
 	OPT_BUILD_TIMEOUT,
 	OPT_MAX_OUTPUT,
 	OPT_MAX_WRITTEN,
+	OPT_MAX_COPY,
 	OPT_COUNT_
 };
 
@@ -64,6 +65,10 @@ const struct kj_cli_option kj_spec_options[] = {
 			      .min = 1, .max = 1 << 20, .def = "256",
 			      .help = "verify: bytes a build or a run may write (the largest "
 				      "file, and the copy's tmpfs above what it holds)" },
+	[OPT_MAX_COPY] = { .name = "max-copy-mb", .type = KJ_CLI_INT, .metavar = "MB",
+			   .min = 1, .max = 1 << 20, .def = "256",
+			   .help = "verify: the largest repo_root copied whole; a larger one "
+				   "is copied as source_dir and working_dir only" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -194,6 +199,7 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	o.build_timeout_s = a->opt[OPT_BUILD_TIMEOUT].count ? a->opt[OPT_BUILD_TIMEOUT].number : 0;
 	o.output_bytes = a->opt[OPT_MAX_OUTPUT].count ? a->opt[OPT_MAX_OUTPUT].integer << 20 : 0;
 	o.written_bytes = a->opt[OPT_MAX_WRITTEN].count ? a->opt[OPT_MAX_WRITTEN].integer << 20 : 0;
+	o.copy_bytes = a->opt[OPT_MAX_COPY].count ? a->opt[OPT_MAX_COPY].integer << 20 : 0;
 	if (a->opt[OPT_TIME].count) {
 		o.warmup = a->opt[OPT_WARMUP].count ? (int)a->opt[OPT_WARMUP].integer : 1;
 		o.repeats = a->opt[OPT_REPEATS].count ? (int)a->opt[OPT_REPEATS].integer : 5;
@@ -232,7 +238,8 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	static const int verify_only[] = { OPT_CONFIG, OPT_CANDIDATE, OPT_JSON, OPT_TIME, OPT_WARMUP,
-		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN };
+		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN,
+		OPT_MAX_COPY };
 	struct kj_cli_args a;
 	struct kj_spec s;
 	struct kj_error err;

@@ -76,6 +76,12 @@ struct kj_sandbox {
 	 * makes it, in a place only the judge can reach). */
 	const char *root_dir;
 	int gpu;                 /* bind /dev/nvidia* */
+	/* A read-only path that is a top-level link of the host with a
+	 * relative target (a merged /usr: /lib -> usr/lib) is made the same
+	 * link inside instead of a bind of its target, so that a path worked
+	 * out through it (/lib/x86_64-linux-gnu/../../share, PoCL's headers)
+	 * leads where it does outside.  Its target must be in ro too. */
+	int keep_links;
 	/* Limits; 0 means none.  There is deliberately no address-space limit:
 	 * it makes large CUDA allocations fail. */
 	double cpu_s;            /* RLIMIT_CPU */

@@ -203,6 +203,8 @@ struct kj_spec_verify_opts {
 	long long output_bytes;       /* stdout (and stderr) kept and allowed per
 				       * run; 0: 16 MiB */
 	long long written_bytes;      /* what a build or run may write; 0: 256 MiB */
+	long long copy_bytes;         /* the largest repo_root copied whole (else
+				       * source_dir and working_dir); 0: 256 MiB */
 	/* Whole-program timing (repeats 0: none): warm-up runs, then timed
 	 * ones; with baseline, the pristine reference too, interleaved. */
 	int warmup, repeats, baseline;

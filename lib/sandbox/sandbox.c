@@ -127,6 +127,31 @@ static int bind_path(const char *root, const char *path, int writable)
 	return 0;
 }
 
+/*
+ * Whether path is a top-level symbolic link of the host with a relative
+ * target and no "..": 1 with the target in buf (the first half of it),
+ * else 0.  (sb->keep_links: such a link is made again inside, not bound.)
+ */
+static int top_link(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (path[0] != '/' || strchr(path + 1, '/'))
+		return 0;
+	n = readlink(path, buf, size / 2 - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return buf[0] != '/' && !strstr(buf, "..");
+}
+
+/* root + path into out (size bytes). */
+static char *root_path(const char *root, const char *path, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s", root, path);
+	return out;
+}
+
 /* Flags of a hidden directory's tmpfs: nothing in it runs or is a device. */
 #define HIDE_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
@@ -386,6 +411,9 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 
 			STEP("hide a directory", h);
 			mounted[i] = h > 0;
+		} else if (sb->keep_links && top_link(sb->ro[i], p, sizeof(p)) > 0) {
+			STEP("make a link", symlink(p, root_path(root, sb->ro[i], p + sizeof(p) / 2,
+								 sizeof(p) / 2)));
 		} else {
 			STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
 		}

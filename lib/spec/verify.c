@@ -476,13 +476,13 @@ struct ctx {
 	const struct kj_spec_verify_opts *o;
 	const struct kj_spec_config *cfgn;
 	struct kj_attempt a;
-	long long out_cap, written;
+	long long out_cap, written, copy_max;
 	double build_timeout;
 	struct kj_error *err;
 };
 
 static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin",
-	"/etc", "/opt" };
+	"/etc", "/opt", "/sys" };
 
 static int path_in(char *out, const char *a, const char *b)
 {
@@ -541,6 +541,7 @@ static int side_sandbox(struct ctx *x, struct side *sd)
 	kj_sandbox_rw(&sd->sb, sd->tree);
 	kj_sandbox_rw(&sd->sb, sd->home);
 	sd->sb.gpu = access("/dev/nvidiactl", F_OK) == 0;
+	sd->sb.keep_links = 1;
 	sd->sb.cpu_s = cfg->limits.cpu_s;
 	sd->sb.mem_bytes = cfg->limits.mem_bytes;
 	sd->sb.fsize_bytes = x->written;
@@ -1159,6 +1160,8 @@ static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 	struct copy c;
 	json_t *cmds = NULL;
 	double t0 = kj__now_s();
+	long long repo_bytes = path_bytes(s->repo_root);
+	int whole = repo_bytes <= x->copy_max;
 	char why[PATH_MAX + 128];
 	size_t i;
 	int rc, hit, ok = 1, to = 0;
@@ -1178,11 +1181,19 @@ static int prepare_side(struct ctx *x, struct side *sd, json_t *notes)
 	 * doubled, for the links copied as their targets' content and the
 	 * files counted twice (a tmpfs uses memory only for what is written,
 	 * so a generous size costs nothing; the run's is exact). */
-	if ((rc = side_quota(x, sd, 2 * copy_estimate(x))) != KJ_OK)
+	if ((rc = side_quota(x, sd, 2 * (copy_estimate(x) + (whole ? repo_bytes : 0)))) != KJ_OK)
 		goto out;
 	rc = KJ_OK;
-	if (copy_file_abs(&c, s->source_dir) < 0 ||
-	    (strcmp(s->working_dir, s->source_dir) && copy_file_abs(&c, s->working_dir) < 0))
+	/* The whole repository where it is small enough (a build that reads
+	 * ../../common/make.config, as Rodinia's and the bundled suite's do,
+	 * finds it), else source_dir and working_dir only. */
+	json_object_set_new(notes, "copied", json_pack("{s:s, s:I}", "scope",
+				whole ? "repo_root" : "source_dir and working_dir",
+				"repo_root_bytes", (json_int_t)repo_bytes));
+	if ((whole && copy_file_abs(&c, s->repo_root) < 0) ||
+	    (!whole && (copy_file_abs(&c, s->source_dir) < 0 ||
+			(strcmp(s->working_dir, s->source_dir) &&
+			 copy_file_abs(&c, s->working_dir) < 0))))
 		goto fail;
 	for (i = 0; i < s->prompt.n; i++)
 		if (copy_file_abs(&c, s->prompt.v[i].abs) < 0)
@@ -1527,6 +1538,7 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 	x.err = err;
 	x.out_cap = o->output_bytes ? o->output_bytes : 16LL << 20;
 	x.written = o->written_bytes ? o->written_bytes : 256LL << 20;
+	x.copy_max = o->copy_bytes ? o->copy_bytes : 256LL << 20;
 	x.build_timeout = o->build_timeout_s > 0 ? o->build_timeout_s : 600;
 	if (!(x.cfgn = kj_spec_config_find(s, cname))) {
 		char names[512] = "";

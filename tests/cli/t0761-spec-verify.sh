@@ -130,14 +130,20 @@ test_expect 'verification-only files and expected outputs do not exist in the sa
 	jget r.json "[s[\"status\"] for s in d[\"strategies\"]]" | grep -qx "\[.PASS., .PASS., .FAIL.\]"
 '
 
-test_expect 'input files outside the source directory are copied where the arguments find them' '
+test_expect 'repo_root copied whole when small, else source_dir and the input files where the arguments find them' '
 	mkspec s.json "$(args read ../data/temp.txt ../data/other.txt);
 d[\"run\"][\"input_configurations\"][\"correctness\"][\"input_files\"] = [\"../data/temp.txt\"];
 d[\"verification\"][\"strategies\"] = [
   {\"type\": \"stdout_pattern\", \"pattern\": \"^../data/temp.txt: temperatures$\", \"multiline\": True},
-  {\"type\": \"stdout_pattern\", \"pattern\": \"^../data/other.txt: absent$\", \"multiline\": True}]"
+  {\"type\": \"stdout_pattern\", \"pattern\": \"^../data/other.txt: not listed$\", \"multiline\": True}]"
 	verify s.json
-	jget r.json "d[\"status\"]" | grep -qx PASS
+	jget r.json "(d[\"status\"], d[\"notes\"][\"copied\"][\"scope\"])" | grep -qxF "('"'"'PASS'"'"', '"'"'repo_root'"'"')"
+	cp -r "$spec_root" proj
+	head -c 2000000 /dev/zero >proj/suite/filler.bin
+	sed -i "s/other.txt: not listed/other.txt: absent/" s.json
+	"$KJUDGE" spec verify s.json --root proj --json --max-copy-mb 1 >r.json
+	jget r.json "(d[\"status\"], d[\"notes\"][\"copied\"][\"scope\"])" |
+		grep -qxF "('"'"'PASS'"'"', '"'"'source_dir and working_dir'"'"')"
 	mkspec s.json "d[\"run\"][\"input_configurations\"][\"correctness\"][\"input_files\"] = [\"../../../x\"]"
 	expect_exit 2 verify s.json
 	grep -qx "kjudge spec: '"'"'s.json'"'"': run.input_configurations.correctness.input_files\[0\]: '"'"'../../../x'"'"' leaves the project tree" err
