@@ -822,11 +822,20 @@ struct kernels {
 	kernel_fn common, full;
 };
 
+static int baseline_only;
+
+void kj__compare_baseline_only(int on)
+{
+	baseline_only = on;
+}
+
 static int have_avx2(void)
 {
 #ifdef KJ_HAVE_AVX2
 	static int cached = -1;
 
+	if (baseline_only)
+		return 0;
 	if (cached < 0) {
 		__builtin_cpu_init();
 		cached = __builtin_cpu_supports("avx2") &&

@@ -44,4 +44,9 @@ double kj__round_to_dtype(double v, enum kj_dtype dt);
 
 #include "base/internal.h"
 
+/* The comparator's x86-64 baseline kernels only, even where the CPU has
+ * AVX2 and F16C (compare.c; for the unit tests' second pass, which checks
+ * the kernels a machine without them runs).  Before any comparison. */
+void kj__compare_baseline_only(int on);
+
 #endif /* KJ_TENSOR_INTERNAL_H */

@@ -19,6 +19,10 @@
 
 #include "unit.h"
 
+/* lib/tensor/tensor_internal.h (not included: its banned.h would ban this
+ * file's getenv) */
+void kj__compare_baseline_only(int on);
+
 #define MAX_TESTS 1024
 #define TEST_TIMEOUT_S 60
 
@@ -124,6 +128,15 @@ int main(int argc, char **argv)
 	const char *base = getenv("TMPDIR");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* --baseline-kernels: the comparator's kernels for CPUs without AVX2
+	 * (the build's others are compiled in; .ci/run also compiles
+	 * compare.c without them, KJ_NO_AVX2). */
+	if (argc > 1 && !strcmp(argv[1], "--baseline-kernels")) {
+		kj__compare_baseline_only(1);
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	for (i = 0; i < n_tests; i++) {
 		pid_t pid;
 		int status;
