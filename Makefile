@@ -134,10 +134,19 @@ $(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
 	$(call embed,kj__vrules_default)
 $(BUILD)/gen/store_schema.c: lib/store/schema.sql
 	$(call embed,kj__store_schema)
+# The suite schemas `kjudge spec validate` and `spec pairs` check against.
+$(BUILD)/gen/spec_schema.c: schema/spec_schema.json
+	$(call embed,kj__spec_schema)
+$(BUILD)/gen/manifest_schema.c: schema/manifest_schema.json
+	$(call embed,kj__manifest_schema)
+$(BUILD)/gen/pair_contract_schema.c: schema/pair_contract_schema.json
+	$(call embed,kj__pair_contract_schema)
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 LIB_SRC := $(wildcard lib/*/*.c)
+SCHEMA_OBJ := $(BUILD)/gen/spec_schema.o $(BUILD)/gen/manifest_schema.o \
+	$(BUILD)/gen/pair_contract_schema.o
 CLI_SRC := $(wildcard src/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -178,7 +187,8 @@ $(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitte
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
 
-$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o $(BUILD)/gen/store_schema.o
+$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o $(BUILD)/gen/store_schema.o \
+	$(SCHEMA_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
