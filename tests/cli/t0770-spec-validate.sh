@@ -189,4 +189,22 @@ open(p, \"w\").write(json.dumps(d))
 	expect_exit 2 "$KJUDGE" spec argc --root "$suite" 2>err
 '
 
+test_expect 'argc: < and <= are minimums, > and >= are not enforced, argc_x is not argc' '
+	copy
+	src=s/parsuite-src/omp/dot/main.c
+	echo "/* argc < 3, argc<=2, argc > 9, argc >= 9, argc_max == 7, myargc == 1 */" >>"$src"
+	"$KJUDGE" spec argc --root s --spec s/specs/parsuite-dot-omp.json >out
+	grep -qx "OK s/specs/parsuite-dot-omp.json: argc=3 satisfies 5 check(s)" out
+	echo "/* argc < 4 */" >>"$src"
+	expect_exit 1 "$KJUDGE" spec argc --root s --spec s/specs/parsuite-dot-omp.json >out
+	grep -q "main.c checks \`argc < 4\` but spec provides 2 arguments (argc=3)" out
+	echo "/* argc <= 3 */" >"$src"
+	expect_exit 1 "$KJUDGE" spec argc --root s --spec s/specs/parsuite-dot-omp.json >out
+	grep -q "checks \`argc <= 3\`" out
+	echo "int main(void) { return 0; }" >"$src"
+	"$KJUDGE" spec argc --root s --spec s/specs/parsuite-dot-omp.json | grep -qx "SKIP (no-argc) s/specs/parsuite-dot-omp.json: no literal argc comparison"
+	rm "$src"
+	"$KJUDGE" spec argc --root s --spec s/specs/parsuite-dot-omp.json | grep -q "^SKIP (source-missing) "
+'
+
 test_done
