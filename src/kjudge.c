@@ -307,7 +307,8 @@ static const struct kj_cli_command commands[] = {
 			      "     resolved contract; argc: a MISMATCH or SPEC-MISSING\n"
 			      "  2  bad input: bad flags, a spec that does not load, an unknown\n"
 			      "     configuration, a path that leaves the tree, a missing file or\n"
-			      "     candidate target, or a sandbox that cannot be set up\n",
+			      "     candidate target, or a sandbox that cannot be set up; pairs: a\n"
+			      "     contract file refused; argc: a spec that is not JSON\n",
 	},
 };
 
