@@ -168,6 +168,12 @@ test_expect 'pairs --contracts fails closed: NaN, a duplicate pair, a schema vio
 	printf "{\"contract_version\": \"parbench-final-v1\", \"pairs\": [], \"x\": 1e999}" >big.json
 	expect_exit 2 "$KJUDGE" spec pairs --root s --contracts big.json 2>err
 	grep -q "big.json:1:" err
+	printf "{\"contract_version\": \"parbench-final-v1\", \"pairs\": [], \"x\": 1e-999}" >tiny.json
+	expect_exit 2 "$KJUDGE" spec pairs --root s --contracts tiny.json 2>err
+	grep -q "tiny.json:1:" err
+	printf "{\"contract_version\": \"parbench-final-v1\", \"pairs\": [], \"pairs\": []}" >twice.json
+	expect_exit 2 "$KJUDGE" spec pairs --root s --contracts twice.json 2>err
+	grep -q "twice.json:1:.*duplicate key '"'"'pairs'"'"'" err
 '
 
 test_expect 'argc: the bundled suite is OK; a dropped argument is a MISMATCH' '
