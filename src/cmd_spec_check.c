@@ -214,6 +214,12 @@ int kj_cmd_spec_check(const struct kj_cli_command *cmd, const struct kj_cli_args
 {
 	const char *sub = a->operands[0];
 
+	/* A repeated option keeps only its last value (docs/cli.md): refused
+	 * here, since a spec dropped from the list would pass unchecked. */
+	if (a->opt[k->spec].count > 1)
+		return kj_cli_error(cmd, "--spec given %d times: name the further spec files "
+				    "after the first (--spec A.json B.json)", a->opt[k->spec].count);
+
 	if (!strcmp(sub, "validate"))
 		return validate(cmd, a, k);
 	if (!strcmp(sub, "pairs")) {

@@ -398,7 +398,8 @@ static int file_checks(struct ctx *c, const json_t *doc, json_t *errs, json_t *w
 	}
 
 	/* Orphans: the regular files of the source directory (by name, as
-	 * ParBench compares them) in no list. */
+	 * ParBench compares them) in no list; the first 256 are named (a
+	 * warning only: more is a sign of a directory no one classified). */
 	if (have_base) {
 		const char *orph[LIST_MAX];
 		char names[256][NAME_MAX + 1];

@@ -90,6 +90,8 @@ test_expect 'validate: usage errors exit 2' '
 	grep -q "wants one of --spec F..., --all or --manifest F" err
 	expect_exit 2 "$KJUDGE" spec validate --all --spec x.json --root "$suite" 2>err
 	expect_exit 2 "$KJUDGE" spec validate --all --root /nonesuch 2>err
+	expect_exit 2 "$KJUDGE" spec validate --spec a.json --spec b.json 2>err
+	grep -qx "kjudge spec: --spec given 2 times: name the further spec files after the first (--spec A.json B.json)" err
 	expect_exit 2 "$KJUDGE" spec validate --all --config x --root "$suite" 2>err
 	grep -q "an option of '"'"'spec verify'"'"'" err
 '
