@@ -134,10 +134,19 @@ $(BUILD)/gen/validate_rules_default.c: rules/validate-default.json
 	$(call embed,kj__vrules_default)
 $(BUILD)/gen/store_schema.c: lib/store/schema.sql
 	$(call embed,kj__store_schema)
+# The suite schemas `kjudge spec validate` and `spec pairs` check against.
+$(BUILD)/gen/spec_schema.c: schema/spec_schema.json
+	$(call embed,kj__spec_schema)
+$(BUILD)/gen/manifest_schema.c: schema/manifest_schema.json
+	$(call embed,kj__manifest_schema)
+$(BUILD)/gen/pair_contract_schema.c: schema/pair_contract_schema.json
+	$(call embed,kj__pair_contract_schema)
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 LIB_SRC := $(wildcard lib/*/*.c)
+SCHEMA_OBJ := $(BUILD)/gen/spec_schema.o $(BUILD)/gen/manifest_schema.o \
+	$(BUILD)/gen/pair_contract_schema.o
 CLI_SRC := $(wildcard src/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -178,7 +187,8 @@ $(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitte
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
 
-$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o $(BUILD)/gen/store_schema.o
+$(BUILD)/libkjudge.a: $(LIB_OBJ) $(TS_OBJ) $(BUILD)/gen/validate_rules_default.o $(BUILD)/gen/store_schema.o \
+	$(SCHEMA_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -311,7 +321,7 @@ $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) 
 
 # The strict JSON reader and the JSON Schema validator: seeds are
 # tests/fuzz/jschema-seeds/ (a schema, a NUL byte, an instance).
-FUZZ_J_SRC := $(wildcard lib/spec/*.c) lib/base/error.c lib/base/fs.c lib/base/fileio.c
+FUZZ_J_SRC := lib/spec/jsonx.c lib/spec/jschema.c lib/spec/jschema_check.c lib/base/error.c lib/base/fs.c lib/base/fileio.c
 $(FUZZ_DIR)/fuzz_jschema: tests/fuzz/fuzz_jschema.c $(FUZZ_J_SRC) $(FUZZ_HDR) lib/spec/jschema_internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \

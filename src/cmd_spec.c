@@ -1,6 +1,7 @@
 /*
  * cmd_spec.c - `kjudge spec prompt SPEC` and `kjudge spec verify SPEC`:
- * ParBench-style specs (kjudge/spec.h, docs/spec.md).
+ * ParBench-style specs (kjudge/spec.h, docs/spec.md).  `spec validate`,
+ * `spec pairs` and `spec argc` are in cmd_spec_check.c.
  *
  * One command with the subcommand as its first operand, so that one option
  * table drives the parser, --help and the man page; an option that does
@@ -14,6 +15,7 @@
 #include "kjudge/proc.h"
 #include "kjudge/spec.h"
 #include "cli.h"
+#include "cmd_spec.h"
 #include "interrupt.h"
 #include "base/banned.h"
 
@@ -30,6 +32,10 @@ enum {
 	OPT_MAX_OUTPUT,
 	OPT_MAX_WRITTEN,
 	OPT_MAX_COPY,
+	OPT_SPEC,
+	OPT_ALL,
+	OPT_MANIFEST,
+	OPT_CONTRACTS,
 	OPT_COUNT_
 };
 
@@ -45,7 +51,8 @@ const struct kj_cli_option kj_spec_options[] = {
 			    .help = "verify: a translation, whose files named by "
 				    "files.translation_targets replace the source's" },
 	[OPT_JSON] = { .name = "json", .type = KJ_CLI_FLAG,
-		       .help = "verify: print the record as JSON on stdout" },
+		       .help = "print the record (verify) or the report (validate, pairs, "
+			       "argc) as JSON on stdout" },
 	[OPT_TIME] = { .name = "time", .type = KJ_CLI_FLAG,
 		       .help = "verify: after a pass, time the run command (whole program)" },
 	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
@@ -69,6 +76,16 @@ const struct kj_cli_option kj_spec_options[] = {
 			   .min = 1, .max = 1 << 20, .def = "256",
 			   .help = "verify: the largest repo_root copied whole; a larger one "
 				   "is copied as source_dir and working_dir only" },
+	[OPT_SPEC] = { .name = "spec", .type = KJ_CLI_STRING, .metavar = "F",
+		       .help = "validate, argc: a spec file (more may follow as operands)" },
+	[OPT_ALL] = { .name = "all", .type = KJ_CLI_FLAG,
+		      .help = "validate: the root's manifest.jsonl, every spec and the checks "
+			      "across them; argc: every specs/*.json" },
+	[OPT_MANIFEST] = { .name = "manifest", .type = KJ_CLI_STRING, .metavar = "F",
+			   .help = "validate: a manifest (JSONL), each line against its schema" },
+	[OPT_CONTRACTS] = { .name = "contracts", .type = KJ_CLI_STRING, .metavar = "FILE",
+			    .help = "pairs: pair contracts (ParBench's format), loaded "
+				    "fail-closed; says which pairs they resolve" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -251,9 +268,31 @@ int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
 		return rc;
 	sub = a.operands[0];
+	if (!strcmp(sub, "validate") || !strcmp(sub, "pairs") || !strcmp(sub, "argc")) {
+		static const struct kj_cmd_spec_opts k = { OPT_ROOT, OPT_JSON, OPT_SPEC, OPT_ALL,
+			OPT_MANIFEST, OPT_CONTRACTS };
+
+		for (i = 0; i < sizeof(verify_only) / sizeof(verify_only[0]); i++)
+			if (verify_only[i] != OPT_JSON && a.opt[verify_only[i]].count) {
+				rc = kj_cli_error(cmd, "--%s is an option of 'spec verify', not of "
+						  "'spec %s'", kj_spec_options[verify_only[i]].name, sub);
+				kj_cli_args_release(&a);
+				return rc;
+			}
+		rc = kj_cmd_spec_check(cmd, &a, &k);
+		kj_cli_args_release(&a);
+		return rc;
+	}
 	if (strcmp(sub, "prompt") && strcmp(sub, "verify")) {
 		kj_cli_args_release(&a);
-		return kj_cli_error(cmd, "'%s' is not a spec subcommand (prompt, verify)", sub);
+		return kj_cli_error(cmd, "'%s' is not a spec subcommand (prompt, verify, validate, "
+				    "pairs, argc)", sub);
+	}
+	if (a.opt[OPT_SPEC].count || a.opt[OPT_ALL].count || a.opt[OPT_MANIFEST].count ||
+	    a.opt[OPT_CONTRACTS].count) {
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "--spec, --all, --manifest and --contracts are options of "
+				    "'spec validate', 'spec pairs' and 'spec argc'");
 	}
 	if (a.n_operands != 2) {
 		kj_cli_args_release(&a);

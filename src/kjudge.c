@@ -256,8 +256,11 @@ static const struct kj_cli_command commands[] = {
 		.name = "spec",
 		.run = kj_cmd_spec,
 		.summary = "ParBench-style suites: a spec's prompt, and its program built, "
-			   "run and verified in the sandbox.",
-		.usage = "prompt SPEC [--root DIR] | verify SPEC [options]",
+			   "run and verified in the sandbox; specs, manifests, pairs and argc "
+			   "checked.",
+		.usage = "prompt SPEC [--root DIR] | verify SPEC [options] | validate (--spec F... "
+			 "| --all | --manifest F) | pairs [--contracts FILE] | argc (--spec F... | "
+			 "--all)",
 		.description =
 			"SPEC is a ParBench spec (JSON: identity, provenance, files, build,\n"
 			"run, verification).  Every path it names must stay inside the project\n"
@@ -280,18 +283,32 @@ static const struct kj_cli_command commands[] = {
 			"RUN_FAIL, VERIFY_FAIL, TIMEOUT, ERROR (a strategy unknown or\n"
 			"malformed), SKIP (no strategy).  --time times the run command on the\n"
 			"judge's clock after a pass; with --baseline the pristine reference too,\n"
-			"interleaved, and the speedup.  docs/spec.md has the JSON.\n",
+			"interleaved, and the speedup.  docs/spec.md has the JSON.\n"
+			"\n"
+			"spec validate checks specs (--spec), a manifest (--manifest) or the\n"
+			"whole suite (--all: the root's manifest.jsonl, every spec, manifest\n"
+			"and specs agreeing, the pairing census, the oracle-strength audit)\n"
+			"against the compiled-in schemas and ParBench's validator's rules;\n"
+			"each problem with its file and JSON path.  spec pairs lists the\n"
+			"translation pairs of the manifest (one suite and kernel, different\n"
+			"APIs, both directions) and, with --contracts, whether a contract\n"
+			"resolves each.  spec argc compares each spec's correctness arguments\n"
+			"with the literal argc checks of its prompt_payload sources.\n",
 		.options = kj_spec_options,
 		.environment = kj_spec_env,
-		.min_operands = 2,
-		.max_operands = 2,
-		.operands = "a subcommand (prompt or verify) and one SPEC",
-		.exit_codes = "  0  prompt: printed; verify: PASS\n"
+		.min_operands = 1,
+		.max_operands = -1,
+		.operands = "a subcommand (prompt, verify, validate, pairs or argc) and its SPEC files",
+		.exit_codes = "  0  prompt: printed; verify: PASS; validate: valid (warnings\n"
+			      "     allowed); pairs: listed (with --contracts: every pair resolved);\n"
+			      "     argc: no MISMATCH or SPEC-MISSING\n"
 			      "  1  verify: any other status (BUILD_FAIL, RUN_FAIL, VERIFY_FAIL,\n"
-			      "     TIMEOUT, ERROR, SKIP)\n"
+			      "     TIMEOUT, ERROR, SKIP); validate: errors; pairs: a pair without a\n"
+			      "     resolved contract; argc: a MISMATCH or SPEC-MISSING\n"
 			      "  2  bad input: bad flags, a spec that does not load, an unknown\n"
 			      "     configuration, a path that leaves the tree, a missing file or\n"
-			      "     candidate target, or a sandbox that cannot be set up\n",
+			      "     candidate target, or a sandbox that cannot be set up; pairs: a\n"
+			      "     contract file refused; argc: a spec that is not JSON\n",
 	},
 };
 

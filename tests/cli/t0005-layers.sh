@@ -19,7 +19,7 @@ public = {
     "config.h": "core", "verdict.h": "core", "value.h": "core", "runner.h": "core",
     "pipeline.h": "core",
     "torch.h": "runner",
-    "jschema.h": "spec", "spec.h": "spec",
+    "jschema.h": "spec", "spec.h": "spec", "spec_check.h": "spec",
     "doctor.h": "doctor",
     "store.h": "store", "metrics.h": "store", "eval.h": "eval",
 }

@@ -29,7 +29,7 @@ test_expect 'prompt takes no option of verify' '
 	expect_exit 2 "$KJUDGE" spec prompt "$base" --root "$spec_root" --json 2>err
 	grep -qx "kjudge spec: --json is an option of '"'"'spec verify'"'"', not of '"'"'spec prompt'"'"'" err
 	expect_exit 2 "$KJUDGE" spec frobnicate "$base" 2>err
-	grep -qx "kjudge spec: '"'"'frobnicate'"'"' is not a spec subcommand (prompt, verify)" err
+	grep -qx "kjudge spec: '"'"'frobnicate'"'"' is not a spec subcommand (prompt, verify, validate, pairs, argc)" err
 '
 
 # refused FIELD-STATEMENT MESSAGE: the spec changed by STATEMENT is refused
