@@ -14,6 +14,7 @@
 #include "kjudge/proc.h"
 #include "kjudge/spec.h"
 #include "cli.h"
+#include "cmd_spec.h"
 #include "interrupt.h"
 #include "base/banned.h"
 
@@ -29,6 +30,8 @@ enum {
 	OPT_BUILD_TIMEOUT,
 	OPT_MAX_OUTPUT,
 	OPT_MAX_WRITTEN,
+	OPT_ALL,
+	OPT_API,
 	OPT_COUNT_
 };
 
@@ -64,6 +67,12 @@ const struct kj_cli_option kj_spec_options[] = {
 			      .min = 1, .max = 1 << 20, .def = "256",
 			      .help = "verify: bytes a build or a run may write (the largest "
 				      "file, and the copy's tmpfs above what it holds)" },
+	[OPT_ALL] = { .name = "all", .type = KJ_CLI_FLAG,
+		      .help = "verify: every pristine reference the manifest (ROOT/"
+			      "manifest.jsonl) names, instead of one SPEC" },
+	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
+		      .help = "verify --all: only the specs of these parallel APIs "
+			      "(a comma list: omp,opencl)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -185,6 +194,9 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	}
 	if (kj_proc_guard_signals(&err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
+	if (a->opt[OPT_ALL].count)
+		return kj__cmd_spec_verify_all(cmd, a->opt[OPT_ROOT].text, a->opt[OPT_API].text, &o,
+					       a->opt[OPT_JSON].count > 0);
 	rc = kj_spec_verify(s, &o, &st, &rec, &err);
 	if (rc == KJ_EINTR || kj_proc_interrupted())
 		return kj_cli_interrupted(cmd);
@@ -216,7 +228,8 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	static const int verify_only[] = { OPT_CONFIG, OPT_CANDIDATE, OPT_JSON, OPT_TIME, OPT_WARMUP,
-		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN };
+		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN, OPT_ALL,
+		OPT_API };
 	struct kj_cli_args a;
 	struct kj_spec s;
 	struct kj_error err;
@@ -231,6 +244,24 @@ int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (strcmp(sub, "prompt") && strcmp(sub, "verify")) {
 		kj_cli_args_release(&a);
 		return kj_cli_error(cmd, "'%s' is not a spec subcommand (prompt, verify)", sub);
+	}
+	if (a.opt[OPT_API].count && !a.opt[OPT_ALL].count) {
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "--api needs --all");
+	}
+	if (a.opt[OPT_ALL].count && !strcmp(sub, "verify")) {
+		/* Every reference of the manifest: no SPEC, no candidate (a
+		 * translation belongs to one spec). */
+		if (a.n_operands != 1 || a.opt[OPT_CANDIDATE].count || a.opt[OPT_BASELINE].count) {
+			kj_cli_args_release(&a);
+			return kj_cli_error(cmd, "spec verify --all takes no SPEC, --candidate or "
+					    "--baseline");
+		}
+		kj_spec_init(&s);
+		rc = verify(cmd, &a, &s);
+		kj_spec_release(&s);
+		kj_cli_args_release(&a);
+		return rc;
 	}
 	if (a.n_operands != 2) {
 		kj_cli_args_release(&a);

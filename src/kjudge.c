@@ -257,7 +257,8 @@ static const struct kj_cli_command commands[] = {
 		.run = kj_cmd_spec,
 		.summary = "ParBench-style suites: a spec's prompt, and its program built, "
 			   "run and verified in the sandbox.",
-		.usage = "prompt SPEC [--root DIR] | verify SPEC [options]",
+		.usage = "prompt SPEC [--root DIR] | verify SPEC [options] | verify --all "
+			 "[--root DIR] [--api LIST] [--json]",
 		.description =
 			"SPEC is a ParBench spec (JSON: identity, provenance, files, build,\n"
 			"run, verification).  Every path it names must stay inside the project\n"
@@ -280,15 +281,20 @@ static const struct kj_cli_command commands[] = {
 			"RUN_FAIL, VERIFY_FAIL, TIMEOUT, ERROR (a strategy unknown or\n"
 			"malformed), SKIP (no strategy).  --time times the run command on the\n"
 			"judge's clock after a pass; with --baseline the pristine reference too,\n"
-			"interleaved, and the speedup.  docs/spec.md has the JSON.\n",
+			"interleaved, and the speedup.  docs/spec.md has the JSON.\n"
+			"\n"
+			"spec verify --all verifies the pristine reference of every spec that\n"
+			"ROOT/manifest.jsonl names (--api: only those APIs), one table row\n"
+			"(or, with --json, one record) each, and exits 0 only when all pass.\n",
 		.options = kj_spec_options,
 		.environment = kj_cli_torch_env,
-		.min_operands = 2,
+		.min_operands = 1,
 		.max_operands = 2,
-		.operands = "a subcommand (prompt or verify) and one SPEC",
-		.exit_codes = "  0  prompt: printed; verify: PASS\n"
+		.operands = "a subcommand (prompt or verify) and one SPEC (none with --all)",
+		.exit_codes = "  0  prompt: printed; verify: PASS (--all: every reference)\n"
 			      "  1  verify: any other status (BUILD_FAIL, RUN_FAIL, VERIFY_FAIL,\n"
-			      "     TIMEOUT, ERROR, SKIP)\n"
+			      "     TIMEOUT, ERROR, SKIP; --all: some reference, or a spec of\n"
+			      "     the manifest that does not load)\n"
 			      "  2  bad input: bad flags, a spec that does not load, an unknown\n"
 			      "     configuration, a path that leaves the tree, a missing file or\n"
 			      "     candidate target, or a sandbox that cannot be set up\n",
