@@ -40,34 +40,6 @@ static int api_wanted(const char *list, const char *api)
 	return 0;
 }
 
-/* What did not pass, in a few words: the failing strategies, else the
- * build's or the run's reason. */
-static void detail_of(const json_t *rec, char *out, size_t size)
-{
-	const json_t *v, *b = json_object_get(rec, "build"), *r = json_object_get(rec, "run");
-	size_t i, used = 0;
-
-	*out = '\0';
-	if ((v = json_object_get(b, "reason")) && json_is_string(v)) {
-		snprintf(out, size, "build: %s", json_string_value(v));
-		return;
-	}
-	if ((v = json_object_get(r, "reason")) && json_is_string(v)) {
-		snprintf(out, size, "run: %s", json_string_value(v));
-		return;
-	}
-	json_array_foreach(json_object_get(rec, "strategies"), i, v) {
-		const char *st = json_string_value(json_object_get(v, "status"));
-		int n;
-
-		if (!st || !strcmp(st, "PASS") || used >= size)
-			continue;
-		n = snprintf(out + used, size - used, "%s%s %s", used ? ", " : "",
-			     json_string_value(json_object_get(v, "type")), st);
-		used += n > 0 ? (size_t)n : 0;
-	}
-}
-
 /* The failing strategies' types, as an array (new reference or NULL). */
 static json_t *failing_of(const json_t *rec)
 {
@@ -155,7 +127,7 @@ int kj__cmd_spec_verify_all(const struct kj_cli_command *cmd, const char *root, 
 			const json_t *b = json_object_get(rec, "build"), *r = json_object_get(rec, "run");
 
 			if (rc == KJ_OK)
-				detail_of(rec, detail, sizeof(detail));
+				kj_spec_record_why(rec, detail, sizeof(detail));
 			else
 				snprintf(detail, sizeof(detail), "%s", err.msg);
 			printf("%-34s %-7s %-11s %-7s %-9s %8.3f  %s\n",

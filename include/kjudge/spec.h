@@ -263,4 +263,10 @@ int kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spe
 int kj_spec_suite_list(const char *root, char ***files, size_t *n, struct kj_error *err);
 void kj_spec_suite_free(char **files, size_t n);
 
+/* Why a verification record (kj_spec_verify's) did not pass, in one line
+ * into out: the build's reason, else the run's, else each strategy that
+ * did not pass with its detail ("file_hash FAIL: ...; exit_code FAIL:
+ * ..."); "" for a pass. */
+void kj_spec_record_why(const json_t *rec, char *out, size_t size);
+
 #endif /* KJUDGE_SPEC_H */

@@ -96,3 +96,30 @@ void kj_spec_suite_free(char **files, size_t n)
 		free(files[i]);
 	free(files);
 }
+
+void kj_spec_record_why(const json_t *rec, char *out, size_t size)
+{
+	const json_t *v, *b = json_object_get(rec, "build"), *r = json_object_get(rec, "run");
+	size_t i, used = 0;
+
+	*out = '\0';
+	if ((v = json_object_get(b, "reason")) && json_is_string(v)) {
+		snprintf(out, size, "build: %s", json_string_value(v));
+		return;
+	}
+	if ((v = json_object_get(r, "reason")) && json_is_string(v)) {
+		snprintf(out, size, "run: %s", json_string_value(v));
+		return;
+	}
+	json_array_foreach(json_object_get(rec, "strategies"), i, v) {
+		const char *st = json_string_value(json_object_get(v, "status"));
+		int n;
+
+		if (!st || !strcmp(st, "PASS") || used + 1 >= size)
+			continue;
+		n = snprintf(out + used, size - used, "%s%s %s: %.300s", used ? "; " : "",
+			     json_string_value(json_object_get(v, "type")), st,
+			     json_string_value(json_object_get(v, "detail")));
+		used += n > 0 ? (size_t)n : 0;
+	}
+}
