@@ -596,6 +596,13 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
 		goto out;
 	}
+	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
+		/* Whole programs: a few runs each, not a kernel's fifty calls. */
+		if (!args.opt[OPT_WARMUP].count)
+			s.bench.warmup = 1;
+		if (!args.opt[OPT_REPEATS].count)
+			s.bench.repeats = 5;
+	}
 	for (i = 0; i < json_array_size(set.problems); i++) {
 		json_t *p = json_array_get(set.problems, i);
 

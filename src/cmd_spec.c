@@ -36,6 +36,7 @@ enum {
 	OPT_ALL,
 	OPT_MANIFEST,
 	OPT_CONTRACTS,
+	OPT_API,
 	OPT_COUNT_
 };
 
@@ -79,13 +80,17 @@ const struct kj_cli_option kj_spec_options[] = {
 	[OPT_SPEC] = { .name = "spec", .type = KJ_CLI_STRING, .metavar = "F",
 		       .help = "validate, argc: a spec file (more may follow as operands)" },
 	[OPT_ALL] = { .name = "all", .type = KJ_CLI_FLAG,
-		      .help = "validate: the root's manifest.jsonl, every spec and the checks "
-			      "across them; argc: every specs/*.json" },
+		      .help = "verify: every pristine reference the manifest (ROOT/manifest.jsonl) "
+			      "names, instead of one SPEC; validate: the root's manifest.jsonl, "
+			      "every spec and the checks across them; argc: every specs/*.json" },
 	[OPT_MANIFEST] = { .name = "manifest", .type = KJ_CLI_STRING, .metavar = "F",
 			   .help = "validate: a manifest (JSONL), each line against its schema" },
 	[OPT_CONTRACTS] = { .name = "contracts", .type = KJ_CLI_STRING, .metavar = "FILE",
 			    .help = "pairs: pair contracts (ParBench's format), loaded "
 				    "fail-closed; says which pairs they resolve" },
+	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
+		      .help = "verify --all: only the specs of these parallel APIs "
+			      "(a comma list: omp,opencl)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -224,6 +229,9 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	}
 	if (kj_proc_guard_signals(&err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
+	if (a->opt[OPT_ALL].count)
+		return kj__cmd_spec_verify_all(cmd, a->opt[OPT_ROOT].text, a->opt[OPT_API].text, &o,
+					       a->opt[OPT_JSON].count > 0);
 	rc = kj_spec_verify(s, &o, &st, &rec, &err);
 	if (rc == KJ_EINTR || kj_proc_interrupted())
 		return kj_cli_interrupted(cmd);
@@ -256,7 +264,7 @@ int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	static const int verify_only[] = { OPT_CONFIG, OPT_CANDIDATE, OPT_JSON, OPT_TIME, OPT_WARMUP,
 		OPT_REPEATS, OPT_BASELINE, OPT_BUILD_TIMEOUT, OPT_MAX_OUTPUT, OPT_MAX_WRITTEN,
-		OPT_MAX_COPY };
+		OPT_MAX_COPY, OPT_API };
 	struct kj_cli_args a;
 	struct kj_spec s;
 	struct kj_error err;
@@ -288,11 +296,30 @@ int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 		return kj_cli_error(cmd, "'%s' is not a spec subcommand (prompt, verify, validate, "
 				    "pairs, argc)", sub);
 	}
-	if (a.opt[OPT_SPEC].count || a.opt[OPT_ALL].count || a.opt[OPT_MANIFEST].count ||
-	    a.opt[OPT_CONTRACTS].count) {
+	if (a.opt[OPT_SPEC].count || (a.opt[OPT_ALL].count && strcmp(sub, "verify")) ||
+	    a.opt[OPT_MANIFEST].count || a.opt[OPT_CONTRACTS].count) {
 		kj_cli_args_release(&a);
 		return kj_cli_error(cmd, "--spec, --all, --manifest and --contracts are options of "
-				    "'spec validate', 'spec pairs' and 'spec argc'");
+				    "'spec validate', 'spec pairs' and 'spec argc' (and --all of "
+				    "'spec verify')");
+	}
+	if (a.opt[OPT_API].count && !a.opt[OPT_ALL].count) {
+		kj_cli_args_release(&a);
+		return kj_cli_error(cmd, "--api needs --all");
+	}
+	if (a.opt[OPT_ALL].count && !strcmp(sub, "verify")) {
+		/* Every reference of the manifest: no SPEC, no candidate (a
+		 * translation belongs to one spec). */
+		if (a.n_operands != 1 || a.opt[OPT_CANDIDATE].count || a.opt[OPT_BASELINE].count) {
+			kj_cli_args_release(&a);
+			return kj_cli_error(cmd, "spec verify --all takes no SPEC, --candidate or "
+					    "--baseline");
+		}
+		kj_spec_init(&s);
+		rc = verify(cmd, &a, &s);
+		kj_spec_release(&s);
+		kj_cli_args_release(&a);
+		return rc;
 	}
 	if (a.n_operands != 2) {
 		kj_cli_args_release(&a);

@@ -258,9 +258,9 @@ static const struct kj_cli_command commands[] = {
 		.summary = "ParBench-style suites: a spec's prompt, and its program built, "
 			   "run and verified in the sandbox; specs, manifests, pairs and argc "
 			   "checked.",
-		.usage = "prompt SPEC [--root DIR] | verify SPEC [options] | validate (--spec F... "
-			 "| --all | --manifest F) | pairs [--contracts FILE] | argc (--spec F... | "
-			 "--all)",
+		.usage = "prompt SPEC [--root DIR] | verify SPEC [options] | verify --all "
+			 "[--api LIST] | validate (--spec F... | --all | --manifest F) | pairs "
+			 "[--contracts FILE] | argc (--spec F... | --all)",
 		.description =
 			"SPEC is a ParBench spec (JSON: identity, provenance, files, build,\n"
 			"run, verification).  Every path it names must stay inside the project\n"
@@ -285,6 +285,10 @@ static const struct kj_cli_command commands[] = {
 			"judge's clock after a pass; with --baseline the pristine reference too,\n"
 			"interleaved, and the speedup.  docs/spec.md has the JSON.\n"
 			"\n"
+			"spec verify --all verifies the pristine reference of every spec that\n"
+			"ROOT/manifest.jsonl names (--api: only those APIs), one table row\n"
+			"(or, with --json, one record) each, and exits 0 only when all pass.\n"
+			"\n"
 			"spec validate checks specs (--spec), a manifest (--manifest) or the\n"
 			"whole suite (--all: the root's manifest.jsonl, every spec, manifest\n"
 			"and specs agreeing, the pairing census, the oracle-strength audit)\n"
@@ -299,11 +303,13 @@ static const struct kj_cli_command commands[] = {
 		.min_operands = 1,
 		.max_operands = -1,
 		.operands = "a subcommand (prompt, verify, validate, pairs or argc) and its SPEC files",
-		.exit_codes = "  0  prompt: printed; verify: PASS; validate: valid (warnings\n"
-			      "     allowed); pairs: listed (with --contracts: every pair resolved);\n"
+		.exit_codes = "  0  prompt: printed; verify: PASS (--all: every reference);\n"
+			      "     validate: valid (warnings allowed); pairs: listed (with\n"
+			      "     --contracts: every pair resolved);\n"
 			      "     argc: no MISMATCH or SPEC-MISSING\n"
 			      "  1  verify: any other status (BUILD_FAIL, RUN_FAIL, VERIFY_FAIL,\n"
-			      "     TIMEOUT, ERROR, SKIP); validate: errors; pairs: a pair without a\n"
+			      "     TIMEOUT, ERROR, SKIP; --all: some reference, or a spec of the\n"
+			      "     manifest that does not load); validate: errors; pairs: a pair without a\n"
 			      "     resolved contract; argc: a MISMATCH or SPEC-MISSING\n"
 			      "  2  bad input: bad flags, a spec that does not load, an unknown\n"
 			      "     configuration, a path that leaves the tree, a missing file or\n"

@@ -48,7 +48,15 @@ struct kj_eval_task {
 	int level, problem;      /* KernelBench's ids, -1 when not that layout */
 	char task_sha256[65];
 	char cases_sha256[65];   /* "" without a sidecar */
-	char key[65];            /* sha256(task_sha256 ':' cases_sha256) */
+	char key[65];            /* sha256(task_sha256 ':' cases_sha256); for a
+				  * translation direction, of both specs and
+				  * both source trees (docs/spec.md) */
+	/* A translation direction of a spec suite (lib/eval/spec_suite.c):
+	 * name 'SOURCE_UID:TARGET_API', path the target spec; all three NULL
+	 * for a torch task. */
+	char *spec_source;       /* the source spec file, absolute */
+	char *spec_target;       /* the target spec file, absolute */
+	char *spec_root;         /* the suite's root, absolute (spec verify's --root) */
 };
 
 /* One candidate.  Strings are owned by the set. */
@@ -76,13 +84,17 @@ struct kj_eval_set {
 void kj_eval_set_init(struct kj_eval_set *set);
 void kj_eval_set_release(struct kj_eval_set *set);
 
-/* The suite's tasks, sorted by relative path.  A directory without a
+/* The suite's tasks, sorted by relative path (a spec suite, a directory
+ * holding manifest.jsonl and specs/: its translation directions, sorted by
+ * name, see lib/eval/spec_suite.c).  A directory without a
  * task, two tasks of one name, an unreadable file: a code with err filled
  * (the user's input error). */
 int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err);
 
 /* The candidates at `path` (a directory or a .jsonl file) for the suite's
- * tasks (discover the suite first).  What cannot be used is added to
+ * tasks (discover the suite first; for a spec suite, translations: a
+ * JSONL line's "files" {NAME: TEXT} or "path" DIR, or MODEL/TASK/ATTEMPT/
+ * directories, the candidate's source the files as one JSON object).  What cannot be used is added to
  * set->problems and skipped; only a path that cannot be read at all, or
  * out of memory, is an error. */
 int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,

@@ -252,4 +252,23 @@ void kj_spec_strategy_release(struct kj_spec_strategy *st);
 int kj_spec_strategy_eval(const struct kj_spec_strategy *st, const struct kj_spec_outcome *o,
 			  const char **status, char *detail, size_t size);
 
+/* --- suites (lib/spec/suite.c) ------------------------------------------------- */
+
+/*
+ * The spec files root/manifest.jsonl names (each line's spec_file, taken
+ * relative to root; NULL: the current directory), in the manifest's order,
+ * into *files (n of them: the caller frees them with kj_spec_suite_free).
+ * Returns KJ_OK; a manifest that cannot be read, a bad line ("FILE:LINE:
+ * ..."), a line without spec_file or a manifest naming no spec: a code
+ * with err filled and nothing to free.
+ */
+int kj_spec_suite_list(const char *root, char ***files, size_t *n, struct kj_error *err);
+void kj_spec_suite_free(char **files, size_t n);
+
+/* Why a verification record (kj_spec_verify's) did not pass, in one line
+ * into out: the build's reason, else the run's, else each strategy that
+ * did not pass with its detail ("file_hash FAIL: ...; exit_code FAIL:
+ * ..."); "" for a pass. */
+void kj_spec_record_why(const json_t *rec, char *out, size_t size);
+
 #endif /* KJUDGE_SPEC_H */

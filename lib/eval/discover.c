@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "kjudge/eval.h"
+#include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
@@ -44,6 +45,9 @@ void kj_eval_set_release(struct kj_eval_set *set)
 		free(t->path);
 		free(t->rel);
 		free(t->cases_path);
+		free(t->spec_source);
+		free(t->spec_target);
+		free(t->spec_root);
 	}
 	for (i = 0; i < set->n_cands; i++) {
 		struct kj_eval_cand *c = &set->cands[i];
@@ -285,6 +289,8 @@ int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_e
 
 	if (!kj__is_dir(dir))
 		return kj_error_set(err, KJ_ENOENT, "'%s': the suite is not a directory", dir);
+	if (kj__eval_is_spec_suite(dir))
+		return kj__eval_discover_specs(dir, set, err);
 	rc = walk(dir, &w, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -519,7 +525,8 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	struct kj_eval_cand extra;
 	const char *task, *model, *attempt = NULL, *src, *path;
 	char attempt_buf[32];
-	int rc;
+	int rc, spec = set->n_tasks > 0 && set->tasks[0].spec_target != NULL;
+	json_t *files;
 
 	if (!o)
 		return is_oom ? KJ_ENOMEM : problem(set, where, "not JSON: %s", je.text);
@@ -540,7 +547,13 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 		rc = problem(set, where, "no \"model\" (a string of at most 200 bytes)");
 		goto out;
 	}
-	if (!src == !path) {
+	files = json_object_get(o, "files");
+	if (spec && (!files == !path || src)) {
+		rc = problem(set, where, "exactly one of \"files\" (an object) and \"path\" (a "
+			     "directory) is needed for a translation");
+		goto out;
+	}
+	if (!spec && !src == !path) {
 		rc = problem(set, where, "exactly one of \"source\" and \"path\" (a string) is "
 			     "needed");
 		goto out;
@@ -587,7 +600,17 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 		snprintf(attempt_buf, sizeof(attempt_buf), "%zu", n);
 		attempt = attempt_buf;
 	}
-	if (src) {
+	if (spec) {
+		char full[PATH_MAX];
+
+		if (path && snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : dir,
+				     path[0] == '/' ? "" : "/", path) >= (int)sizeof(full)) {
+			rc = problem(set, where, "\"path\" is too long");
+			goto out;
+		}
+		rc = kj__eval_spec_cand(set, t, model, attempt, files, path ? full : NULL, where,
+					&extra);
+	} else if (src) {
 		size_t n = json_string_length(json_object_get(o, "source"));
 		char *copy = malloc(n + 1);
 
@@ -660,10 +683,24 @@ static int discover_jsonl(const char *file, struct kj_eval_set *set, struct kj_e
 int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
 				struct kj_error *err)
 {
+	if (kj__is_dir(path) && set->n_tasks > 0 && set->tasks[0].spec_target)
+		return kj__eval_spec_dir(path, set, err);
 	if (kj__is_dir(path))
 		return discover_dir(path, set, err);
 	if (kj__is_file(path))
 		return discover_jsonl(path, set, err);
 	return kj_error_set(err, KJ_ENOENT, "'%s': no such directory or JSONL file of "
 			    "candidates", path);
+}
+
+/* For lib/eval/spec_suite.c (eval_internal.h). */
+int kj__eval_add_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		      char *source, size_t len, const char *origin, struct kj_eval_cand *extra)
+{
+	return add_cand(set, task, model, attempt, source, len, origin, extra);
+}
+
+int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why)
+{
+	return problem(set, where, "%s", why);
 }

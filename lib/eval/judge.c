@@ -23,6 +23,7 @@
 #include "kjudge/store.h"
 #include "kjudge/torch.h"
 #include "kjudge/validate.h"
+#include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
@@ -935,6 +936,8 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	double t0 = now_s();
 	int rc;
 
+	if (t->spec_target)
+		return kj__eval_spec_attempt(cfg, s, slot, set, cand, attempt_key, out, err);
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	memset(&rn, 0, sizeof(rn));
@@ -1023,4 +1026,36 @@ out:
 	layers_release(&l);
 	kj_store_close(x.store);
 	return rc;
+}
+
+/* For spec_attempt.c (eval_internal.h): the same first transaction and the
+ * same locks as a torch attempt's. */
+int kj__eval_record_start(struct kj_store *store, const char *key, const struct kj_eval_task *t,
+			  const struct kj_eval_cand *c, const struct kj_eval_slot *slot,
+			  struct kj_error *err)
+{
+	struct ctx x;
+
+	memset(&x, 0, sizeof(x));
+	x.store = store;
+	x.db = kj_store_db(store);
+	x.key = key;
+	x.task = t;
+	x.cand = c;
+	return record_start(&x, slot, err);
+}
+
+int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_error *err)
+{
+	return lock_file(slot, name, LOCK_EX, err);
+}
+
+double kj__eval_mono(void)
+{
+	return now_s();
+}
+
+void kj__eval_utc(char buf[32])
+{
+	utc_now(buf);
 }

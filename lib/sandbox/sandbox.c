@@ -108,7 +108,20 @@ static int bind_path(const char *root, const char *path, int writable)
 	char dst[4096];
 	struct stat st;
 	unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID;
+	char link[256];
+	ssize_t n;
 
+	/* A top-level link of the host to a relative target (/lib -> usr/lib
+	 * where /usr is merged) stays a link: bound as a directory of its own,
+	 * "/lib/x86_64-linux-gnu/../../share" would climb to the sandbox's
+	 * root instead of /usr (PoCL finds its headers that way).  What it
+	 * leads to is bound in its own right, or the link leads nowhere. */
+	if (!writable && path[0] == '/' && !strchr(path + 1, '/') &&
+	    (n = readlink(path, link, sizeof(link) - 1)) > 0 && link[0] != '/') {
+		link[n] = '\0';
+		snprintf(dst, sizeof(dst), "%s%s", root, path);
+		return symlink(link, dst) < 0 && errno != EEXIST ? -1 : 0;
+	}
 	if (stat(path, &st) < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
 	if (make_target(root, path, !S_ISDIR(st.st_mode)) < 0)

@@ -481,8 +481,11 @@ struct ctx {
 	struct kj_error *err;
 };
 
+/* The CPU topology under /sys too: OpenCL on the CPU (PoCL, through hwloc)
+ * sizes its device from it, and without it runs out of memory at once
+ * ("failed to find sysfs cpu topology directory") and crashes. */
 static const char *const sys_ro[] = { "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin",
-	"/etc", "/opt", "/sys" };
+	"/etc", "/opt", "/sys/devices/system/cpu", "/sys/devices/system/node" };
 
 static int path_in(char *out, const char *a, const char *b)
 {

@@ -1,0 +1,51 @@
+/*
+ * eval_internal.h - what the files of lib/eval/ share (kj__ internals):
+ * discover.c's candidate list for spec_suite.c, and the translation
+ * directions of a spec suite for discover.c and judge.c.
+ */
+#ifndef KJ_EVAL_INTERNAL_H
+#define KJ_EVAL_INTERNAL_H
+
+#include "kjudge/eval.h"
+
+/* discover.c: add a candidate (takes source, malloc'd, len bytes, whatever
+ * happens; a duplicate is a problem), name what was skipped.  KJ_OK or
+ * KJ_ENOMEM. */
+int kj__eval_add_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		      char *source, size_t len, const char *origin, struct kj_eval_cand *extra);
+int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why);
+
+/* spec_suite.c: whether dir is a spec suite (manifest.jsonl and specs/);
+ * its translation directions as tasks. */
+int kj__eval_is_spec_suite(const char *dir);
+int kj__eval_discover_specs(const char *dir, struct kj_eval_set *set, struct kj_error *err);
+
+/* spec_suite.c: a translation from a JSONL line (files, an object of
+ * NAME: TEXT, or dir, a directory of them), or the MODEL/TASK/ATTEMPT/
+ * directories under path.  What cannot be used is a problem. */
+int kj__eval_spec_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		       json_t *files, const char *dir, const char *where,
+		       struct kj_eval_cand *extra);
+int kj__eval_spec_dir(const char *path, struct kj_eval_set *set, struct kj_error *err);
+
+/* judge.c: an attempt's row as 'running', its earlier rows gone (one
+ * transaction); an exclusive flock on WORK/NAME.lock, its descriptor held
+ * until closed, or -1 with err filled. */
+struct kj_store;
+int kj__eval_record_start(struct kj_store *store, const char *key, const struct kj_eval_task *t,
+			  const struct kj_eval_cand *c, const struct kj_eval_slot *slot,
+			  struct kj_error *err);
+int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_error *err);
+
+/* judge.c: the monotonic clock in seconds; the UTC time as the store
+ * writes it ('2026-12-01T21:30:00Z'). */
+double kj__eval_mono(void);
+void kj__eval_utc(char buf[32]);
+
+/* spec_attempt.c: kj_eval_attempt for a translation direction. */
+int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+			  const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+			  size_t cand, const char *attempt_key, struct kj_eval_outcome *out,
+			  struct kj_error *err);
+
+#endif /* KJ_EVAL_INTERNAL_H */
