@@ -247,6 +247,15 @@ static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
 	return rc;
 }
 
+/* A task whose latest attempt found its own reference failing its oracle
+ * (a suite of specs: BaselineFailed) never enters an evaluation: it is not
+ * one of the suite's operators, and its attempts count nowhere. */
+#define BASELINE_FAILED                                                                    \
+	"(SELECT task_key FROM (SELECT task_key, error_type, row_number() OVER "           \
+	"(PARTITION BY task_key ORDER BY finished_at DESC, run_id DESC, attempt_key DESC) " \
+	"AS rn FROM attempts WHERE state = 'done') WHERE rn = 1 AND "                       \
+	"error_type = 'BaselineFailed')"
+
 /* The operators of the run's suite, in the order of level, problem, name. */
 static int load_ops(struct ctx *c, long long run_id)
 {
@@ -255,7 +264,8 @@ static int load_ops(struct ctx *c, long long run_id)
 
 	rc = sqlite3_prepare_v2(c->db, "SELECT t.task_key, t.name, t.path, t.level, t.problem "
 				"FROM suite_tasks s JOIN tasks t ON t.task_key = s.task_key "
-				"WHERE s.run_id = ? ORDER BY t.level IS NULL, t.level, "
+				"WHERE s.run_id = ? AND s.task_key NOT IN " BASELINE_FAILED " "
+				"ORDER BY t.level IS NULL, t.level, "
 				"t.problem IS NULL, t.problem, t.name, t.task_key", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(c, rc, "metrics: the suite's operators");
@@ -411,7 +421,8 @@ static const char attempts_sql[] =
 	"WITH a AS (SELECT a.*, row_number() OVER (PARTITION BY a.model, a.task_key, "
 	"a.attempt ORDER BY a.finished_at DESC, a.run_id DESC, a.attempt_key DESC) AS rn "
 	"FROM attempts a WHERE a.state = 'done' AND a.task_key IN "
-	"(SELECT task_key FROM suite_tasks WHERE run_id = ?)) "
+	"(SELECT task_key FROM suite_tasks WHERE run_id = ?) AND a.task_key NOT IN "
+	BASELINE_FAILED ") "
 	"SELECT attempt_key, task_key, task, model, attempt, round, prompt_tokens, "
 	"completion_tokens, generation_s, status, clean, error_type, category, charged, "
 	"message, speedup, judge_s, cases_total, cases_passed, finished_at, run_id "
