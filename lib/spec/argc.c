@@ -135,7 +135,7 @@ static int classify(const char *tree, const json_t *doc, const char **outcome, c
 	json_array_foreach(payload, i, a) {
 		const char *name = json_string_value(a);
 		char abs[PATH_MAX], op[3];
-		long long n;
+		long long n = 0;
 		size_t len;
 		char *text;
 		long got;
