@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include <linux/magic.h>
+
 #include "kjudge/eval.h"
 #include "base/fs.h"
 #include "sandbox/sandbox_internal.h"
-
-#define TMPFS_MAGIC_ 0x01021994
 
 int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir, size_t size,
 			const char **how)
@@ -48,7 +48,7 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
 			return 0;
 		*slash = '\0';
 	}
-	if (fs.f_type != TMPFS_MAGIC_) {
+	if (fs.f_type != TMPFS_MAGIC) {
 		*how = "the shared cache (not in memory: kept)";
 		return 0;
 	}
