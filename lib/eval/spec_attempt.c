@@ -68,6 +68,11 @@ static void map_status(enum kj_spec_status st, struct kj_eval_outcome *o, const 
 			*charged = map[i].charged;
 			return;
 		}
+	/* A status the table does not know is never a verdict on anyone. */
+	snprintf(o->status, sizeof(o->status), "judge_error");
+	snprintf(o->category, sizeof(o->category), "judge");
+	snprintf(o->error_type, sizeof(o->error_type), "JudgeError");
+	*charged = "judge";
 }
 
 /* --- the batch's references ---------------------------------------------------------------- */
