@@ -38,6 +38,7 @@
 #include "kjudge/fileio.h"
 #include "kjudge/store.h"
 #include "cli.h"
+#include "cmd_eval.h"
 #include "interrupt.h"
 #include "base/fs.h"
 #include "base/banned.h"
@@ -57,6 +58,18 @@ enum {
 	OPT_VERIFY_ONLY,
 	OPT_PYTHON,
 	OPT_QUIET,
+	OPT_SHARD,
+	OPT_PLAN,
+	OPT_PUBLISH,
+	OPT_SLURM,
+	OPT_SHARDS,
+	OPT_PARTITION,
+	OPT_GPUS_PER_TASK,
+	OPT_TIME,
+	OPT_SBATCH_ARG,
+	OPT_SLURM_DIR,
+	OPT_WAIT,
+	OPT_MAX_RESUBMITS,
 	OPT_COUNT_
 };
 
@@ -100,6 +113,42 @@ const struct kj_cli_option kj_eval_options[] = {
 			 .help = "Python interpreter with torch" },
 	[OPT_QUIET] = { .name = "quiet", .short_name = 'q', .type = KJ_CLI_FLAG,
 			.help = "no progress, only the closing lines" },
+	[OPT_SHARD] = { .name = "shard", .type = KJ_CLI_STRING, .metavar = "I/K",
+			.help = "judge only shard I of K (0 <= I < K): the attempts kjudge's "
+				"plan gives it (docs/slurm.md)" },
+	[OPT_PLAN] = { .name = "plan", .type = KJ_CLI_STRING, .metavar = "FILE",
+		       .help = "with --shard: the shards as a plan file of --slurm says, its "
+			       "batch and settings checked against this command's" },
+	[OPT_PUBLISH] = { .name = "publish", .type = KJ_CLI_STRING, .metavar = "DIR",
+			  .help = "with --shard: publish the store atomically as DIR/shard-I.db "
+				  "(as it goes and at the end; its status in DIR/shard-I.json), "
+				  "and start from what DIR already holds" },
+	[OPT_SLURM] = { .name = "slurm", .type = KJ_CLI_FLAG,
+			.help = "run on a Slurm cluster: plan the shards and submit one "
+				"sbatch --array job (docs/slurm.md)" },
+	[OPT_SHARDS] = { .name = "shards", .type = KJ_CLI_INT, .metavar = "K", .min = 1,
+			 .max = 10000, .def = "the tasks to judge, at most 16",
+			 .help = "with --slurm: the number of shards (array tasks)" },
+	[OPT_PARTITION] = { .name = "partition", .type = KJ_CLI_STRING, .metavar = "P",
+			    .help = "with --slurm: the partition (sbatch --partition)" },
+	[OPT_GPUS_PER_TASK] = { .name = "gpus-per-task", .type = KJ_CLI_INT, .metavar = "N",
+				.min = 0, .max = 64, .def = "1, 0 with --device cpu",
+				.help = "with --slurm: GPUs per shard (sbatch --gres=gpu:N)" },
+	[OPT_TIME] = { .name = "time", .type = KJ_CLI_STRING, .metavar = "LIMIT",
+		       .help = "with --slurm: each shard's time limit (sbatch --time)" },
+	[OPT_SBATCH_ARG] = { .name = "sbatch-arg", .type = KJ_CLI_STRING, .metavar = "ARG",
+			     .help = "with --slurm: one more argument for sbatch (may be given "
+				     "more than once)" },
+	[OPT_SLURM_DIR] = { .name = "slurm-dir", .type = KJ_CLI_STRING, .metavar = "DIR",
+			    .def = "FILE.slurm, beside the store",
+			    .help = "with --slurm: the shared directory of the plans, the job "
+				    "scripts, the shards' stores and logs" },
+	[OPT_WAIT] = { .name = "wait", .type = KJ_CLI_FLAG,
+		       .help = "with --slurm: follow the job, resubmit shards the machine "
+			       "lost, merge them as they finish" },
+	[OPT_MAX_RESUBMITS] = { .name = "max-resubmits", .type = KJ_CLI_INT, .metavar = "N",
+				.min = 0, .max = 100, .def = "3",
+				.help = "with --wait: how often one shard is submitted again" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -146,7 +195,8 @@ static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *w
  * store): every attempt of the study sees the same secret inputs, so golden
  * outputs are computed once per task and case, and a resumed run judges
  * on the inputs the first one did. */
-static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, unsigned char batch[16])
+static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char *want,
+		       unsigned char batch[16])
 {
 	sqlite3_stmt *st = NULL;
 	unsigned char fresh[16];
@@ -174,10 +224,28 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, unsigned c
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sql_fail(cmd, db, "the batch key");
+	if (want && found) {
+		/* A shard's store is of one plan: the batch is the plan's. */
+		for (i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", batch[i]);
+		if (strcmp(hex, want) != 0) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			kj_cli_error(cmd, "the store's batch (%s) is not the plan's (%s): a store "
+				     "of another plan", hex, want);
+			return -1;
+		}
+	}
 	if (!found) {
 		char sql[128];
 
-		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
+		if (want) {
+			for (i = 0; i < 16; i++) {
+				unsigned x;
+
+				sscanf(want + 2 * i, "%2x", &x);
+				fresh[i] = (unsigned char)x;
+			}
+		} else if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			kj_cli_error(cmd, "getrandom: %s", strerror(errno));
 			return -1;
@@ -197,17 +265,32 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, unsigned c
 /* The machine of the run (runs.env): its name, its CPUs, the judge and
  * the devices; each attempt's row has its own device's environment.  NULL
  * when it cannot be made (the column stays NULL; nothing depends on it). */
-static char *run_env(const char *gpus)
+static char *run_env(const char *gpus, const char *shard, const char *plan)
 {
+	static const char *const slurm_vars[] = { "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+						  "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT",
+						  "SLURMD_NODENAME", "SLURM_CLUSTER_NAME" };
 	char host[256] = "";
 	json_t *env;
 	char *text;
 	struct kj_error err;
+	size_t i;
 
 	gethostname(host, sizeof(host) - 1);
 	env = json_pack("{s:s, s:I, s:s, s:s}", "hostname", host, "cpus",
 			(json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "kjudge", KJ_VERSION, "gpus",
 			gpus ? gpus : "");
+	/* A shard says which, of which plan, and where Slurm ran it. */
+	if (env && shard)
+		json_object_set_new(env, "shard", json_string(shard));
+	if (env && plan)
+		json_object_set_new(env, "plan", json_string(plan));
+	for (i = 0; env && shard && i < sizeof(slurm_vars) / sizeof(slurm_vars[0]); i++) {
+		const char *v = getenv(slurm_vars[i]);
+
+		if (v && *v)
+			json_object_set_new(env, slurm_vars[i], json_string(v));
+	}
 	text = env ? kj_json_text(env, JSON_COMPACT, &err) : NULL;
 	json_decref(env);
 	return text;
@@ -222,7 +305,8 @@ static int bind_all_ok(int rc)
  * one transaction.  *run_id gets the run's id. */
 static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, char **argv,
 		      const char *suite, const char *cands, const char *settings, const char *gpus,
-		      const struct kj_eval_set *set, long long *run_id)
+		      const char *shard, const char *plan, const struct kj_eval_set *set,
+		      long long *run_id)
 {
 	sqlite3_stmt *st = NULL;
 	json_t *argj = json_array();
@@ -240,7 +324,7 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 		return -1;
 	}
 	json_decref(argj);
-	env_text = run_env(gpus);
+	env_text = run_env(gpus, shard, plan);
 	utc_now(when);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		free(args_text);
@@ -472,6 +556,152 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	_exit(rc == KJ_OK ? 0 : 1);
 }
 
+/* --- shards (docs/slurm.md) ------------------------------------------------------------ */
+
+/* "I/K" into *i and *k: 0, or -1 after printing why. */
+static int parse_shard(const struct kj_cli_command *cmd, const char *text, int *i, int *k)
+{
+	char *end;
+	long a, b;
+
+	errno = 0;
+	a = strtol(text, &end, 10);
+	if (end == text || *end != '/' || errno)
+		goto bad;
+	text = end + 1;
+	b = strtol(text, &end, 10);
+	if (end == text || *end || errno || b < 1 || b > 100000 || a < 0 || a >= b)
+		goto bad;
+	*i = (int)a;
+	*k = (int)b;
+	return 0;
+bad:
+	kj_cli_error(cmd, "--shard '%s': I/K with 0 <= I < K, e.g. 0/4", text);
+	return -1;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Which candidates are shard i's: in[c] = 1.  With a plan, the attempts it
+ * gives shard i, each of which this command must find among its own (the
+ * suite, the candidates and the settings as the plan was made with); else
+ * the assignment of kjudge/eval.h over every candidate.  0, or -1 after
+ * printing why.
+ */
+static int shard_select(const struct kj_cli_command *cmd, const struct kj_eval_set *set,
+			const char (*keys)[65], const struct kj_eval_plan *plan, int i, int k,
+			unsigned char *in)
+{
+	size_t c, n = 0, found = 0;
+	const char **mine = NULL;
+	int *shard = NULL, rc = 0;
+
+	if (!plan) {
+		size_t *all = calloc(set->n_cands ? set->n_cands : 1, sizeof(*all));
+		struct kj_error err;
+
+		shard = calloc(set->n_cands ? set->n_cands : 1, sizeof(*shard));
+		for (c = 0; all && c < set->n_cands; c++)
+			all[c] = c;
+		if (!all || !shard || kj_eval_shard_assign(set, all, set->n_cands, k, shard, &err)) {
+			free(all);
+			free(shard);
+			kj_cli_error(cmd, "out of memory");
+			return -1;
+		}
+		for (c = 0; c < set->n_cands; c++)
+			in[c] = shard[c] == i;
+		free(all);
+		free(shard);
+		return 0;
+	}
+	mine = calloc(plan->n ? plan->n : 1, sizeof(*mine));
+	if (!mine) {
+		kj_cli_error(cmd, "out of memory");
+		return -1;
+	}
+	for (c = 0; c < plan->n; c++)
+		if (plan->shard[c] == i)
+			mine[n++] = plan->keys[c];
+	qsort(mine, n, sizeof(*mine), key_cmp);
+	for (c = 0; c < set->n_cands; c++) {
+		const char *key = keys[c];
+
+		in[c] = n && bsearch(&key, mine, n, sizeof(*mine), key_cmp) != NULL;
+		found += in[c];
+	}
+	if (found != n) {
+		kj_cli_error(cmd, "the plan gives shard %d %zu attempts, and this suite, these "
+			     "candidates and these settings hold %zu of them: they changed since "
+			     "the plan was made", i, n, found);
+		rc = -1;
+	}
+	free(mine);
+	return rc;
+}
+
+/* Publish the shard's store as DIR/shard-I.db: 0, or -1 after printing why
+ * (the shard goes on: its local store holds everything). */
+static int publish(const struct kj_cli_command *cmd, struct kj_store *store, const char *dir,
+		   int i)
+{
+	char path[PATH_MAX];
+	struct kj_error err;
+
+	snprintf(path, sizeof(path), "%s/shard-%d.db", dir, i);
+	if (kj_store_publish(store, path, &err) != KJ_OK) {
+		kj_cli_error(cmd, "publishing the shard: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* DIR/shard-I.json: the shard's ending, written (atomically) only when it
+ * ended by itself: what tells --wait that the shard is done, and how. */
+static void write_status(const struct kj_cli_command *cmd, const char *dir, int i, int k,
+			 const char *plan_id, int exit_code, size_t total, size_t done)
+{
+	char path[PATH_MAX], host[256] = "", when[32], *text;
+	struct kj_error err;
+	json_t *o;
+
+	gethostname(host, sizeof(host) - 1);
+	utc_now(when);
+	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "shard", i,
+		      "shards", k, "plan", plan_id ? plan_id : "", "exit", exit_code, "node", host,
+		      "finished_at", when, "attempts", (json_int_t)total, "done", (json_int_t)done,
+		      "slurm_job_id", getenv("SLURM_JOB_ID"), "slurm_array_job_id",
+		      getenv("SLURM_ARRAY_JOB_ID"), "slurm_restart_count",
+		      getenv("SLURM_RESTART_COUNT"));
+	text = o ? kj_json_text(o, JSON_COMPACT, &err) : NULL;
+	json_decref(o);
+	snprintf(path, sizeof(path), "%s/shard-%d.json", dir, i);
+	if (!text || kj_write_file_atomic(path, text, strlen(text), &err) != KJ_OK)
+		kj_cli_error(cmd, "'%s': %s", path, text ? err.msg : "out of memory");
+	free(text);
+}
+
+/* The store's flock (one eval per store).  A shard waits a while for it:
+ * a requeued shard can start while the children of its killed run are
+ * still going. */
+static int take_lock(int fd, int wait_s)
+{
+	int t;
+
+	for (t = 0; t <= wait_s * 10; t++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK || t == wait_s * 10)
+			return -1;
+		usleep(100000);
+	}
+	return -1;
+}
+
 /* --- the command ------------------------------------------------------------------------ */
 
 /* "0,1,3" into devices "cuda:0", ...; 0 or -1 after printing why. */
@@ -521,6 +751,13 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	long long run_id = 0;
 	json_t *settings = NULL;
 	pid_t me = getpid();
+	/* A shard (--shard I/K), its plan and where it publishes. */
+	int shard_i = -1, shard_k = 0, slurm = 0, have_plan = 0;
+	const char *publish_dir = NULL;
+	char shard_text[32] = "", batch_hex[33];
+	struct kj_eval_plan plan;
+	unsigned char *in_shard = NULL;
+	double last_publish = 0, publish_every = 30;
 
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
@@ -562,7 +799,41 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		if (!v[OPT_GPUS].count)
 			snprintf(devs[0], 16, "%s", s.device ? s.device : "");
+		slurm = v[OPT_SLURM].count > 0;
+		publish_dir = v[OPT_PUBLISH].text;
+		if (v[OPT_SHARD].count && parse_shard(cmd, v[OPT_SHARD].text, &shard_i, &shard_k)) {
+			kj_cli_args_release(&args);
+			return KJ_EXIT_USAGE;
+		}
+		if ((v[OPT_PLAN].count || v[OPT_PUBLISH].count) && !v[OPT_SHARD].count) {
+			kj_cli_args_release(&args);
+			return kj_cli_error(cmd, "--%s needs --shard I/K", v[OPT_PLAN].count ? "plan"
+					    : "publish");
+		}
+		if (slurm && v[OPT_SHARD].count) {
+			kj_cli_args_release(&args);
+			return kj_cli_error(cmd, "--slurm plans the shards itself: no --shard");
+		}
+		for (k = OPT_SHARDS; !slurm && k <= OPT_MAX_RESUBMITS; k++)
+			if (v[k].count) {
+				kj_cli_args_release(&args);
+				return kj_cli_error(cmd, "--%s needs --slurm", kj_eval_options[k].name);
+			}
+		if (slurm && !s.device)
+			/* The nodes', not this (login) machine's. */
+			s.device = v[OPT_GPUS_PER_TASK].count && v[OPT_GPUS_PER_TASK].integer == 0
+				   ? "cpu" : "cuda";
+		if (slurm && strcmp(s.device, "cpu") == 0 && v[OPT_GPUS_PER_TASK].count &&
+		    v[OPT_GPUS_PER_TASK].integer > 0) {
+			kj_cli_args_release(&args);
+			return kj_cli_error(cmd, "--gpus-per-task with --device cpu");
+		}
+		if (shard_k)
+			snprintf(shard_text, sizeof(shard_text), "%d/%d", shard_i, shard_k);
 	}
+	kj_eval_plan_init(&plan);
+	if (getenv("KJ_PUBLISH_S") && *getenv("KJ_PUBLISH_S"))
+		publish_every = strtod(getenv("KJ_PUBLISH_S"), NULL);
 	suite = args.operands[0];
 	cands = args.operands[1];
 	kj_eval_set_init(&set);
@@ -618,6 +889,27 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		goto out;
 	}
 
+	/* A shard of a plan: the plan's settings, device and batch, or
+	 * nothing at all. */
+	if (args.opt[OPT_PLAN].count) {
+		rc = kj_eval_plan_load(args.opt[OPT_PLAN].text, &plan, &err);
+		if (rc != KJ_OK) {
+			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+			goto out;
+		}
+		have_plan = 1;
+		if (plan.shards != shard_k || strcmp(plan.settings, settings_text) != 0 ||
+		    strcmp(plan.device, s.device) != 0) {
+			kj_cli_error(cmd, "'%s': a plan of %d shards on %s with settings %s; this "
+				     "command: %d shards on %s with %s", args.opt[OPT_PLAN].text,
+				     plan.shards, plan.device, plan.settings, shard_k, s.device,
+				     settings_text);
+			exit_code = KJ_EXIT_USAGE;
+			goto out;
+		}
+	}
+
 	/* The store. */
 	rc = kj_store_open(db_path, KJ_STORE_CREATE, 5000, &store, &err);
 	if (rc != KJ_OK) {
@@ -630,19 +922,35 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	 * twice.  A flock on the file (SQLite's own locks are fcntl's, apart);
 	 * the children inherit it and it dies with the last of them. */
 	eval_lock = open(db_path, O_RDONLY | O_CLOEXEC);
-	if (eval_lock < 0 || flock(eval_lock, LOCK_EX | LOCK_NB) < 0) {
+	if (eval_lock < 0 || take_lock(eval_lock, shard_k ? 60 : 0) < 0) {
 		kj_cli_error(cmd, "'%s': %s", db_path, eval_lock < 0 ? strerror(errno)
 			     : "another kjudge eval is writing to this store; wait for it, "
 			       "or stop it (the same command goes on where it stopped)");
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
-	if (batch_bytes(cmd, kj_store_db(store), batch) ||
+	/* A shard started again goes on from what it published last (another
+	 * node's run of it, its local store lost with that node). */
+	if (publish_dir) {
+		char pub[PATH_MAX];
+
+		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
+		if (access(pub, F_OK) == 0 &&
+		    kj__cmd_merge_one(cmd, store, pub, "resumed from", prog.quiet, &err) < 0) {
+			exit_code = err.code == KJ_ENOMEM || err.code == KJ_EIO ? KJ_EXIT_FAIL
+										: KJ_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch) ||
 	    record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text,
-		       args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL, &set, &run_id)) {
+		       args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
+		       shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set, &run_id)) {
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
+	for (i = 0; i < 16; i++)
+		snprintf(batch_hex + 2 * i, 3, "%02x", batch[i]);
 
 	/* What is left to judge. */
 	keys = calloc(set.n_cands ? set.n_cands : 1, sizeof(*keys));
@@ -654,16 +962,33 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
 	}
-	prog.total = set.n_cands;
-	for (i = 0; i < set.n_cands; i++) {
-		int st;
-
+	for (i = 0; i < set.n_cands; i++)
 		if (kj_eval_attempt_key(&set.tasks[set.cands[i].task], &set.cands[i], s.device,
 					settings_text, keys[i], &err) != KJ_OK) {
 			kj_cli_error(cmd, "%s", err.msg);
 			exit_code = KJ_EXIT_FAIL;
 			goto out;
 		}
+	if (shard_k) {
+		in_shard = calloc(set.n_cands ? set.n_cands : 1, 1);
+		if (!in_shard) {
+			kj_cli_error(cmd, "out of memory");
+			exit_code = KJ_EXIT_FAIL;
+			goto out;
+		}
+		if (shard_select(cmd, &set, (const char (*)[65])keys, have_plan ? &plan : NULL,
+				 shard_i, shard_k, in_shard)) {
+			exit_code = KJ_EXIT_USAGE;
+			goto out;
+		}
+	}
+	prog.total = 0;
+	for (i = 0; i < set.n_cands; i++) {
+		int st;
+
+		if (in_shard && !in_shard[i])
+			continue;
+		prog.total++;
 		st = attempt_state(kj_store_db(store), keys[i], &prog);
 		if (st < 0) {
 			kj_cli_error(cmd, "the results store: %s", sqlite3_errmsg(kj_store_db(store)));
@@ -681,10 +1006,70 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		todo[n_todo++] = i;
 	}
+	if (slurm) {
+		struct kj_cmd_eval_ctx x;
+		const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
+		int n_extra = 0, a, opts_done = 0;
+
+		if (!extra) {
+			kj_cli_error(cmd, "out of memory");
+			exit_code = KJ_EXIT_FAIL;
+			goto out;
+		}
+		/* Every --sbatch-arg, in order (the parser keeps the last). */
+		for (a = 1; a < argc; a++) {
+			if (opts_done)
+				continue;
+			if (strcmp(argv[a], "--") == 0)
+				opts_done = 1;
+			else if (strcmp(argv[a], "--sbatch-arg") == 0 && a + 1 < argc)
+				extra[n_extra++] = argv[++a];
+			else if (strncmp(argv[a], "--sbatch-arg=", 13) == 0)
+				extra[n_extra++] = argv[a] + 13;
+		}
+		memset(&x, 0, sizeof(x));
+		x.cmd = cmd;
+		x.argc = argc;
+		x.argv = argv;
+		x.args = &args;
+		x.s = &s;
+		x.set = &set;
+		x.keys = (const char (*)[65])keys;
+		x.todo = todo;
+		x.n_todo = n_todo;
+		x.settings_text = settings_text;
+		x.batch_hex = batch_hex;
+		x.db_path = db_path;
+		x.suite = suite;
+		x.cands = cands;
+		x.store = store;
+		x.jobs = jobs;
+		x.python = cfg.python;
+		x.quiet = prog.quiet;
+		x.partition = args.opt[OPT_PARTITION].text;
+		x.time_limit = args.opt[OPT_TIME].text;
+		x.slurm_dir = args.opt[OPT_SLURM_DIR].text;
+		x.gpus_per_task = args.opt[OPT_GPUS_PER_TASK].count
+				  ? (int)args.opt[OPT_GPUS_PER_TASK].integer : -1;
+		x.shards = args.opt[OPT_SHARDS].count ? (int)args.opt[OPT_SHARDS].integer : 0;
+		x.wait = args.opt[OPT_WAIT].count > 0;
+		x.max_resubmits = args.opt[OPT_MAX_RESUBMITS].count
+				  ? (int)args.opt[OPT_MAX_RESUBMITS].integer : 3;
+		x.sbatch_args = extra;
+		x.n_sbatch_args = n_extra;
+		x.judge_errors_before = judge_errors;
+		x.retry = retry;
+		exit_code = kj__cmd_eval_slurm(&x);
+		free(extra);
+		if (exit_code == KJ_EXIT_OK && finish_run(kj_store_db(store), run_id) != 0)
+			exit_code = KJ_EXIT_FAIL;
+		goto out;
+	}
 	if (!prog.quiet)
-		printf("kjudge eval: %zu tasks, %zu attempts (%zu already in %s), %d at once on %d "
-		       "device%s\n", set.n_tasks, set.n_cands, prog.skipped, db_path, jobs, n_devs,
-		       n_devs == 1 ? "" : "s");
+		printf("kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), %d at "
+		       "once on %d device%s\n", shard_k ? "shard " : "", shard_k ? shard_text : "",
+		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped, db_path, jobs,
+		       n_devs, n_devs == 1 ? "" : "s");
 	fflush(stdout);
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
@@ -827,6 +1212,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			}
 			fflush(stdout);
 		}
+		if (publish_dir && mono() - last_publish >= publish_every) {
+			publish(cmd, store, publish_dir, shard_i);
+			last_publish = mono();
+		}
 	}
 	if (stop_signal) {
 		for (k = 0; k < jobs; k++)
@@ -860,10 +1249,24 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
 		       db_path, db_path);
 	}
+	/* What the shard holds, for the merge; its status only when it ended
+	 * by itself and everything is published (else --wait submits it
+	 * again, and it goes on from its store). */
+	if (publish_dir) {
+		if (publish(cmd, store, publish_dir, shard_i) < 0)
+			exit_code = stop_signal ? exit_code : KJ_EXIT_FAIL;
+		else if (!stop_signal)
+			write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+				     exit_code, prog.total, prog.done);
+	}
 	if (batch_cache)
 		kj_eval_batch_cache_end(batch_dir);
 	kj__rm_rf(work);
 out:
+	if (publish_dir && exit_code == KJ_EXIT_USAGE)
+		/* Bad input: final, nothing to submit again. */
+		write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+			     exit_code, prog.total, prog.done);
 	kj_store_close(store);
 	if (eval_lock >= 0)
 		close(eval_lock);
@@ -874,6 +1277,8 @@ out:
 	free(todo);
 	free(kids);
 	free(dev_load);
+	free(in_shard);
+	kj_eval_plan_release(&plan);
 	kj_cli_args_release(&args);
 	return exit_code;
 }

@@ -151,7 +151,14 @@ static const struct kj_cli_command commands[] = {
 			"store (SQLite, WAL) before it is reported: the same command after a\n"
 			"crash or a kill goes on where it stopped, with nothing lost and\n"
 			"nothing counted twice.  'kjudge report DB' turns the store into\n"
-			"the study's tables (docs/store.md, docs/metrics.md).\n",
+			"the study's tables (docs/store.md, docs/metrics.md).\n"
+			"\n"
+			"On a Slurm cluster, --slurm writes a plan of shards (the attempts\n"
+			"each holds, by their content keys) and submits one sbatch --array\n"
+			"job; each array task runs --shard I/K into a store on its node's\n"
+			"local disk, published atomically to the shared directory, and\n"
+			"--wait follows the job, submits again the shards the machine lost\n"
+			"and merges them as they finish (docs/slurm.md).\n",
 		.options = kj_eval_options,
 		.environment = kj_cli_torch_env,
 		.min_operands = 2,
@@ -163,6 +170,30 @@ static const struct kj_cli_command commands[] = {
 			      "  2  bad input: no suite, no candidates, a store that is not one or\n"
 			      "     is locked, a bad flag\n",
 		.judge_exit = KJ_EXIT_FAIL,
+	},
+	{
+		.name = "merge",
+		.run = kj_cmd_merge,
+		.summary = "Fold results stores (the shards of a cluster run) into one.",
+		.usage = "SHARD.db... --db FILE",
+		.description =
+			"Merges the finished attempts of each SHARD.db (any kjudge store)\n"
+			"into FILE, with their case results, timings, runs, tasks and\n"
+			"candidates, each source in one transaction.  Idempotent: a store\n"
+			"merged twice, or a requeued shard's second result of an attempt,\n"
+			"changes no verdict (the first is kept; a judge error gives way to\n"
+			"a verdict); attempts a source holds as running (a shard killed\n"
+			"mid-case) are left out.  Every source is checked before anything\n"
+			"is written.  'kjudge report FILE' reads it while it is merged.\n",
+		.options = kj_merge_options,
+		.min_operands = 1,
+		.max_operands = -1,
+		.operands = "one or more SHARD.db",
+		.exit_codes = "  0  every store merged\n"
+			      "  1  the judge failed (a full disk, out of memory)\n"
+			      "  2  bad input: a source that is not a kjudge store, is corrupt\n"
+			      "     or of a newer schema, a target that is not one; nothing\n"
+			      "     of that source written\n",
 	},
 	{
 		.name = "doctor",

@@ -175,4 +175,90 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
  * removed: the bytecode tree bound into it is the shared cache's). */
 void kj_eval_batch_cache_end(const char *dir);
 
+/* --- shards (lib/eval/plan.c) ------------------------------------------------------------
+ *
+ * A cluster run cuts an evaluation into shards, each judged on its own node
+ * into a store of its own (docs/slurm.md).  Which attempts a shard holds is
+ * written once, in a plan: their content keys (kj_eval_attempt_key), the
+ * settings' text and the device kind those keys were made with, and the
+ * batch's bytes, so every shard judges on the inputs the others do.
+ */
+
+/*
+ * Assign the attempts todo[0..n) (indices into set->cands) to k shards:
+ * shard[i] for todo[i].  Tasks are kept whole where they fit (a task's
+ * goldens and baseline are made once per shard that holds it); a task of
+ * more than ceil(n / k) attempts is cut into pieces of at most that many;
+ * the pieces, largest first, go to the least-loaded shard.  Deterministic:
+ * the same set and k give the same shards on every node.
+ */
+int kj_eval_shard_assign(const struct kj_eval_set *set, const size_t *todo, size_t n, int k,
+			 int *shard, struct kj_error *err);
+
+/* A plan: owned strings and arrays, released with kj_eval_plan_release. */
+struct kj_eval_plan {
+	char id[17];             /* 16 hex digits of the SHA-256 of the rest */
+	int shards;
+	size_t n;
+	char (*keys)[65];        /* the attempts' keys ... */
+	int *shard;              /* ... and the shard of each */
+	char batch[33];          /* the batch's 16 bytes, hex */
+	char *settings;          /* kj_eval_settings_json's text */
+	char *device;            /* the device kind: cpu, cuda */
+	char *suite, *candidates; /* where they were found, or NULL */
+};
+
+void kj_eval_plan_init(struct kj_eval_plan *p);
+void kj_eval_plan_release(struct kj_eval_plan *p);
+
+/* The plan of the attempts todo[0..n), keys[todo[i]] each, over `shards`
+ * shards (fewer when there are fewer attempts; at least 1). */
+int kj_eval_plan_make(const struct kj_eval_set *set, const size_t *todo, size_t n,
+		      const char (*keys)[65], int shards, const char *settings_text,
+		      const char *device, const char batch_hex[33], const char *suite,
+		      const char *candidates, struct kj_eval_plan *p, struct kj_error *err);
+
+/* The plan as the JSON of its file (new reference), or NULL when out of
+ * memory. */
+json_t *kj_eval_plan_json(const struct kj_eval_plan *p);
+
+/* Read a plan file: one that is not a plan, or whose id does not match its
+ * contents (edited by hand), is refused (KJ_EINVAL). */
+int kj_eval_plan_load(const char *path, struct kj_eval_plan *p, struct kj_error *err);
+
+/* --- Slurm (lib/eval/slurm.c) ---------------------------------------------------------- */
+
+/* What the shards' batch script runs.  Borrowed strings; paths absolute. */
+struct kj_eval_slurm_job {
+	const char *kjudge;      /* the judge's binary */
+	const char *suite, *cands;
+	const char *plan_path;   /* DIR/plan.json */
+	const char *shards_dir;  /* where shards publish (--publish) */
+	const char *logs_dir;    /* the array tasks' output */
+	const char *plan_id;
+	int shards;
+	const char *const *eval_args; /* the settings' flags, as words */
+	int n_eval_args;
+};
+
+/* The batch script (sh) of `sbatch --array=0-(K-1)`: each array task runs
+ * `kjudge eval ... --shard $SLURM_ARRAY_TASK_ID/K --plan ... --publish ...`
+ * into a store under ${KJ_SHARD_DIR:-${TMPDIR:-/tmp}} on its node.  Every
+ * word single-quoted; a word with a newline is refused (KJ_EINVAL).  The
+ * caller frees the text; NULL with err filled. */
+char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *err);
+
+/* One array task (or job) as squeue lists it. */
+struct kj_eval_slurm_task {
+	long long job;           /* the (array) job's id */
+	int task;                /* the array index; -1 for a job of no array */
+	char state[32];          /* PENDING, RUNNING, COMPLETING, ... */
+};
+
+/* The lines of `squeue -h -r -o '%i %T'` ("123_4 RUNNING", "123_[5-7,9%2]
+ * PENDING", "124 PENDING") into *out (n entries, the caller's to free; a
+ * pending range expanded).  A line of another shape is KJ_EINVAL. */
+int kj_eval_slurm_parse_queue(const char *text, struct kj_eval_slurm_task **out, size_t *n,
+			      struct kj_error *err);
+
 #endif /* KJUDGE_EVAL_H */

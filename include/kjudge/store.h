@@ -35,8 +35,10 @@
 
 #include "kjudge/error.h"
 
-/* The schema this judge writes (PRAGMA user_version). */
-#define KJ_STORE_SCHEMA_VERSION 1
+/* The schema this judge writes (PRAGMA user_version).  2 added
+ * runs.origin (kjudge merge); a store of version 1 opened for writing is
+ * brought to 2 in one transaction, and read as it is otherwise. */
+#define KJ_STORE_SCHEMA_VERSION 2
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
 
@@ -74,5 +76,40 @@ const char *kj_store_schema_sql(void);
  * modules and tests.
  */
 int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err);
+
+/* What a merge did. */
+struct kj_store_merge_stats {
+	long long runs_new;          /* runs of the source the target lacked */
+	long long attempts_new;      /* finished attempts the target lacked */
+	long long attempts_replaced; /* the target's judge errors (or running
+				      * rows) replaced by the source's verdicts */
+	long long attempts_same;     /* finished in both: the target's kept */
+	long long attempts_running;  /* running in the source: left out */
+};
+
+/*
+ * Fold the store at `src` (any kjudge store, of this schema or an older
+ * one; opened read-only and checked as kj_store_open checks) into s, in one
+ * transaction: its runs (each one row, however often merged), tasks, suite,
+ * candidates, and its finished attempts with their case results and
+ * timings.  Idempotent: merging the same source again, or another store
+ * holding verdicts of the same attempts, changes no verdict (the first
+ * finished one is kept; a judge error is replaced by a verdict).  Attempts
+ * the source holds as running are left out: nothing of a shard killed
+ * mid-case is counted.  KJ_OK with *out filled, else a code with err
+ * filled and s as it was.
+ */
+int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_stats *out,
+		   struct kj_error *err);
+
+/*
+ * Publish s as `dest`: a consistent snapshot (taken while its writers go
+ * on) in one file that needs no -wal or -shm beside it (journal mode
+ * DELETE), written under a temporary name, synced and renamed over dest
+ * (atomic on a network file system too; the directory synced).  A reader
+ * sees the old file or the new one whole.  KJ_OK, or a code with err
+ * filled and dest as it was.
+ */
+int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err);
 
 #endif /* KJUDGE_STORE_H */

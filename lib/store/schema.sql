@@ -1,4 +1,4 @@
--- The results store of kjudge eval, schema version 1 (docs/store.md).
+-- The results store of kjudge eval, schema version 2 (docs/store.md).
 -- Times are UTC, ISO 8601 ('2026-12-01T21:30:00Z'); JSON columns hold
 -- one JSON text; hashes are lowercase hex SHA-256.
 
@@ -18,8 +18,12 @@ CREATE TABLE runs (
 	suite         TEXT NOT NULL,        -- the suite's directory
 	candidates    TEXT NOT NULL,        -- the candidates' directory or JSONL
 	settings      TEXT NOT NULL,        -- JSON: every setting that changes a verdict
-	env           TEXT                  -- JSON: machine, device, versions
+	env           TEXT,                 -- JSON: machine, device, versions
+	origin        TEXT                  -- NULL: a run of this store; else the run
+	                                    -- of another store merged in (kjudge
+	                                    -- merge): the key it is known by
 );
+CREATE UNIQUE INDEX runs_by_origin ON runs (origin);
 
 -- The suite's tasks (operators), by content.
 CREATE TABLE tasks (

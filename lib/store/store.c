@@ -33,6 +33,11 @@ sqlite3 *kj_store_db(struct kj_store *s)
 	return s->db;
 }
 
+const char *kj__store_path(struct kj_store *s)
+{
+	return s->path;
+}
+
 /* The store's error from SQLite's: KJ_EBUSY for a lock, KJ_ENOMEM, else
  * KJ_ESTORE, with what was being done and SQLite's words. */
 int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
@@ -145,7 +150,7 @@ static int create_schema(struct kj_store *s, struct kj_error *err)
 
 /* What the file is: a fresh one (no tables: 1), a kjudge store this judge
  * can use (0), or an error. */
-static int identify(struct kj_store *s, int *fresh, struct kj_error *err)
+static int identify(struct kj_store *s, int *fresh, long long *version, struct kj_error *err)
 {
 	long long app, ver, tables;
 	int rc;
@@ -162,6 +167,7 @@ static int identify(struct kj_store *s, int *fresh, struct kj_error *err)
 	if (rc != SQLITE_OK)
 		return kj__store_fail(s->db, rc, err, s->path);
 	*fresh = tables == 0 && app == 0 && ver == 0;
+	*version = ver;
 	if (*fresh)
 		return KJ_OK;
 	if (app != KJ_STORE_APPLICATION_ID)
@@ -173,6 +179,20 @@ static int identify(struct kj_store *s, int *fresh, struct kj_error *err)
 				    "this judge reads version %d", s->path, ver,
 				    KJ_STORE_SCHEMA_VERSION);
 	return check_tables(s, err);
+}
+
+/* A store of version 1 brought to 2 (runs.origin), in one transaction: a
+ * judge killed meanwhile leaves it at 1, as it was. */
+static int upgrade(struct kj_store *s, struct kj_error *err)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "ALTER TABLE runs ADD COLUMN origin TEXT;\n"
+		 "CREATE UNIQUE INDEX runs_by_origin ON runs (origin);\n"
+		 "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n"
+		 "PRAGMA user_version = %d;\n", KJ_STORE_SCHEMA_VERSION, KJ_STORE_SCHEMA_VERSION);
+	return kj_store_exec(s, sql, err);
 }
 
 /* quick_check: a store whose pages are damaged is refused before anything
@@ -206,6 +226,8 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 	struct kj_store *s;
 	struct stat st;
 	int rc, fresh = 0, oflags;
+	long long version = 0;
+	char uri[8192];
 
 	*out = NULL;
 	if (!path || !*path)
@@ -227,14 +249,20 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 	s->readonly = !!(flags & KJ_STORE_READONLY);
 	oflags = s->readonly ? SQLITE_OPEN_READONLY
 			     : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	/* As a URI (the path escaped: a name is never read as options), so
+	 * that kjudge merge can attach a source read-only. */
+	if (kj__store_uri(path, NULL, uri, sizeof(uri)) < 0) {
+		free(s);
+		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", path);
+	}
+	rc = sqlite3_open_v2(uri, &s->db, oflags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
 	if (rc != SQLITE_OK) {
 		rc = kj__store_fail(s->db, rc, err, path);
 		goto fail;
 	}
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, busy_ms > 0 ? busy_ms : 5000);
-	rc = identify(s, &fresh, err);
+	rc = identify(s, &fresh, &version, err);
 	if (rc != KJ_OK)
 		goto fail;
 	if (!s->readonly) {
@@ -268,6 +296,8 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 			goto fail;
 	} else {
 		rc = integrity(s, err);
+		if (rc == KJ_OK && !s->readonly && version < KJ_STORE_SCHEMA_VERSION)
+			rc = upgrade(s, err);
 		if (rc != KJ_OK)
 			goto fail;
 	}

@@ -25,8 +25,8 @@ INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '1'),
 PRAGMA user_version = 1;
 """)
 T = "2026-01-02T00:00:00Z"
-db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL)", (T,))
-db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL)", (T, T))
+db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL, NULL)", (T,))
+db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL, NULL)", (T, T))
 long_name = "level3_" + "x" * 150
 tasks = [("kA", "19_ReLU", 1, 19), ("kB", "23_Softmax", 1, 23), ("kC", long_name, 3, 1),
          ("kD", "7_<b>Gemm</b>", 2, 7)]

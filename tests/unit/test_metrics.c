@@ -80,9 +80,9 @@ static struct kj_store *make_store(const char *path)
 
 	KJ_CHECK_OK(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), &err);
 	exec(s, "INSERT INTO runs VALUES (1, '" T1 "', NULL, '0.1.0', '[]', 'suite', 'c', "
-		"'{\"seed\": 1}', NULL);"
+		"'{\"seed\": 1}', NULL, NULL);"
 		"INSERT INTO runs VALUES (2, '" T2 "', '" T2 "', '0.1.0', '[]', 'suite', 'c', "
-		"'{\"seed\": 2}', NULL);"
+		"'{\"seed\": 2}', NULL, NULL);"
 		"INSERT INTO tasks VALUES ('kA', 'A', 'level1/1_A.py', 1, 1, 'a', NULL, 's', NULL);"
 		"INSERT INTO tasks VALUES ('kB', 'B', 'level1/2_B.py', 1, 2, 'b', NULL, 's', NULL);"
 		"INSERT INTO tasks VALUES ('kC', 'C', 'level1/3_C.py', 1, 3, 'c', NULL, 's', NULL);"
