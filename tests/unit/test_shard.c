@@ -1,0 +1,420 @@
+/*
+ * test_shard.c - a cluster run's parts without a cluster: the shards'
+ * assignment and the plan file (lib/eval/plan.c), squeue's lines and the
+ * batch script (lib/eval/slurm.c), merging stores and publishing one
+ * (lib/store/merge.c), and a store of schema 1 brought to 2.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "kjudge/eval.h"
+#include "kjudge/fileio.h"
+#include "kjudge/store.h"
+#include "unit.h"
+
+/* --- the assignment ------------------------------------------------------------------------- */
+
+/* A set of n_tasks tasks ("t0", ...; keys "k0", ...) and the candidates
+ * per[t] each, in task order. */
+static void make_set(struct kj_eval_set *set, size_t n_tasks, const size_t *per)
+{
+	size_t t, c, n = 0;
+
+	kj_eval_set_init(set);
+	set->tasks = calloc(n_tasks, sizeof(*set->tasks));
+	KJ_CHECK(set->tasks != NULL);
+	set->n_tasks = n_tasks;
+	for (t = 0; t < n_tasks; t++) {
+		n += per[t];
+		snprintf(set->tasks[t].key, sizeof(set->tasks[t].key), "k%zu", t);
+	}
+	set->cands = calloc(n ? n : 1, sizeof(*set->cands));
+	KJ_CHECK(set->cands != NULL);
+	set->n_cands = n;
+	n = 0;
+	for (t = 0; t < n_tasks; t++)
+		for (c = 0; c < per[t]; c++)
+			set->cands[n++].task = (int)t;
+}
+
+static void free_set(struct kj_eval_set *set)
+{
+	free(set->tasks);
+	free(set->cands);
+	kj_eval_set_init(set);
+}
+
+static void assign_all(const struct kj_eval_set *set, int k, int *shard)
+{
+	size_t *todo = calloc(set->n_cands ? set->n_cands : 1, sizeof(*todo)), i;
+	struct kj_error err;
+
+	KJ_CHECK(todo != NULL);
+	for (i = 0; i < set->n_cands; i++)
+		todo[i] = i;
+	KJ_CHECK_OK(kj_eval_shard_assign(set, todo, set->n_cands, k, shard, &err), &err);
+	free(todo);
+}
+
+KJ_TEST(shard_assign_keeps_tasks_whole_and_balances)
+{
+	static const size_t per[] = { 3, 3, 2, 2, 1, 1 };
+	struct kj_eval_set set;
+	int shard[12], load[4] = { 0 }, again[12], first[6], i;
+
+	make_set(&set, 6, per);
+	assign_all(&set, 4, shard);
+	for (i = 0; i < 6; i++)
+		first[i] = -1;
+	for (i = 0; i < 12; i++) {
+		int t = set.cands[i].task;
+
+		KJ_CHECK(shard[i] >= 0 && shard[i] < 4);
+		load[shard[i]]++;
+		/* Every attempt of a task in one shard (none is above 12/4). */
+		if (first[t] < 0)
+			first[t] = shard[i];
+		KJ_CHECK_INT(shard[i], first[t]);
+	}
+	/* 3+3+2+2+1+1 over 4: no shard above 4, none empty. */
+	for (i = 0; i < 4; i++)
+		KJ_CHECK(load[i] >= 2 && load[i] <= 4);
+	/* The same on every node. */
+	assign_all(&set, 4, again);
+	KJ_CHECK(memcmp(shard, again, sizeof(shard)) == 0);
+	free_set(&set);
+}
+
+KJ_TEST(shard_assign_cuts_a_large_task)
+{
+	static const size_t per[] = { 10, 2 };
+	struct kj_eval_set set;
+	int shard[12], load[3] = { 0 }, i;
+
+	make_set(&set, 2, per);
+	assign_all(&set, 3, shard);
+	for (i = 0; i < 12; i++)
+		load[shard[i]]++;
+	/* ceil(12/3) = 4: the 10 are cut into 4+3+3, the 2 join a 3. */
+	for (i = 0; i < 3; i++)
+		KJ_CHECK(load[i] >= 3 && load[i] <= 5);
+	/* More shards than attempts: each gets at most one. */
+	{
+		static const size_t one[] = { 2 };
+		int s2[2];
+
+		free_set(&set);
+		make_set(&set, 1, one);
+		assign_all(&set, 5, s2);
+		KJ_CHECK(s2[0] != s2[1]);
+	}
+	free_set(&set);
+}
+
+KJ_TEST(shard_plan_round_trip_and_tamper)
+{
+	static const size_t per[] = { 2, 1 };
+	struct kj_eval_set set;
+	struct kj_eval_plan p, q;
+	struct kj_error err;
+	char keys[3][65], *text;
+	size_t todo[3] = { 0, 1, 2 }, i;
+	json_t *j;
+	const char *path = kj_test_path("plan.json");
+
+	make_set(&set, 2, per);
+	for (i = 0; i < 3; i++) {
+		memset(keys[i], 'a' + (int)i, 64);
+		keys[i][64] = '\0';
+	}
+	KJ_CHECK_OK(kj_eval_plan_make(&set, todo, 3, (const char (*)[65])keys, 2, "{\"x\":1}",
+				      "cpu", "00112233445566778899aabbccddeeff", "/s", "/c", &p,
+				      &err), &err);
+	KJ_CHECK_INT(p.shards, 2);
+	KJ_CHECK_INT(strlen(p.id), 16);
+	j = kj_eval_plan_json(&p);
+	KJ_CHECK(j != NULL);
+	text = kj_json_text(j, JSON_INDENT(1), &err);
+	KJ_CHECK(text != NULL);
+	KJ_CHECK_OK(kj_write_file_atomic(path, text, strlen(text), &err), &err);
+	KJ_CHECK_OK(kj_eval_plan_load(path, &q, &err), &err);
+	KJ_CHECK_STR(q.id, p.id);
+	KJ_CHECK_INT((int)q.n, 3);
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_STR(q.keys[i], p.keys[i]);
+		KJ_CHECK_INT(q.shard[i], p.shard[i]);
+	}
+	KJ_CHECK_STR(q.settings, "{\"x\":1}");
+	kj_eval_plan_release(&q);
+	/* An attempt moved to another shard by hand: the id no longer
+	 * matches, and the plan is refused. */
+	json_array_set_new(json_array_get(json_object_get(j, "attempts"), 0), 1,
+			   json_integer(!p.shard[0]));
+	free(text);
+	text = kj_json_text(j, JSON_INDENT(1), &err);
+	KJ_CHECK_OK(kj_write_file_atomic(path, text, strlen(text), &err), &err);
+	KJ_CHECK_INT(kj_eval_plan_load(path, &q, &err), KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "does not match its contents") != NULL);
+	/* Not a plan at all. */
+	KJ_CHECK_OK(kj_write_file_atomic(path, "{\"a\": 1}", 8, &err), &err);
+	KJ_CHECK_INT(kj_eval_plan_load(path, &q, &err), KJ_EINVAL);
+	free(text);
+	json_decref(j);
+	kj_eval_plan_release(&p);
+	free_set(&set);
+}
+
+/* --- squeue and the batch script ------------------------------------------------------------ */
+
+KJ_TEST(shard_squeue_lines)
+{
+	struct kj_eval_slurm_task *t = NULL;
+	struct kj_error err;
+	size_t n = 0;
+
+	KJ_CHECK_OK(kj_eval_slurm_parse_queue("123_4 RUNNING\n123_[5-7,9%2] PENDING\n\n"
+					      "124 PENDING\n", &t, &n, &err), &err);
+	KJ_CHECK_INT((int)n, 6);
+	KJ_CHECK(t[0].job == 123 && t[0].task == 4 && strcmp(t[0].state, "RUNNING") == 0);
+	KJ_CHECK(t[1].task == 5 && t[3].task == 7 && t[4].task == 9);
+	KJ_CHECK_STR(t[4].state, "PENDING");
+	KJ_CHECK(t[5].job == 124 && t[5].task == -1);
+	free(t);
+	KJ_CHECK_OK(kj_eval_slurm_parse_queue("", &t, &n, &err), &err);
+	KJ_CHECK_INT((int)n, 0);
+	free(t);
+	KJ_CHECK_INT(kj_eval_slurm_parse_queue("123_x RUNNING\n", &t, &n, &err), KJ_EINVAL);
+	KJ_CHECK_INT(kj_eval_slurm_parse_queue("squeue: error: oops\n", &t, &n, &err), KJ_EINVAL);
+	KJ_CHECK(t == NULL && n == 0);
+}
+
+KJ_TEST(shard_batch_script_quotes_every_word)
+{
+	const char *words[] = { "--device", "cpu", "--python", "/opt/it's/python" };
+	struct kj_eval_slurm_job j = { "/bin/kjudge", "/s u/ite", "/c", "/d/plan.json",
+				       "/d/shards", "/d/logs", "0123456789abcdef", 4, words, 4 };
+	struct kj_error err;
+	char *text = kj_eval_slurm_script(&j, &err);
+
+	KJ_CHECK(text != NULL);
+	KJ_CHECK(strstr(text, "#SBATCH --output=/d/logs/shard-%a.out") != NULL);
+	KJ_CHECK(strstr(text, "'/s u/ite'") != NULL);
+	KJ_CHECK(strstr(text, "'/opt/it'\\''s/python'") != NULL);
+	KJ_CHECK(strstr(text, "--shard \"$i/4\"") != NULL);
+	free(text);
+	j.suite = "/a\nb";
+	KJ_CHECK(kj_eval_slurm_script(&j, &err) == NULL);
+	KJ_CHECK_INT(err.code, KJ_EINVAL);
+}
+
+/* --- merging ----------------------------------------------------------------------------- */
+
+static void exec_sql(struct kj_store *s, const char *sql)
+{
+	struct kj_error err;
+
+	KJ_CHECK_OK(kj_store_exec(s, sql, &err), &err);
+}
+
+static long long one(struct kj_store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+
+	KJ_CHECK(sqlite3_prepare_v2(kj_store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* An attempt row (status NULL: running) with one case result. */
+static void attempt(struct kj_store *s, const char *key, const char *status, int clean,
+		    const char *when)
+{
+	char sql[2048];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt, "
+		 "cand_sha256, origin, device, state, status, clean, started_at, finished_at, "
+		 "speedup) VALUES ('%s', 1, 'kA', 'A', 'm', '%s', 'c1', 'x', 'cpu', '%s', %s%s%s, "
+		 "%d, '%s', '%s', 1.5);"
+		 "INSERT INTO case_results (attempt_key, phase, case_idx, status) VALUES "
+		 "('%s', 'verify', 1, '%s');",
+		 key, key, status ? "done" : "running", status ? "'" : "", status ? status : "NULL",
+		 status ? "'" : "", clean, when, when, key, status ? status : "pass");
+	exec_sql(s, sql);
+}
+
+/* A shard's store: its run, the task, the candidate. */
+static struct kj_store *shard_store(const char *path, const char *started)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	char sql[1024];
+
+	KJ_CHECK_OK(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), &err);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO runs (run_id, started_at, judge_version, command, suite, candidates, "
+		 "settings) VALUES (1, '%s', '0.1.0', '[\"eval\"]', 's', 'c', '{}');"
+		 "INSERT INTO tasks VALUES ('kA', 'A', 'A.py', NULL, NULL, 'a', NULL, 'src', NULL);"
+		 "INSERT INTO suite_tasks VALUES (1, 'kA');"
+		 "INSERT INTO candidates VALUES ('c1', 'code');"
+		 "INSERT INTO meta VALUES ('batch', '00112233445566778899aabbccddeeff');", started);
+	exec_sql(s, sql);
+	return s;
+}
+
+static void merge_ok(struct kj_store *t, const char *src, struct kj_store_merge_stats *st)
+{
+	struct kj_error err;
+
+	KJ_CHECK_OK(kj_store_merge(t, src, st, &err), &err);
+}
+
+KJ_TEST(shard_merge_is_idempotent_and_counts_only_verdicts)
+{
+	struct kj_store *a, *b, *t = NULL;
+	struct kj_store_merge_stats st;
+	struct kj_error err;
+	char pa[1024], pb[1024], pt[1024];
+
+	snprintf(pa, sizeof(pa), "%s", kj_test_path("a.db"));
+	snprintf(pb, sizeof(pb), "%s", kj_test_path("b.db"));
+	snprintf(pt, sizeof(pt), "%s", kj_test_path("t.db"));
+
+	a = shard_store(pa, "2026-12-02T10:00:00Z");
+	attempt(a, "x1", "pass", 1, "2026-12-02T10:01:00Z");
+	attempt(a, "x2", "judge_error", 0, "2026-12-02T10:02:00Z");
+	attempt(a, "x3", NULL, 0, "2026-12-02T10:03:00Z");  /* killed mid-case */
+	kj_store_close(a);
+	KJ_CHECK_OK(kj_store_open(pt, KJ_STORE_CREATE, 0, &t, &err), &err);
+	merge_ok(t, pa, &st);
+	KJ_CHECK(st.attempts_new == 2 && st.attempts_running == 1 && st.runs_new == 1);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM attempts"), 2);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM attempts WHERE attempt_key = 'x3'"), 0);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM case_results WHERE attempt_key = 'x3'"), 0);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM suite_tasks"), 1);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM meta WHERE key = 'batch'"), 1);
+	/* Again: nothing changes. */
+	merge_ok(t, pa, &st);
+	KJ_CHECK(st.attempts_new == 0 && st.attempts_same == 2 && st.runs_new == 0);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM runs"), 1);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM case_results"), 2);
+
+	/* A requeued shard's second store: x1 judged again (another
+	 * speedup), x2 now a verdict, x3 done. */
+	b = shard_store(pb, "2026-12-02T11:00:00Z");
+	attempt(b, "x1", "fail", 0, "2026-12-02T11:01:00Z");
+	attempt(b, "x2", "pass", 0, "2026-12-02T11:02:00Z");
+	attempt(b, "x3", "pass", 1, "2026-12-02T11:03:00Z");
+	kj_store_close(b);
+	merge_ok(t, pb, &st);
+	KJ_CHECK(st.attempts_new == 1 && st.attempts_replaced == 1 && st.attempts_same == 1);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM runs"), 2);
+	/* The first verdict of x1 stands; x2's judge error gave way. */
+	KJ_CHECK_INT(one(t, "SELECT status = 'pass' AND clean = 1 FROM attempts WHERE "
+			 "attempt_key = 'x1'"), 1);
+	KJ_CHECK_INT(one(t, "SELECT status = 'pass' FROM attempts WHERE attempt_key = 'x2'"), 1);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM case_results WHERE attempt_key = 'x2'"), 1);
+	KJ_CHECK_INT(one(t, "SELECT r.started_at = '2026-12-02T11:00:00Z' FROM attempts a JOIN "
+			 "runs r USING (run_id) WHERE a.attempt_key = 'x2'"), 1);
+	merge_ok(t, pb, &st);
+	merge_ok(t, pa, &st);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM attempts WHERE state = 'done'"), 3);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM runs"), 2);
+
+	/* Not a store, a store into itself: refused, the target as it was. */
+	{
+		const char *junk = kj_test_path("junk.db");
+
+		KJ_CHECK_OK(kj_write_file_atomic(junk, "not sqlite at all, not at all", 29, &err),
+			    &err);
+		KJ_CHECK_INT(kj_store_merge(t, junk, &st, &err), KJ_ESTORE);
+		KJ_CHECK(kj_store_merge(t, pt, &st, &err) != KJ_OK);
+		KJ_CHECK(strstr(err.msg, "into itself") != NULL);
+		KJ_CHECK_INT(one(t, "SELECT count(*) FROM attempts"), 3);
+	}
+	kj_store_close(t);
+}
+
+KJ_TEST(shard_publish_is_one_file_and_merges)
+{
+	struct kj_store *a, *t = NULL, *r = NULL;
+	struct kj_store_merge_stats st;
+	struct kj_error err;
+	char pa[1024], pub[1024], wal[1100];
+
+	snprintf(pa, sizeof(pa), "%s", kj_test_path("live.db"));
+	snprintf(pub, sizeof(pub), "%s", kj_test_path("pub.db"));
+
+	a = shard_store(pa, "2026-12-02T10:00:00Z");
+	attempt(a, "y1", "pass", 1, "2026-12-02T10:01:00Z");
+	KJ_CHECK_OK(kj_store_publish(a, pub, &err), &err);
+	/* Written while a is open (its WAL in use): one file, no -wal. */
+	snprintf(wal, sizeof(wal), "%s-wal", pub);
+	KJ_CHECK(access(wal, F_OK) != 0);
+	KJ_CHECK_OK(kj_store_open(pub, KJ_STORE_READONLY, 0, &r, &err), &err);
+	KJ_CHECK_INT(one(r, "PRAGMA journal_mode = DELETE") >= 0, 1);
+	KJ_CHECK_INT(one(r, "SELECT count(*) FROM attempts"), 1);
+	kj_store_close(r);
+	attempt(a, "y2", "fail", 0, "2026-12-02T10:02:00Z");
+	KJ_CHECK_OK(kj_store_publish(a, pub, &err), &err);
+	kj_store_close(a);
+	KJ_CHECK_OK(kj_store_open(kj_test_path("t2.db"), KJ_STORE_CREATE, 0, &t, &err), &err);
+	merge_ok(t, pub, &st);
+	KJ_CHECK_INT((int)st.attempts_new, 2);
+	kj_store_close(t);
+	/* Into a directory that is not there: an error, nothing left. */
+	a = NULL;
+	KJ_CHECK_OK(kj_store_open(pa, 0, 0, &a, &err), &err);
+	KJ_CHECK(kj_store_publish(a, kj_test_path("no/such/dir/p.db"), &err) != KJ_OK);
+	kj_store_close(a);
+}
+
+KJ_TEST(shard_store_of_schema_1_is_upgraded_and_merged)
+{
+	struct kj_store *s = NULL, *t = NULL;
+	struct kj_store_merge_stats st;
+	struct kj_error err;
+	sqlite3 *db = NULL;
+	char p1[1024];
+
+	snprintf(p1, sizeof(p1), "%s", kj_test_path("v1.db"));
+
+	/* A store as version 1 wrote it: no runs.origin. */
+	s = shard_store(p1, "2026-12-01T10:00:00Z");
+	attempt(s, "z1", "pass", 1, "2026-12-01T10:01:00Z");
+	kj_store_close(s);
+	KJ_CHECK(sqlite3_open(p1, &db) == SQLITE_OK);
+	if (sqlite3_exec(db, "CREATE TABLE old_runs (run_id INTEGER PRIMARY KEY, started_at TEXT "
+			 "NOT NULL, finished_at TEXT, judge_version TEXT NOT NULL, command TEXT NOT "
+			 "NULL, suite TEXT NOT NULL, candidates TEXT NOT NULL, settings TEXT NOT NULL, "
+			 "env TEXT); INSERT INTO old_runs SELECT run_id, started_at, finished_at, "
+			 "judge_version, command, suite, candidates, settings, env FROM runs; "
+			 "DROP TABLE runs; ALTER TABLE old_runs RENAME TO runs; "
+			 "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = "
+			 "'schema_version'", NULL, NULL, NULL) != SQLITE_OK)
+		KJ_CHECK_STR(sqlite3_errmsg(db), "");
+	sqlite3_close(db);
+	/* Read as it is, and merged. */
+	KJ_CHECK_OK(kj_store_open(kj_test_path("t3.db"), KJ_STORE_CREATE, 0, &t, &err), &err);
+	merge_ok(t, p1, &st);
+	KJ_CHECK_INT((int)st.attempts_new, 1);
+	merge_ok(t, p1, &st);
+	KJ_CHECK_INT(one(t, "SELECT count(*) FROM runs"), 1);
+	kj_store_close(t);
+	/* Opened for writing: brought to 2. */
+	KJ_CHECK_OK(kj_store_open(p1, 0, 0, &s, &err), &err);
+	KJ_CHECK_INT(one(s, "PRAGMA user_version"), 2);
+	KJ_CHECK_INT(one(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
+			 "'origin'"), 1);
+	KJ_CHECK_INT(one(s, "SELECT count(*) FROM attempts"), 1);
+	kj_store_close(s);
+}
