@@ -83,6 +83,17 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_error(cmd, "'%s': %s", db, err.msg);
 		return KJ_EXIT_USAGE;
 	}
+	/* A warning is the report's too (every rendering shows it), and a
+	 * person at the terminal sees it before opening any of them. */
+	{
+		const json_t *warn = json_object_get(m, "warnings");
+		size_t w;
+
+		for (w = 0; w < json_array_size(warn); w++)
+			if (json_string_value(json_array_get(warn, w)))
+				fprintf(stderr, "kjudge report: warning: %s\n",
+					json_string_value(json_array_get(warn, w)));
+	}
 	if (!any) {
 		out[OPT_MD].path = "-";
 	}

@@ -14,6 +14,8 @@
  *                  judge_version, settings (the run's JSON), suite,
  *                  started_at, finished_at, runs (how many runs the store
  *                  holds); null when the store holds no run
+ *     "warnings":  [ sentences a reader must see before the figures: today
+ *                    speedups measured on more than one GPU model ]
  *     "models":    { MODEL: its figures, see docs/metrics.md }
  *     "attempts":  [ one record per attempt counted ]
  *     "operators": [ one record per operator of the suite, with each

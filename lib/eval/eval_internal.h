@@ -37,6 +37,18 @@ int kj__eval_record_start(struct kj_store *store, const char *key, const struct 
 			  struct kj_error *err);
 int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_error *err);
 
+/* judge.c: an attempt's environment as attempts.env keeps it: a shallow
+ * copy of base (the reference worker's hello less ok/nonce/id; NULL or not
+ * an object: none, as when the workers never started) with the judge's
+ * own "node" (its host name; null when it has none) and, when the judge
+ * runs under Slurm, "slurm": those of SLURM_JOB_ID, SLURM_ARRAY_JOB_ID,
+ * SLURM_ARRAY_TASK_ID, SLURM_RESTART_COUNT, SLURMD_NODENAME and
+ * SLURM_CLUSTER_NAME that cfg->environ sets and are not empty, as strings
+ * under those names.  Both are the judge's, set over whatever base says.
+ * base is left as it was; a new reference the caller owns, NULL only when
+ * out of memory. */
+json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base);
+
 /* judge.c: the monotonic clock in seconds; the UTC time as the store
  * writes it ('2026-12-01T21:30:00Z'). */
 double kj__eval_mono(void);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "store/store_internal.h"
 #include "base/banned.h"
 
@@ -84,6 +86,61 @@ int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand 
 	rc = kj__sha256_hex(text, strlen(text), key);
 	free(text);
 	return rc == 0 ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+/* --- where the figures were measured --------------------------------------------------- */
+
+/* The judge's Slurm variables that attempts.env keeps, under their own names. */
+static const char *const slurm_vars[] = { "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+					  "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT",
+					  "SLURMD_NODENAME", "SLURM_CLUSTER_NAME" };
+
+/* o[key] = s made valid UTF-8 and bounded (a host name or a variable is
+ * the machine's text, not necessarily UTF-8); -1 when out of memory. */
+static int set_clean(json_t *o, const char *key, const char *s)
+{
+	char *clean = kj__text_cleans(s, 256);
+	int rc = clean ? json_object_set_new(o, key, json_string(clean)) : -1;
+
+	free(clean);
+	return rc;
+}
+
+json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base)
+{
+	json_t *env = json_is_object(base) ? json_copy((json_t *)(uintptr_t)base) : json_object();
+	json_t *slurm = json_object();
+	char host[256];
+	size_t i;
+
+	if (!env || !slurm)
+		goto oom;
+	/* The judge's own host: a sharded study's figures come from many
+	 * nodes, and the worker's word for it is not the judge's. */
+	memset(host, 0, sizeof(host));
+	if (gethostname(host, sizeof(host) - 1) == 0 && *host) {
+		if (set_clean(env, "node", host) != 0)
+			goto oom;
+	} else if (json_object_set_new(env, "node", json_null()) != 0) {
+		goto oom;
+	}
+	for (i = 0; i < sizeof(slurm_vars) / sizeof(slurm_vars[0]); i++) {
+		const char *v = kj_config_env(cfg, slurm_vars[i]);
+
+		if (v && *v && set_clean(slurm, slurm_vars[i], v) != 0)
+			goto oom;
+	}
+	/* Only a judge under Slurm says so; a "slurm" of the worker's never
+	 * stands. */
+	json_object_del(env, "slurm");
+	if (json_object_size(slurm) && json_object_set(env, "slurm", slurm) != 0)
+		goto oom;
+	json_decref(slurm);
+	return env;
+oom:
+	json_decref(env);
+	json_decref(slurm);
+	return NULL;
 }
 
 /* --- the store's statements ------------------------------------------------------------ */
@@ -931,7 +988,7 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	struct run rn;
 	struct layers l;
 	struct phase v, b, d;
-	json_t *kernel_names = NULL;
+	json_t *kernel_names = NULL, *env = NULL;
 	char charged[16] = "", msg[KJ_CASE_MSG_MAX + 1] = "", cand_file[PATH_MAX + 200];
 	double t0 = now_s();
 	int rc;
@@ -1017,8 +1074,13 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 		}
 	}
 	out->judge_s = now_s() - t0;
-	rc = record_done(&x, out, charged, msg, &v, &l, rn.env, err);
+	/* Workers that never started leave no environment: the judge's own
+	 * node is recorded all the same. */
+	env = kj__eval_env(cfg, rn.env);
+	rc = env ? record_done(&x, out, charged, msg, &v, &l, env, err)
+		 : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
+	json_decref(env);
 	json_decref(rn.env);
 	json_decref(kernel_names);
 	if (*rn.dir)

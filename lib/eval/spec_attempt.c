@@ -487,6 +487,10 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	env = json_pack("{s:s, s:O?, s:O?}", "judge", "spec verify", "limits",
 			json_object_get(rec, "limits"), "clock",
 			json_object_get(json_object_get(rec, "timing"), "clock"));
+	if (!env) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
 	rc = record_case(db, attempt_key, out, charged, msg, rec, impl_s, &sref, samples, err);
 	if (rc != KJ_OK)
 		goto out;
@@ -504,7 +508,15 @@ judge_error:
 	out->speedup = 0;
 done:
 	out->judge_s = kj__eval_mono() - t0;
-	rc = record_done(db, attempt_key, out, charged, msg, ran, env, err);
+	/* Every verdict, a judge error's too, says which node gave it. */
+	{
+		json_t *full = kj__eval_env(cfg, env);
+
+		json_decref(env);
+		env = full;
+	}
+	rc = env ? record_done(db, attempt_key, out, charged, msg, ran, env, err)
+		 : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
 	json_decref(rec);
 	json_decref(env);

@@ -9,6 +9,7 @@
  * failure is the whole call's error.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,9 @@ struct model {
 	unsigned char *pass;
 	double *best;
 	json_t **recs;
+	/* The GPU (or "cpu", "unknown") of each attempt whose speedup
+	 * enters the figures: name -> count. */
+	json_t *gpus;
 };
 
 struct ctx {
@@ -425,9 +429,43 @@ static const char attempts_sql[] =
 	BASELINE_FAILED ") "
 	"SELECT attempt_key, task_key, task, model, attempt, round, prompt_tokens, "
 	"completion_tokens, generation_s, status, clean, error_type, category, charged, "
-	"message, speedup, judge_s, cases_total, cases_passed, finished_at, run_id "
-	"FROM a WHERE rn = 1 ORDER BY model, task, task_key, length(attempt), attempt, "
+	"message, speedup, judge_s, cases_total, cases_passed, finished_at, run_id, env, "
+	"device FROM a WHERE rn = 1 ORDER BY model, task, task_key, length(attempt), attempt, "
 	"attempt_key";
+
+/* A string of an attempt's env (its node, GPU, driver), bounded; null
+ * when the env (NULL in a store of before, or not an object) lacks it. */
+static json_t *env_str(struct ctx *c, const json_t *env, const char *key)
+{
+	const char *s = json_string_value(json_object_get(env, key));
+	char *clean;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	clean = kj__text_cleans(s, TEXT_MAX);
+	if (!clean) {
+		c->oom = 1;
+		return NULL;
+	}
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
+/* One more attempt of m whose speedup enters the figures, measured on
+ * gpu (a GPU's name, "cpu" or "unknown"). */
+static void count_gpu(struct ctx *c, struct model *m, const char *gpu)
+{
+	const json_t *n;
+
+	if (!m->gpus && !(m->gpus = json_object())) {
+		c->oom = 1;
+		return;
+	}
+	n = json_object_get(m->gpus, gpu);
+	set(c, m->gpus, gpu, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
 
 static void count_category(struct model *m, const char *cat, int clean)
 {
@@ -475,10 +513,11 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		const char *mname = (const char *)sqlite3_column_text(st, 3);
 		const char *status = (const char *)sqlite3_column_text(st, 9);
 		const char *cat = (const char *)sqlite3_column_text(st, 12);
-		int passed, clean;
+		const char *device = (const char *)sqlite3_column_text(st, 22);
+		int passed, clean, on_cpu = device && !strcmp(device, "cpu");
 		double speedup = NAN;
 		long long used = 0;
-		json_t *rec, *full, *cases = NULL, *idx;
+		json_t *rec, *full, *cases = NULL, *idx, *env, *gpu;
 		struct model *m;
 		size_t oi;
 
@@ -513,11 +552,25 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 			m->n_pass++;
 			m->pass[oi] = 1;
 		}
+		/* Where it ran: the GPU of the worker's hello, unless the
+		 * attempt was judged on the CPU of a machine that has one. */
+		env = col_json(c, st, 21);
+		gpu = on_cpu ? json_null() : env_str(c, env, "device_name");
+		if (!gpu) {
+			json_decref(env);
+			c->oom = 1;
+			break;
+		}
 		if (clean) {
 			m->n_clean++;
 			m->c[oi]++;
 			if (isfinite(speedup) && speedup > m->best[oi])
 				m->best[oi] = speedup;
+			/* Every clean speedup is a candidate for its operator's
+			 * best: all of them enter the figures. */
+			if (isfinite(speedup))
+				count_gpu(c, m, on_cpu ? "cpu" : json_is_string(gpu)
+							 ? json_string_value(gpu) : "unknown");
 		}
 		count_category(m, cat, clean);
 		if (sqlite3_column_type(st, 6) == SQLITE_NULL ||
@@ -564,6 +617,10 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		set(c, rec, "cases_passed", col_int(st, 18));
 		set(c, rec, "finished_at", col_text(c, st, 19));
 		set(c, rec, "run_id", col_int(st, 20));
+		set(c, rec, "node", env_str(c, env, "node"));
+		set(c, rec, "gpu", gpu);
+		set(c, rec, "driver", env_str(c, env, "driver"));
+		json_decref(env);
 		rc = load_cases(c, cst, akey, &cases);
 		if (rc != KJ_OK) {
 			json_decref(cases);
@@ -669,6 +726,8 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	set(c, o, "fast_p_count", fpn);
 	set(c, o, "speedup", n_sp ? num(geomean(logs, n_sp)) : json_null());
 	set(c, o, "speedup_operators", json_integer((json_int_t)n_sp));
+	set(c, o, "gpu_models", m->gpus ? m->gpus : json_object());
+	m->gpus = NULL;
 	free(logs);
 	set(c, o, "tokens_total", json_integer(m->tokens));
 	set(c, o, "tokens_missing", json_integer(m->tokens_missing));
@@ -693,6 +752,67 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	}
 	set(c, o, "failures", grp);
 	return o;
+}
+
+/* The warnings of the report: today one, when the speedups that enter the
+ * figures (of one model, or across the models) were measured on more than
+ * one GPU model.  CPU and unknown devices are not GPU models. */
+static json_t *warnings(struct ctx *c, const json_t *models)
+{
+	json_t *list = json_array(), *tot = json_object(), *m, *n;
+	const char *name, *gpu;
+	struct kj__buf b;
+	size_t k, count;
+	int bad;
+
+	if (!list || !tot) {
+		c->oom = 1;
+		json_decref(list);
+		json_decref(tot);
+		return NULL;
+	}
+	json_object_foreach((json_t *)(uintptr_t)models, name, m)
+		json_object_foreach(json_object_get(m, "gpu_models"), gpu, n) {
+			const json_t *t = json_object_get(tot, gpu);
+
+			if (strcmp(gpu, "cpu") && strcmp(gpu, "unknown"))
+				set(c, tot, gpu, json_integer(json_integer_value(n) +
+							      (t ? json_integer_value(t) : 0)));
+		}
+	count = json_object_size(tot);
+	if (count < 2 || c->oom) {
+		json_decref(tot);
+		return list;
+	}
+	kj__buf_init(&b, 1u << 26);
+	bad = kj__buf_addf(&b, "speedups measured on different GPU models: ") != 0;
+	/* The most attempts first, then by name: a stable sentence. */
+	for (k = 0; k < count; k++) {
+		const char *best = NULL;
+		json_int_t most = -1;
+
+		json_object_foreach(tot, gpu, n)
+			if (json_integer_value(n) > most ||
+			    (json_integer_value(n) == most && strcmp(gpu, best) < 0)) {
+				best = gpu;
+				most = json_integer_value(n);
+			}
+		bad |= kj__buf_addf(&b, "%s%s (%lld attempt%s)", k ? ", " : "", best,
+				    (long long)most, most == 1 ? "" : "s") != 0;
+		json_object_del(tot, best);
+	}
+	bad |= kj__buf_addf(&b, "; compare them with care") != 0;
+	{
+		/* The names are bounded (TEXT_MAX each): 64 MiB hold more
+		 * GPU models than a store of attempts can name. */
+		char *text = bad || b.dropped ? NULL : kj__buf_take(&b);
+
+		push(c, list, text ? json_string(text) : NULL);
+		free(text);
+	}
+	kj__buf_release(&b);
+	json_decref(tot);
+	return list;
 }
 
 /* Each operator's record gets every model's figures and attempts. */
@@ -735,7 +855,7 @@ static void fill_ops(struct ctx *c)
 int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 {
 	struct ctx c;
-	json_t *root = NULL, *suite = NULL, *models = NULL, *list = NULL;
+	json_t *root = NULL, *suite = NULL, *models = NULL, *list = NULL, *warn = NULL;
 	long long run_id = 0;
 	size_t i, k;
 	int rc;
@@ -779,12 +899,13 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 		for (k = 0; k < c.n_models; k++)
 			set(&c, models, c.models[k].name, model_figures(&c, &c.models[k]));
 		fill_ops(&c);
+		warn = warnings(&c, models);
 	}
 	if (suite && json_is_object(suite))
 		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
 	if (!c.oom) {
-		root = json_pack("{sOsOsOsO}", "suite", suite ? suite : json_null(), "models",
-				 models, "attempts", list, "operators", c.ops);
+		root = json_pack("{sOsOsOsOsO}", "suite", suite ? suite : json_null(), "warnings",
+				 warn, "models", models, "attempts", list, "operators", c.ops);
 		if (!root)
 			c.oom = 1;
 	}
@@ -797,6 +918,7 @@ out:
 	json_decref(suite);
 	json_decref(models);
 	json_decref(list);
+	json_decref(warn);
 	json_decref(c.ops);
 	json_decref(c.op_index);
 	for (k = 0; k < c.n_models; k++) {
@@ -811,6 +933,7 @@ out:
 		free(m->pass);
 		free(m->best);
 		free(m->recs);
+		json_decref(m->gpus);
 	}
 	free(c.models);
 	if (rc == KJ_OK)

@@ -212,6 +212,42 @@ static void suite_line(struct out *o, const json_t *suite, int md)
 	adds(o, ".");
 }
 
+/* The report's warnings (its JSON's "warnings"), each a line that no
+ * reader can miss: in Markdown a quoted bold line, in HTML a notice. */
+static void warnings_block(struct out *o, const json_t *m, int md)
+{
+	const json_t *w = json_object_get(m, "warnings");
+	size_t i;
+
+	if (!json_array_size(w))
+		return;
+	if (!md)
+		adds(o, "<div id=\"warnings\" class=\"warn\" role=\"alert\">");
+	for (i = 0; i < json_array_size(w); i++) {
+		const char *s = json_string_value(json_array_get(w, i));
+
+		if (md) {
+			adds(o, "> **Warning:** ");
+			md_esc(o, s ? s : "");
+			adds(o, "\n\n");
+		} else {
+			adds(o, "<p class=\"warning\"><b>Warning:</b> ");
+			esc(o, s ? s : "");
+			adds(o, "</p>");
+		}
+	}
+	if (!md)
+		adds(o, "</div>\n");
+}
+
+/* An attempt's node and GPU ("-" for none: a store of before, the CPU). */
+static const char *env_or_dash(const json_t *a, const char *key)
+{
+	const char *s = json_string_value(json_object_get(a, key));
+
+	return s && *s ? s : "-";
+}
+
 /* ---- Markdown -------------------------------------------------------------- */
 
 char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
@@ -235,7 +271,9 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 
 	adds(&o, "# kjudge report\n\n");
 	suite_line(&o, json_object_get(m, "suite"), 1);
-	adds(&o, "\n\nRates are shares of the suite's operators (attempts for the attempt "
+	adds(&o, "\n\n");
+	warnings_block(&o, m, 1);
+	adds(&o, "Rates are shares of the suite's operators (attempts for the attempt "
 		 "pass rate) with their Wilson 95 % interval; every figure that is not a "
 		 "count has three decimals (docs/metrics.md).\n\n## Models\n\n");
 	adds(&o, "| model | operators | accuracy | clean pass rate |");
@@ -348,6 +386,29 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 		}
 		adds(&o, " |\n");
 	}
+
+	adds(&o, "\n## Attempts\n\nEvery attempt counted, with where its figures were "
+		 "measured (the judge's node, the GPU; `-`: none recorded, or the CPU).\n\n"
+		 "| model | operator | attempt | verdict | clean | speedup | node | GPU |\n"
+		 "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	for (i = 0; i < json_array_size(json_object_get(m, "attempts")); i++) {
+		const json_t *a = json_array_get(json_object_get(m, "attempts"), i);
+
+		adds(&o, "| ");
+		md_esc(&o, str(a, "model"));
+		adds(&o, " | ");
+		md_esc(&o, str(a, "task"));
+		adds(&o, " | ");
+		md_esc(&o, str(a, "attempt"));
+		adds(&o, " | ");
+		md_esc(&o, str(a, "verdict"));
+		add(&o, " | %s | %s | ", json_is_true(json_object_get(a, "clean")) ? "yes" : "no",
+		    f(a, "speedup", b, sizeof(b)));
+		md_esc(&o, env_or_dash(a, "node"));
+		adds(&o, " | ");
+		md_esc(&o, env_or_dash(a, "gpu"));
+		adds(&o, " |\n");
+	}
 	return finish(&o, err);
 }
 
@@ -370,6 +431,10 @@ static const char css[] =
 	".att{margin:6px 0 6px 8px;text-align:left}"
 	".msg{white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px}"
 	".pass{color:#176d1a}.fail{color:#a11}"
+	".warn{border:2px solid #c77700;border-left-width:8px;background:#fff4e0;"
+	"color:#5a3500;padding:8px 12px;margin:12px 0;border-radius:4px}"
+	".warn p{margin:2px 0;font-size:14px;overflow-wrap:anywhere}"
+	".env{color:#555}"
 	"svg text{font:11px system-ui,sans-serif;fill:#333}";
 
 static const char *colour(size_t i)
@@ -666,6 +731,11 @@ static void html_attempt(struct out *o, const json_t *a)
 		esc(o, str(a, "error_type"));
 	}
 	add(o, ", speedup %s", f(a, "speedup", b, sizeof(b)));
+	adds(o, " <span class=\"env\">(node <span data-k=\"node\">");
+	esc(o, env_or_dash(a, "node"));
+	adds(o, "</span>, GPU <span data-k=\"gpu\">");
+	esc(o, env_or_dash(a, "gpu"));
+	adds(o, "</span>)</span>");
 	if (json_is_string(json_object_get(a, "message"))) {
 		adds(o, "<div class=\"msg\">");
 		esc(o, str(a, "message"));
@@ -733,6 +803,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 	adds(&o, " Rates are shares of the suite's operators (attempts for the attempt pass "
 		 "rate), under each its Wilson 95 % interval; every figure that is not a count "
 		 "has three decimals.</p>\n");
+	warnings_block(&o, m, 0);
 
 	/* The models' table. */
 	adds(&o, "<h2>Models</h2><div class=\"wrap\"><table id=\"models\"><tr>"

@@ -23,8 +23,12 @@ for row in db.execute(sys.argv[2]):
 PY
 }
 
-# The whole study once; the tests below read its store and output.
-"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >"$kj_root/out1" 2>"$kj_root/err1"
+# The whole study once; the tests below read its store and output.  As a
+# Slurm job would (some of its variables set, one empty, the rest unset):
+# each attempt's env records the judge's own node and job.
+env -u SLURM_ARRAY_JOB_ID -u SLURM_RESTART_COUNT -u SLURMD_NODENAME \
+	SLURM_JOB_ID=4242 SLURM_ARRAY_TASK_ID=7 SLURM_CLUSTER_NAME= \
+	"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >"$kj_root/out1" 2>"$kj_root/err1"
 echo $? >"$kj_root/rc1"
 
 test_expect 'eval judges every good line and exits 0' '
@@ -85,6 +89,19 @@ test_expect 'timings of every benchmarked case, the tokens and times of the gene
 	test "$(q "SELECT count(*) FROM candidates")" = 7
 	test "$(q "SELECT count(*) FROM suite_tasks")" = 3
 	q "SELECT env FROM attempts WHERE task = '\''relu'\'' AND model = '\''m1'\''" | grep -q torch
+'
+
+test_expect 'every attempt'\''s env names the judge'\''s node and its Slurm job, beside the worker'\''s keys' '
+	"$KJ_PYTHON" - "$store" "$(hostname)" <<-"PY"
+	import json, sqlite3, sys
+	rows = sqlite3.connect(sys.argv[1]).execute("SELECT task, model, env FROM attempts").fetchall()
+	assert len(rows) == 7, rows
+	for task, model, env in rows:
+	    e = json.loads(env)
+	    assert e["node"] == sys.argv[2], (task, model, e)
+	    assert e["slurm"] == {"SLURM_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "7"}, (task, model, e)
+	    assert "torch" in e and "python" in e and "cuda_available" in e, (task, model, e)
+	PY
 '
 
 test_expect 'one baseline per task and case: the later candidate is given the first one'\''s' '
@@ -152,6 +169,10 @@ test_expect 'a task that does not load is the task'\''s error, charged to nobody
 	"$KJ_PYTHON" -c "
 import sqlite3; r = sqlite3.connect(\"broken.db\").execute(\"SELECT status, category, charged, message FROM attempts\").fetchone()
 assert r[:3] == (\"task_error\", \"task\", \"task\") and \"this task is broken\" in r[3], r"
+	# No worker said what it ran on; the judge still says where it ran.
+	"$KJ_PYTHON" -c "
+import json, sqlite3; e = json.loads(sqlite3.connect(\"broken.db\").execute(\"SELECT env FROM attempts\").fetchone()[0])
+assert e[\"node\"] == \"$(hostname)\" and \"torch\" not in e, e"
 '
 
 test_expect 'a corrupt, a foreign, a locked store and bad operands: exit 2, the file left as it was' '

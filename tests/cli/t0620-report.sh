@@ -11,11 +11,12 @@ CHROMIUM=${KJ_CHROMIUM:-chromium}
 # make_db PATH: a store (schema.sql, as kjudge creates it) of two runs, two
 # models (one named with markup), an operator with a long unbreakable name,
 # one with no attempt, one with six attempts, and a candidate's message
-# holding a <script>.
+# holding a <script>.  m1's clean speedups were measured on an H200, on an
+# A100 (on an H200 too with `make_db PATH one-gpu`) and on the CPU.
 make_db() {
-	"$KJ_PYTHON" - "$root/lib/store/schema.sql" "$1" <<'PY'
-import sqlite3, sys
-schema, path = sys.argv[1], sys.argv[2]
+	"$KJ_PYTHON" - "$root/lib/store/schema.sql" "$1" "${2:-}" <<'PY'
+import json, sqlite3, sys
+schema, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 db = sqlite3.connect(path)
 db.execute("PRAGMA application_id = %d" % 0x6b6a6467)
 db.executescript(open(schema).read())
@@ -35,21 +36,26 @@ for key, name, level, prob in tasks:
                (key, name, f"level{level}/{name}.py", level, prob))
     db.execute("INSERT INTO suite_tasks VALUES (2, ?)", (key,))
 db.execute("INSERT INTO candidates VALUES ('c0', 'x')")
-def att(key, task, model, label, status, clean, cat, speedup, tok=(10, 20), gen=1.0):
+def att(key, task, model, label, status, clean, cat, speedup, tok=(10, 20), gen=1.0,
+        gpu=None):
+    env = None if gpu is None else json.dumps({"node": "node-" + key, "device_name": gpu,
+                                               "driver": "550.54", "torch": "2.11.0"})
     db.execute("""INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt,
       round, cand_sha256, origin, prompt_tokens, completion_tokens, generation_s, device,
       state, status, clean, error_type, category, charged, message, speedup, judge_s,
-      started_at, finished_at) VALUES (?, 2, ?, ?, ?, ?, 1, 'c0', 'o', ?, ?, ?, 'cpu',
-      'done', ?, ?, ?, ?, 'candidate', ?, ?, 3.0, ?, ?)""",
+      started_at, finished_at, env) VALUES (?, 2, ?, ?, ?, ?, 1, 'c0', 'o', ?, ?, ?, ?,
+      'done', ?, ?, ?, ?, 'candidate', ?, ?, 3.0, ?, ?, ?)""",
       (key, task, dict((k, n) for k, n, _, _ in tasks)[task], model, label, tok[0], tok[1],
-       gen, status, clean, None if cat is None else "SomeError", cat,
-       f"failed: <script>document.title='pwned'</script> & more ({key})", speedup, T, T))
+       gen, "cpu" if gpu is None else "cuda:0", status, clean,
+       None if cat is None else "SomeError", cat,
+       f"failed: <script>document.title='pwned'</script> & more ({key})", speedup, T, T, env))
 # m1: A clean 2.0 and 1.0; B 6 attempts, one clean 1.5; C clean 0.25; D none.
-att("a1", "kA", "m1", "0", "pass", 1, None, 2.0)
-att("a2", "kA", "m1", "1", "pass", 1, None, 1.0)
+att("a1", "kA", "m1", "0", "pass", 1, None, 2.0, gpu="NVIDIA H200")
+att("a2", "kA", "m1", "1", "pass", 1, None, 1.0, gpu="NVIDIA H200")
 for i in range(5):
     att(f"b{i}", "kB", "m1", str(i), "fail", 0, "accuracy", None, tok=(None, None))
-att("b5", "kB", "m1", "5", "pass", 1, None, 1.5)
+att("b5", "kB", "m1", "5", "pass", 1, None, 1.5,
+    gpu="NVIDIA H200" if mode == "one-gpu" else "NVIDIA A100-SXM4-80GB")
 att("c1", "kC", "m1", "0", "pass", 1, None, 0.25)
 # m<2>: A not clean (static), B judge error, D build failure.
 att("x1", "kA", "m<2>", "0", "pass", 0, "static", 3.0)
@@ -112,6 +118,22 @@ test_expect 'report writes the three files, and the Markdown to stdout without t
 	jget r.json "d[\"models\"][\"m<2>\"][\"clean_pass_rate\"]" | grep -qx 0.0 &&
 	grep -q "| m1 | 4 | 0.750 \[" r.md &&
 	grep -q "m&lt;2&gt;" r.md && ! grep -q "<script" r.md
+'
+
+test_expect 'speedups of two GPU models: counted per model, a warning in every rendering; one GPU model: none' '
+	make_db two.db && "$KJUDGE" report two.db --md two.md --html two.html --json two.json >out 2>err &&
+	jget two.json "sorted(d[\"models\"][\"m1\"][\"gpu_models\"].items())" |
+		grep -qx "\[(.NVIDIA A100-SXM4-80GB., 1), (.NVIDIA H200., 2), (.cpu., 1)\]" &&
+	jget two.json "d[\"warnings\"]" | grep -q "different GPU models: NVIDIA H200 (2 attempts), NVIDIA A100-SXM4-80GB (1 attempt)" &&
+	jget two.json "[(a[\"node\"], a[\"gpu\"], a[\"driver\"]) for a in d[\"attempts\"] if a[\"task\"] == \"19_ReLU\" and a[\"model\"] == \"m1\"][0]" |
+		grep -qx "(.node-a1., .NVIDIA H200., .550.54.)" &&
+	grep -q "warning: speedups measured on different GPU models" err &&
+	grep -q "^> \*\*Warning:\*\* speedups measured on different GPU models" two.md &&
+	grep -qF "| m1 | 19\\_ReLU | 0 | pass | yes | 2.000 | node-a1 | NVIDIA H200 |" two.md &&
+	grep -q "<div id=\"warnings\" class=\"warn\"" two.html &&
+	make_db one.db one-gpu && "$KJUDGE" report one.db --md one.md --html one.html --json one.json >out 2>err &&
+	jget one.json "d[\"warnings\"], d[\"models\"][\"m1\"][\"gpu_models\"]" | grep -qx "\[\] {.NVIDIA H200.: 3, .cpu.: 1}" &&
+	! grep -q "warning" err && ! grep -q "Warning" one.md one.html
 '
 
 test_expect 'the page references nothing outside itself and escapes the store text' '
@@ -213,6 +235,15 @@ test_expect 'headless Chromium: plots drawn, nothing cut off, the JSON'"'"'s num
 	    else if (got !== c[1]) errs.push(c[0] + " holds " + JSON.stringify(got) + ", not " + c[1]);
 	  });
 	  if (document.title !== "kjudge report") errs.push("title changed: " + document.title);
+	  var w = document.getElementById("warnings"), mt = document.getElementById("models");
+	  if (!w) errs.push("no warning shown");
+	  else {
+	    var wr = w.getBoundingClientRect();
+	    if (!w.checkVisibility() || wr.height < 20 || wr.width < 400) errs.push("the warning is not visible: " + wr.width + "x" + wr.height);
+	    if (!(wr.bottom <= mt.getBoundingClientRect().top && wr.top < 400)) errs.push("the warning is not near the top: " + wr.top);
+	    if (w.textContent.indexOf("different GPU models") < 0) errs.push("the warning says " + w.textContent);
+	    if (getComputedStyle(w).backgroundColor === "rgba(0, 0, 0, 0)") errs.push("the warning is not styled");
+	  }
 	  var d = document.querySelector("details[data-op=\\"" + E.op + "\\"]");
 	  var rows = d ? d.querySelectorAll(".model[data-model=\\"" + E.model + "\\"] tr.case") : [];
 	  var shown = function () { var n = 0; rows.forEach(function (r) { if (r.checkVisibility() && r.getBoundingClientRect().height > 0) n++; }); return n; };

@@ -84,6 +84,9 @@ for task, impl, ref, sp in t:
     assert impl > 0 and ref > 0 and abs(sp - ref / impl) < 1e-9 * sp, (task, impl, ref, sp)
 src = db.execute(\"SELECT source FROM candidates c JOIN attempts a USING (cand_sha256) WHERE a.model = \x27good\x27 AND a.task = \x27parsuite-dot-opencl:omp\x27\").fetchone()[0]
 assert list(json.loads(src)) == [\"main.c\"]
+# Every verdict, the task_error of a failing baseline too, names the judge'\''s node.
+for st, env in db.execute(\"SELECT status, env FROM attempts\"):
+    assert json.loads(env)[\"node\"] == \"$(hostname)\", (st, env)
 "
 '
 

@@ -28,7 +28,9 @@
  *       D  0 fail limit
  *       (no tokens, no generation time)
  *   m3  F  0 pass clean
- * Every m1 attempt has generation_s 1.5 (but A/1) and judge_s 2.0.
+ * Every m1 attempt has generation_s 1.5 (but A/1) and judge_s 2.0.  Every
+ * attempt is on the CPU with env NULL (a store of before attempts.env named
+ * the node); metrics_gpu_models gives some a GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -290,6 +292,21 @@ KJ_TEST(metrics_hand_computed)
 			CHECK_NEAR(a, "speedup_recorded", 7.0); /* kept, not shown */
 	}
 
+	/* env NULL: no node, no GPU, no driver; the four clean speedups of m1
+	 * (A0, C0, C1, E1) measured on the CPU; no warning. */
+	for (i = 0; i < json_array_size(att); i++) {
+		json_t *a = json_array_get(att, i);
+
+		KJ_CHECK(json_is_null(json_object_get(a, "node")));
+		KJ_CHECK(json_is_null(json_object_get(a, "gpu")));
+		KJ_CHECK(json_is_null(json_object_get(a, "driver")));
+	}
+	CHECK_NEAR(m1, "gpu_models/cpu", 4);
+	KJ_CHECK_INT(json_object_size(json_object_get(m1, "gpu_models")), 1);
+	CHECK_NEAR(m2, "gpu_models/cpu", 1);
+	KJ_CHECK(json_is_array(json_object_get(m, "warnings")));
+	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 0);
+
 	/* The operators, by level and problem: A B C D E. */
 	op = json_object_get(m, "operators");
 	KJ_CHECK_INT(json_array_size(op), 5);
@@ -365,6 +382,128 @@ KJ_TEST(metrics_renderings_escape_and_agree)
 	/* C's row: m1's best 3.000 of 2 clean in 6, m2's none of 0 clean in 1. */
 	KJ_CHECK(strstr(md, "| C | 1 | 3 | 3.000 (2/6 clean) | - (0/1 clean) |") != NULL);
 	KJ_CHECK(strstr(html, "1.651") != NULL);
+	free(md);
+	free(html);
+	json_decref(m);
+}
+
+/* An attempt's device and env. */
+static void set_env(struct kj_store *s, const char *key, const char *device, const char *env)
+{
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql), "UPDATE attempts SET device = '%s', env = %s WHERE "
+		 "attempt_key = '%s'", device, env, key);
+	exec(s, sql);
+}
+
+/* The attempt of a model, task and label in the JSON's attempts. */
+static const json_t *find_attempt(const json_t *m, const char *model, const char *task,
+				  const char *label)
+{
+	const json_t *att = json_object_get(m, "attempts");
+	size_t i;
+
+	for (i = 0; i < json_array_size(att); i++) {
+		const json_t *a = json_array_get(att, i);
+
+		if (!strcmp(json_string_value(json_object_get(a, "model")), model) &&
+		    !strcmp(json_string_value(json_object_get(a, "task")), task) &&
+		    !strcmp(json_string_value(json_object_get(a, "attempt")), label))
+			return a;
+	}
+	kj_test_fail(__FILE__, __LINE__, "no attempt %s %s %s", model, task, label);
+	return NULL;
+}
+
+#define H200 "NVIDIA H200"
+#define A100 "NVIDIA A100-SXM4-80GB"
+
+/*
+ * Where the speedups were measured.  m1's clean speedups: A0 on the CPU of
+ * a machine with an H200 (the CPU's), C0 on an H200, C1 on an A100, E1 on
+ * a GPU with env NULL (unknown); B0 on an A100 is not clean (not counted);
+ * m2's A0 on an H200.  Two GPU models: the warning.  C1 moved to an H200:
+ * one, no warning.
+ */
+KJ_TEST(metrics_gpu_models)
+{
+	struct kj_store *s = make_store(kj_test_path("g.db"));
+	struct kj_error err;
+	json_t *m = NULL;
+	const json_t *a, *w;
+	char *md, *html;
+
+	set_env(s, "m1A0", "cpu", "'{\"node\": \"n0\", \"device_name\": \"" H200 "\"}'");
+	set_env(s, "m1C0", "cuda:0", "'{\"node\": \"n1\", \"device_name\": \"" H200 "\", "
+		"\"driver\": \"550.54\", \"torch\": \"2.11.0\"}'");
+	set_env(s, "m1C1", "cuda:0", "'{\"node\": \"n2\", \"device_name\": \"" A100 "\"}'");
+	set_env(s, "m1E1", "cuda:0", "NULL");
+	set_env(s, "m1B0", "cuda:0", "'{\"node\": \"n2\", \"device_name\": \"" A100 "\"}'");
+	set_env(s, "m2A0", "cuda:1", "'{\"node\": \"n1\", \"device_name\": \"" H200 "\"}'");
+	set_env(s, "m1A1", "cuda:0", "'not json'");
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+
+	a = find_attempt(m, "m1", "C", "0");
+	KJ_CHECK_STR(json_string_value(json_object_get(a, "node")), "n1");
+	KJ_CHECK_STR(json_string_value(json_object_get(a, "gpu")), H200);
+	KJ_CHECK_STR(json_string_value(json_object_get(a, "driver")), "550.54");
+	a = find_attempt(m, "m1", "A", "0"); /* the CPU's figures: no GPU */
+	KJ_CHECK_STR(json_string_value(json_object_get(a, "node")), "n0");
+	KJ_CHECK(json_is_null(json_object_get(a, "gpu")));
+	KJ_CHECK(json_is_null(json_object_get(a, "driver")));
+	a = find_attempt(m, "m1", "E", "1"); /* env NULL */
+	KJ_CHECK(json_is_null(json_object_get(a, "node")) && json_is_null(json_object_get(a, "gpu")));
+	a = find_attempt(m, "m1", "A", "1"); /* env not JSON */
+	KJ_CHECK(json_is_null(json_object_get(a, "node")) && json_is_null(json_object_get(a, "gpu")));
+
+	CHECK_NEAR(m, "models/m1/gpu_models/cpu", 1);
+	CHECK_NEAR(m, "models/m1/gpu_models/" H200, 1);
+	CHECK_NEAR(m, "models/m1/gpu_models/" A100, 1);
+	CHECK_NEAR(m, "models/m1/gpu_models/unknown", 1);
+	KJ_CHECK_INT(json_object_size(json_object_get(json_object_get(json_object_get(m,
+		"models"), "m1"), "gpu_models")), 4);
+	CHECK_NEAR(m, "models/m2/gpu_models/" H200, 1);
+	KJ_CHECK_INT(json_object_size(json_object_get(json_object_get(json_object_get(m,
+		"models"), "m2"), "gpu_models")), 1);
+	/* The figures themselves are as before. */
+	CHECK_NEAR(m, "models/m1/speedup", cbrt(4.5));
+	w = json_object_get(m, "warnings");
+	KJ_CHECK_INT(json_array_size(w), 1);
+	KJ_CHECK_STR(json_string_value(json_array_get(w, 0)),
+		     "speedups measured on different GPU models: " H200 " (2 attempts), " A100
+		     " (1 attempt); compare them with care");
+	md = kj_metrics_markdown(m, &err);
+	html = kj_metrics_html(m, &err);
+	KJ_CHECK(md && html);
+	/* The warning near the top (before the models' table), in both. */
+	KJ_CHECK(strstr(md, "> **Warning:** speedups measured on different GPU models") != NULL);
+	KJ_CHECK(strstr(md, "> **Warning:**") < strstr(md, "## Models"));
+	KJ_CHECK(strstr(html, "<div id=\"warnings\" class=\"warn\"") != NULL);
+	KJ_CHECK(strstr(html, "id=\"warnings\"") < strstr(html, "<table id=\"models\""));
+	/* Each attempt says where it ran. */
+	KJ_CHECK(strstr(md, "| m1 | C | 0 | pass | yes | 3.000 | n1 | " H200 " |") != NULL);
+	KJ_CHECK(strstr(md, "| m1 | E | 1 | pass | yes | 1.500 | - | - |") != NULL);
+	KJ_CHECK(strstr(html, "(node <span data-k=\"node\">n2</span>, GPU <span "
+			"data-k=\"gpu\">" A100 "</span>)") != NULL);
+	free(md);
+	free(html);
+	json_decref(m);
+
+	/* One GPU model: no warning, anywhere. */
+	set_env(s, "m1C1", "cuda:0", "'{\"node\": \"n2\", \"device_name\": \"" H200 "\"}'");
+	m = NULL;
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	kj_store_close(s);
+	CHECK_NEAR(m, "models/m1/gpu_models/" H200, 2);
+	KJ_CHECK(json_object_get(json_object_get(json_object_get(json_object_get(m, "models"),
+		"m1"), "gpu_models"), A100) == NULL);
+	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 0);
+	md = kj_metrics_markdown(m, &err);
+	html = kj_metrics_html(m, &err);
+	KJ_CHECK(md && html);
+	KJ_CHECK(strstr(md, "Warning") == NULL);
+	KJ_CHECK(strstr(html, "Warning") == NULL && strstr(html, "id=\"warnings\"") == NULL);
 	free(md);
 	free(html);
 	json_decref(m);
