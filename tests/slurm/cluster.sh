@@ -123,7 +123,9 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$sock
+# cred_expire: also how long a requeued job waits before it may start again
+# (default 120s, which would make every requeue test take two minutes).
+AuthInfo=socket=$sock,cred_expire=${KJ_SLURM_CRED_EXPIRE:-10}
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/slurmd-%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
@@ -134,7 +136,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 MailProg=/bin/true
 # No cgroups in the container: track processes through /proc, bind nothing.
-ProctrackType=proctrack/linuxproc
+ProctrackType=${KJ_SLURM_PROCTRACK:-proctrack/linuxproc}
 TaskPlugin=task/none
 SwitchType=switch/none
 MpiDefault=none
