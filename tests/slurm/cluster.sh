@@ -14,7 +14,8 @@
 # container without systemd or cgroups.  Typical use:
 #
 #   d=$(mktemp -d); trap 'tests/slurm/cluster.sh stop "$d"' EXIT
-#   eval "$(tests/slurm/cluster.sh start "$d")"
+#   envs=$(tests/slurm/cluster.sh start "$d")   # not eval "$(...)": that
+#   eval "$envs"                                # would hide a failed start
 #   sbatch --array=0-3 ...
 #
 # `stop` is safe to call twice and after a failed `start`.  See NOTES.md.

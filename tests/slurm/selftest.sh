@@ -56,7 +56,9 @@ wait_until() {
 }
 
 t0=$(date +%s.%N)
-eval "$("$cluster" start "$d")"
+# Not eval "$(... start)": eval of an empty string succeeds, set -e or not.
+envs=$("$cluster" start "$d") || { fail "cluster.sh start"; exit 1; }
+eval "$envs"
 say "cluster up in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')s: $(sinfo -h -N -o '%N %t %c CPUs')"
 [ -n "${SLURM_CONF:-}" ] || { fail "no SLURM_CONF from start"; exit 1; }
 envl=$("$cluster" env "$d")
@@ -99,6 +101,9 @@ if wait_until 60 all4; then ok "all 4 outputs"; else fail "outputs: $(ls "$out")
 wait_until 20 queue_empty "$job" || fail "job $job still in the queue"
 say "jobcomp lines for $job: $(grep -c "ArrayJobId=$job " "$d/log/jobcomp.txt" || true)"
 say "sacct: $(sacct -j "$job" -n -o JobID,State,ExitCode 2>&1 | head -n3 | tr '\n' ';')"
+# sacct -c reads the jobcomp/filetxt file: raw job ids only, and it complains
+# about the ArrayJobId/ArrayTaskId fields on stderr.
+say "sacct -c (stderr dropped): $(sacct -c -n -P -o JobIDRaw,State,ExitCode 2>/dev/null | tr '\n' ';')"
 
 # --- 2. requeue of a running array task ------------------------------------------
 say "2. scontrol requeue of a running array task"
@@ -212,6 +217,9 @@ else
 fi
 say "jobcomp: $(grep "JobId=$kjob " "$d/log/jobcomp.txt" | sed -n 's/.*JobState=\([A-Z_]*\).* ExitCode=\([0-9:]*\).*/\1 \2/p')"
 
+sc=$(sacct -c -n -P -j "$kjob" -o JobID,State,ExitCode 2>/dev/null | head -n1)
+say "sacct -c -j $kjob: $sc"
+case $sc in "$kjob|FAILED|0:9") ok "sacct -c reports the kill -9" ;; *) fail "sacct -c -j $kjob: $sc" ;; esac
 say "versions: $(sinfo -V), $(munged -V 2>&1 | head -n1)"
 cd /
 if [ $fails -ne 0 ]; then say "$fails failure(s)"; exit 1; fi
