@@ -163,8 +163,8 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus Boards=${boards:-1} SocketsPerBoard
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 
-	# munged: everything under DIR.  --force in case it dislikes the
-	# ownership/permissions of a parent directory.
+	# munged: everything under DIR.  --force: without it munged refuses a
+	# socket whose parent directories lack o+x, and mktemp -d makes DIR 0700.
 	KJ_SLURM_CLUSTER=$dir munged --socket="$sock" --key-file="$dir/munge/munge.key" \
 		--pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
 		--seed-file="$dir/munge/munged.seed" --force </dev/null ||
