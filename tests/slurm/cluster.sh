@@ -169,8 +169,7 @@ EOF
 		--pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
 		--seed-file="$dir/munge/munged.seed" --force </dev/null ||
 		{ show_logs; die "munged did not start"; }
-	local i
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -S "$sock" ] && break
 		sleep 0.1
 	done
@@ -227,9 +226,11 @@ cluster_procs() {
 		# slurmstepd overwrites its environment with its process title, so
 		# find it by its open files: it holds DIR/log/slurmd.log open.
 		for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
-			if ls -l "/proc/$p/fd" 2>/dev/null | grep -qF -- "-> $dir/"; then
-				echo "/proc/$p/environ"
-			fi
+			for f in "/proc/$p/fd/"*; do
+				case $(readlink "$f" 2>/dev/null) in
+				"$dir"/*) echo "/proc/$p/environ"; break ;;
+				esac
+			done
 		done
 	} | while read -r f; do
 		p=${f#/proc/}
@@ -295,7 +296,7 @@ stop() {
 	done
 	# shellcheck disable=SC2086
 	term_wait_kill 5 $others
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046
 	term_wait_kill 10 $munge $(cluster_procs)
 	local left
 	left=$(cluster_procs | tr '\n' ' ')

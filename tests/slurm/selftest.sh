@@ -116,17 +116,33 @@ ev() { echo "$EPOCHREALTIME task=$i restart=${SLURM_RESTART_COUNT-unset} job=$SL
 echo run >>"$out/count.$i"
 ev start
 if [ "$i" = 1 ] && [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
-	for s in TERM INT HUP USR1 USR2 CONT QUIT; do trap "ev main-sig=$s" $s; done
-	# a child that also logs its signals (is the whole job signalled?)
-	( for s in TERM INT HUP USR1 USR2 CONT QUIT; do trap "ev child-sig=$s" $s; done
-	  while :; do sleep 0.2; done ) &
-	end=$((SECONDS + 120))
-	while [ $SECONDS -lt $end ]; do
-		echo "$EPOCHREALTIME" >"$out/alive.$i"
-		sleep 0.2 & wait $!
-	done
-	ev survived
-	exit 0
+	# The main process logs every signal it gets, and so does a child.
+	# Python, not bash traps: bash lost the TERM trap once when SIGCONT and
+	# SIGTERM came together.  exec: the logger is the batch script's process.
+	export KJ_EV_PREFIX="task=$i restart=${SLURM_RESTART_COUNT-unset} job=$SLURM_JOB_ID"
+	exec python3 -c '
+import os, signal, sys, time
+out = sys.argv[1]
+who = "main"
+def ev(msg):
+    with open(out + "/events", "a") as f:
+        f.write("%.6f %s pid=%d %s\n" % (time.time(), os.environ["KJ_EV_PREFIX"], os.getpid(), msg))
+def h(sig, frame):
+    ev("%s-sig=%s" % (who, signal.Signals(sig).name[3:]))
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
+          signal.SIGUSR2, signal.SIGCONT, signal.SIGQUIT):
+    signal.signal(s, h)
+if os.fork() == 0:
+    who = "child"
+    while True:
+        time.sleep(0.2)
+end = time.time() + 120
+while time.time() < end:
+    with open(out + "/alive.1", "w") as f:
+        f.write("%.6f\n" % time.time())
+    time.sleep(0.2)
+ev("survived")
+' "$out"
 fi
 sleep 2
 echo "$i" >"$out/r$i"
