@@ -934,9 +934,12 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (publish_dir) {
 		char pub[PATH_MAX];
 
+		char label[PATH_MAX + 32];
+
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
+		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
-		    kj__cmd_merge_one(cmd, store, pub, "resumed from", prog.quiet, &err) < 0) {
+		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet, &err) < 0) {
 			exit_code = err.code == KJ_ENOMEM || err.code == KJ_EIO ? KJ_EXIT_FAIL
 										: KJ_EXIT_USAGE;
 			goto out;

@@ -416,7 +416,7 @@ static int merge_shard(struct follow *f, int i)
 	if (st.st_ino == m->st_ino && st.st_dev == m->st_dev && st.st_size == m->st_size &&
 	    st.st_mtim.tv_sec == m->st_mtim.tv_sec && st.st_mtim.tv_nsec == m->st_mtim.tv_nsec)
 		return 0;
-	snprintf(label, sizeof(label), "shard %d/%d:", i, f->plan.shards);
+	snprintf(label, sizeof(label), "shard %d/%d merged", i, f->plan.shards);
 	if (kj__cmd_merge_one(f->x->cmd, f->x->store, path, label, f->x->quiet, &err) < 0)
 		return -1;
 	*m = st;

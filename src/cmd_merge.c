@@ -44,8 +44,8 @@ int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, cons
 		return -1;
 	}
 	if (!quiet) {
-		printf("kjudge %s: %s %s: %lld attempts new, %lld replacing judge errors, %lld "
-		       "already there", cmd->name, label, src, st.attempts_new,
+		printf("kjudge %s: %s: %lld attempts new, %lld replacing judge errors, %lld "
+		       "already there", cmd->name, label, st.attempts_new,
 		       st.attempts_replaced, st.attempts_same);
 		if (st.attempts_running)
 			printf(", %lld still running there (left out)", st.attempts_running);
@@ -83,12 +83,16 @@ int kj_cmd_merge(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
 		goto out;
 	}
-	for (i = 0; i < args.n_operands; i++)
-		if (kj__cmd_merge_one(cmd, store, args.operands[i], "merged", quiet, &err) < 0) {
+	for (i = 0; i < args.n_operands; i++) {
+		char label[4200];
+
+		snprintf(label, sizeof(label), "merged %s", args.operands[i]);
+		if (kj__cmd_merge_one(cmd, store, args.operands[i], label, quiet, &err) < 0) {
 			exit_code = err.code == KJ_ENOMEM || err.code == KJ_EIO ? KJ_EXIT_FAIL
 										: KJ_EXIT_USAGE;
 			break;
 		}
+	}
 out:
 	kj_store_close(store);
 	kj_cli_args_release(&args);

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# t0795-eval-slurm.sh - kjudge eval on a real Slurm cluster: a single-node
+# cluster on loopback (tests/slurm/cluster.sh: munged, slurmctld, slurmd,
+# a slurm.conf of the test's own), a 4-shard array over CPU tasks followed
+# with --wait; one running array task requeued with `scontrol requeue`,
+# another's kjudge killed with kill -9 (--wait submits that shard again);
+# the merged store ends with the verdicts of a local run, each attempt
+# once, and the report reads it while it is merged.  The cluster is stopped
+# and nothing is left running.  Needs Slurm and munge (scripts/install-deps
+# installs them) and $KJ_PYTHON with torch (CPU).
+. "$(dirname "$0")/lib.sh"
+
+suite=$KJ_TESTS/eval/suite
+gens=$KJ_TESTS/eval/cands/generations.jsonl
+cluster=$KJ_TESTS/slurm/cluster.sh
+cdir=$kj_root/cluster
+mkdir -p "$cdir" "$kj_root/node"
+trap '"$cluster" stop "$cdir" >/dev/null 2>&1; rm -rf "$kj_root"' EXIT
+
+verdicts() {
+	"$KJ_PYTHON" - "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for r in db.execute("""SELECT task, model, attempt, state, status, clean, error_type, category,
+                              charged, cases_total, cases_passed, static_ok, disabled_ok,
+                              (SELECT count(*) FROM case_results c WHERE c.attempt_key = a.attempt_key)
+                       FROM attempts a ORDER BY task, model, attempt"""):
+    print("|".join("" if v is None else str(v) for v in r))
+PY
+}
+
+# alive PID: a process that runs (this machine's PID 1 may leave zombies).
+alive() { grep -q '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" 2>/dev/null; }
+
+test_expect 'Slurm and munge are installed, and the cluster starts' '
+	command -v sbatch && command -v slurmctld && command -v slurmd && command -v munged
+	"$cluster" start "$cdir" >"$kj_root/cluster.env"
+	. "$kj_root/cluster.env"
+	sinfo -h -o "%t" | grep -q idle
+'
+. "$kj_root/cluster.env" 2>/dev/null || true
+
+test_expect 'a local run: the reference verdicts' '
+	"$KJUDGE" eval "$suite" "$gens" --db "$kj_root/ref.db" --verify-only -j 1 -q >/dev/null 2>&1
+	verdicts "$kj_root/ref.db" >"$kj_root/ref.txt"
+	test "$(wc -l <"$kj_root/ref.txt")" = 7
+'
+
+test_expect 'a 4-shard array, one task requeued, one kjudge killed: the local verdicts' '
+	db=$kj_root/study.db
+	KJ_SHARD_DIR=$kj_root/node KJ_SLURM_POLL_S=1 "$KJUDGE" eval "$suite" "$gens" --db "$db" \
+		--slurm --shards 4 --device cpu --verify-only -j 1 --wait >out 2>err &
+	waiter=$!
+	job=
+	for t in $(seq 1 300); do
+		job=$(squeue -h -o "%F" 2>/dev/null | head -n 1)
+		test -n "$job" && break
+		sleep 0.2
+	done
+	test -n "$job" || { cat out err; false; }
+	# Requeue the first array task seen running, once it has started judging.
+	requeued=
+	for t in $(seq 1 600); do
+		requeued=$(squeue -h -r -j "$job" -t RUNNING -o "%K" | head -n 1)
+		test -n "$requeued" && pgrep -f -- "--shard $requeued/4 --plan" >/dev/null && break
+		requeued=
+		sleep 0.2
+	done
+	test -n "$requeued"
+	sleep 2
+	scontrol requeue "${job}_$requeued"
+	# kill -9 the kjudge of another running task.
+	killed=
+	for t in $(seq 1 900); do
+		for k in $(squeue -h -r -j "$job" -t RUNNING -o "%K"); do
+			test "$k" = "$requeued" && continue
+			pid=$(pgrep -o -f -- "--shard $k/4 --plan" || true)
+			if test -n "$pid"; then
+				killed=$k
+				break
+			fi
+		done
+		test -n "$killed" && break
+		sleep 0.2
+	done
+	test -n "$killed"
+	sleep 1
+	kill -9 "$pid"
+	# The store is readable while it is merged.
+	"$KJUDGE" report "$db" --json mid.json >/dev/null 2>&1
+	wait $waiter || { echo "--wait exit $?"; cat out err; false; }
+	cat out err
+	grep -q "submitted job $job (array 0-3)" out
+	grep -q "shard $killed/4 ended without finishing; submitted again as job" err
+	grep -q "attempts of plan .*: 4 passed (1 clean), 3 failed, 0 judge or task errors, 0 not judged" out
+	verdicts "$db" >got.txt
+	diff "$kj_root/ref.txt" got.txt
+	# The requeued task ran twice (Slurm restarted it), the killed one was
+	# submitted again: both runs are in the store, with their nodes.
+	"$KJ_PYTHON" - "$db" "$requeued" <<PY
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+envs = [json.loads(e) for (e,) in db.execute("SELECT env FROM runs WHERE env IS NOT NULL")]
+shards = [e for e in envs if "shard" in e]
+assert any(e["shard"] == sys.argv[2] + "/4" and e.get("SLURM_RESTART_COUNT") == "1" for e in shards), shards
+assert all(e.get("SLURM_JOB_ID") for e in shards), shards
+nodes = {json.loads(e)["node"] for (e,) in db.execute("SELECT env FROM attempts")}
+assert len(nodes) == 1 and None not in nodes, nodes
+PY
+	cp "$db" "$kj_root/study-final.db"
+'
+
+test_expect 'the same command again: nothing left to judge, nothing submitted' '
+	before=$(squeue -h | wc -l)
+	KJ_SHARD_DIR=$kj_root/node "$KJUDGE" eval "$suite" "$gens" --db "$kj_root/study.db" --slurm \
+		--shards 4 --device cpu --verify-only -j 1 --wait >out 2>err
+	grep -q "nothing to judge" out
+	test "$(squeue -h | wc -l)" = "$before"
+	verdicts "$kj_root/study.db" >got.txt
+	diff "$kj_root/ref.txt" got.txt
+'
+
+test_expect 'the shards merged again by hand change nothing' '
+	cp "$kj_root/study-final.db" m.db
+	verdicts m.db >before.txt
+	"$KJUDGE" merge "$kj_root"/study.db.slurm/plan-*/shards/shard-*.db --db m.db >mout
+	test "$(grep -c "0 attempts new, 0 replacing" mout)" = 4
+	verdicts m.db >after.txt
+	diff before.txt after.txt
+'
+
+test_expect 'the cluster stops and nothing is left running' '
+	"$cluster" stop "$cdir"
+	for p in $(pgrep -f "$kj_root" || true); do
+		if alive "$p" && test "$p" != "$$"; then
+			ps -o pid,stat,args -p "$p" || true
+			false
+		fi
+	done
+	for name in slurmctld slurmd munged slurmstepd; do
+		for p in $(pgrep -x "$name" || true); do
+			if alive "$p" && tr "\0" " " <"/proc/$p/cmdline" | grep -q "$cdir"; then
+				echo "still running: $name $p"
+				false
+			fi
+		done
+	done
+'
+
+test_done
