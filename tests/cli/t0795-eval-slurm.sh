@@ -120,6 +120,26 @@ test_expect 'the same command again: nothing left to judge, nothing submitted' '
 	diff "$kj_root/ref.txt" got.txt
 '
 
+test_expect 'without --wait: the options reach sbatch; the same command finds the job, submits none' '
+	KJ_SHARD_DIR=$kj_root/node "$KJUDGE" eval "$suite" "$gens" --db sub.db --slurm --shards 2 \
+		--device cpu --verify-only -j 1 --partition debug --time 7 --sbatch-arg=--hold \
+		--sbatch-arg=--comment=kjudge-t0795 >out 2>err || { cat err; false; }
+	job=$(sed -n "s/^kjudge eval: submitted job \([0-9]*\) (array 0-1)$/\1/p" out)
+	test -n "$job"
+	grep -q "run this command again with --wait" out
+	scontrol show job "${job}_0" >show 2>&1 || scontrol show job "$job" >show
+	grep -q "Partition=debug" show
+	grep -q "TimeLimit=00:07:00" show
+	grep -q "Comment=kjudge-t0795" show
+	test -x sub.db.slurm/plan-*/job.sh
+	grep -q "^$job 0-1$" sub.db.slurm/plan-*/jobs
+	KJ_SHARD_DIR=$kj_root/node "$KJUDGE" eval "$suite" "$gens" --db sub.db --slurm --shards 2 \
+		--device cpu --verify-only -j 1 >out2 2>err2
+	grep -q "is in Slurm.s queue as job $job: follow it with --wait" out2
+	test "$(wc -l <sub.db.slurm/plan-*/jobs)" = 1
+	scancel "$job"
+'
+
 test_expect 'the shards merged again by hand change nothing' '
 	cp "$kj_root/study-final.db" m.db
 	verdicts m.db >before.txt
