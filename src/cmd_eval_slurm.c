@@ -310,8 +310,8 @@ static long long submit(struct follow *f, const char *indices)
  * this poll). */
 static int queued(struct follow *f, struct kj_eval_slurm_task **tasks, size_t *n)
 {
-	const char *argv[8];
 	char ids[MAX_JOBS * 24], out[1 << 16], errbuf[1024];
+	const char *argv[] = { "squeue", "-h", "-r", "-j", ids, "-o", "%i %T", NULL };
 	size_t len = 0;
 	struct kj_error err;
 	int i, rc;
@@ -323,14 +323,6 @@ static int queued(struct follow *f, struct kj_eval_slurm_task **tasks, size_t *n
 	for (i = 0; i < f->n_jobs; i++)
 		len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%lld", i ? "," : "",
 					f->jobs[i]);
-	argv[0] = "squeue";
-	argv[1] = "-h";
-	argv[2] = "-r";
-	argv[3] = "-j";
-	argv[4] = ids;
-	argv[5] = "-o";
-	argv[6] = "%i %T";
-	argv[7] = NULL;
 	rc = run_cmd(argv, out, sizeof(out), errbuf, sizeof(errbuf));
 	/* squeue -j of jobs it has forgotten (MinJobAge) says "Invalid job
 	 * id" and fails: none of them is queued. */
@@ -357,19 +349,10 @@ static int in_queue(const struct kj_eval_slurm_task *t, size_t n, long long job,
  * into buf; "" where accounting is off. */
 static void sacct_state(long long job, int shard, char *buf, size_t size)
 {
-	const char *argv[10];
 	char id[64], errbuf[512];
+	const char *argv[] = { "sacct", "-n", "-P", "-X", "-j", id, "-o", "State", NULL };
 
 	snprintf(id, sizeof(id), "%lld_%d", job, shard);
-	argv[0] = "sacct";
-	argv[1] = "-n";
-	argv[2] = "-P";
-	argv[3] = "-X";
-	argv[4] = "-j";
-	argv[5] = id;
-	argv[6] = "-o";
-	argv[7] = "State";
-	argv[8] = NULL;
 	if (run_cmd(argv, buf, size, errbuf, sizeof(errbuf)) != 0) {
 		*buf = '\0';
 		return;

@@ -9,6 +9,8 @@
  *   KJ_CACHE_DIR      the golden cache, or "off"; default
  *                     /dev/shm/kjudge-cache-UID, else ~/.cache/kjudge
  *   KJ_CACHE_MAX_MB   its cap; default a quarter of its file system
+ *   KJ_CACHE_SHARED   a golden cache read, never written (a cluster's
+ *                     shared one); default none
  *   KJ_SCRATCH_DIR    where a run's scratch directory goes; default
  *                     /dev/shm, else $TMPDIR, else /tmp
  *   KJ_SCRATCH        "private" (a tmpfs of the run's own where allowed,
@@ -138,6 +140,10 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 		snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/kjudge", home);
 		cfg->cache_dir = cache_buf;
 	}
+	v = var("KJ_CACHE_SHARED");
+	if (v && v[0] != '/')
+		return bad_var(cmd, "KJ_CACHE_SHARED", v, "an absolute path");
+	cfg->cache_shared_dir = v;
 	mb = -1;
 	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 0, 1LL << 40, &mb);
 	rc |= var_double(cmd, "KJ_TIME_BUDGET", 0.001, 86400, &cfg->time_budget_s);

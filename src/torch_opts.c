@@ -26,6 +26,8 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 			  "disables it)" },
 	{ "KJ_CACHE_MAX_MB", "the golden cache's cap (default a quarter of its file "
 			     "system)" },
+	{ "KJ_CACHE_SHARED", "a second golden cache, read and never written (a "
+			     "cluster's shared one; default none)" },
 	{ "KJ_SCRATCH_DIR", "where a run's scratch directory is made (default "
 			    "/dev/shm, else $TMPDIR, else /tmp)" },
 	{ "KJ_SCRATCH", "shared keeps the scratch directory a plain directory" },

@@ -47,6 +47,10 @@ struct kj_config {
 	 * its file system. */
 	const char *cache_dir;
 	long long cache_max_bytes;
+	/* A second golden cache, read and never written ($KJ_CACHE_SHARED):
+	 * one on a cluster's shared file system that the shards of a study
+	 * find goldens in (docs/slurm.md); NULL: none. */
+	const char *cache_shared_dir;
 	/* benchmark's default --time_budget in seconds ($KJ_TIME_BUDGET);
 	 * 0: the built-in 10. */
 	double time_budget_s;

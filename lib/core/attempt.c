@@ -77,6 +77,9 @@ int kj_attempt_open(struct kj_attempt *a, const struct kj_config *cfg, struct kj
 			kj_attempt_close(a);
 			return rc;
 		}
+		if (cfg->cache_shared_dir)
+			snprintf(a->cache->shared, sizeof(a->cache->shared), "%s",
+				 cfg->cache_shared_dir);
 		if (snprintf(a->stage, sizeof(a->stage), "%s/stage-%d-XXXXXX", a->cache->dir,
 			     (int)getpid()) >= (int)sizeof(a->stage) - 64 || !mkdtemp(a->stage)) {
 			rc = kj_error_set(err, KJ_EIO, "cache '%s': cannot create a stage "

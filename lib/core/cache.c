@@ -322,6 +322,41 @@ static int load_entry(struct kj_cache *c, struct kj__entry *e, struct kj_error *
 	return !k.bad;
 }
 
+/* The shared cache's entry of key, read only: 1 found and good, 0 none
+ * (or damaged, or being removed there), or a code. */
+static int golden_get_shared(struct kj_cache *c, const char *key, struct kj__entry *e,
+			     struct kj_error *err)
+{
+	int fd, rc;
+
+	kj__entry_init(e);
+	if (!c->shared[0] ||
+	    snprintf(e->dir, sizeof(e->dir), "%s/g-%s", c->shared, key) >= (int)sizeof(e->dir)) {
+		kj__entry_init(e);
+		return 0;
+	}
+	fd = open(e->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		kj__entry_init(e);
+		return 0;
+	}
+	/* Its owner may be trimming it (an exclusive lock); a file system
+	 * without locks is read as it is. */
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno != ENOLCK && errno != EOPNOTSUPP &&
+	    errno != ENOSYS) {
+		close(fd);
+		kj__entry_init(e);
+		return 0;
+	}
+	e->lock_fd = fd;
+	rc = load_entry(c, e, err);
+	if (rc == 1)
+		return 1;
+	kj__entry_release(e);
+	kj__entry_init(e);
+	return rc;
+}
+
 int kj__golden_get(struct kj_cache *c, const char *key, struct kj__entry *e,
 		   struct kj_error *err)
 {
@@ -332,10 +367,8 @@ int kj__golden_get(struct kj_cache *c, const char *key, struct kj__entry *e,
 	if (snprintf(e->dir, sizeof(e->dir), "%s/g-%s", c->dir, key) >= (int)sizeof(e->dir))
 		return kj_error_set(err, KJ_EINVAL, "cache path too long");
 	fd = open(e->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		kj__entry_init(e);
-		return 0;
-	}
+	if (fd < 0)
+		return golden_get_shared(c, key, e, err);
 	/* Held shared while in use; an exclusive holder is removing it. */
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0 || fstat(fd, &a) < 0 || stat(e->dir, &b) < 0 ||
 	    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {

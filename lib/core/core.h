@@ -41,9 +41,16 @@
  * of an entry is checked against meta.json (size and checksum) before the
  * entry is used; a damaged entry is removed and rebuilt by the reference,
  * and the case is charged to no one.
+ *
+ * A second, shared cache (cfg->cache_shared_dir: a cluster's, on its
+ * shared file system) is looked in when the cache proper has no entry of
+ * the key: read as an entry is (held with a shared flock where the file
+ * system has them, every file checked), never written, trimmed or
+ * repaired; a damaged or locked entry there is a miss.
  */
 struct kj_cache {
 	char dir[PATH_MAX];
+	char shared[PATH_MAX];  /* a cache read, never written; "" none */
 	long long cap;          /* bytes; entries beyond it go, oldest first */
 	int threads;            /* for checksums */
 	unsigned damaged;       /* entries found damaged and removed */

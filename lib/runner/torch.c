@@ -1268,6 +1268,7 @@ static void forbid_all(struct ttask *tt, const char *const *sys, size_t n_sys,
 
 	forbid(tt, tt->dir, "the task's directory");
 	forbid(tt, tt->cfg->cache_dir, "the golden cache");
+	forbid(tt, tt->cfg->cache_shared_dir, "the shared golden cache");
 	forbid(tt, tt->cfg->state_dir, "the state directory (the seed key)");
 	forbid(tt, tt->a->scratch, "the run's scratch directory");
 	if (!realpath(tt->worker, jdir) || !(slash = strrchr(jdir, '/')) || slash == jdir)

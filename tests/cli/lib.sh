@@ -54,3 +54,18 @@ py() {
 jget() {
 	py "import json; d = json.load(open('$1')); print($2)"
 }
+
+# eval_verdicts STORE: one line per finished attempt of an eval store, what
+# must not depend on how the work was cut or interrupted (the verdict, its
+# layers, its cases, and the number of its case rows).
+eval_verdicts() {
+	"$KJ_PYTHON" - "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for r in db.execute("""SELECT task, model, attempt, state, status, clean, error_type, category,
+                              charged, cases_total, cases_passed, static_ok, disabled_ok,
+                              (SELECT count(*) FROM case_results c WHERE c.attempt_key = a.attempt_key)
+                       FROM attempts a WHERE state = 'done' ORDER BY task, model, attempt"""):
+    print("|".join("" if v is None else str(v) for v in r))
+PY
+}

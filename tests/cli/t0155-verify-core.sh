@@ -252,6 +252,33 @@ test_expect 'a truncated, a deleted or a corrupted golden is rebuilt, never char
 	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 2
 '
 
+test_expect 'a shared golden cache ($KJ_CACHE_SHARED) is read, checked, never written' '
+	task d "2 * x" "[[torch.randn(256, 256)], [torch.randn(128, 64)]]"
+	cand d "x + x"
+	KJ_CACHE_DIR=$SCRATCH/shared $KJUDGE verify --op_name op --verify_dir d --seed 12 > /dev/null
+	chmod -R a-w shared
+	(cd shared && find . -type f | sort | xargs sha256sum) > before.txt
+	# A node of its own (an empty cache): both goldens from the shared one.
+	export KJ_CACHE_DIR=$SCRATCH/local KJ_CACHE_SHARED=$SCRATCH/shared
+	$KJUDGE verify --op_name op --verify_dir d --seed 12 > /dev/null
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"], d[\"passed_cases\"]")" = "2 2"
+	test -z "$(ls -d local/g-* 2>/dev/null)"
+	(cd shared && find . -type f | sort | xargs sha256sum) > after.txt
+	diff before.txt after.txt
+	# A damaged entry there is a miss: made again here, left as it is there.
+	chmod -R u+w shared
+	set -- shared/g-*/*.npy
+	truncate -s 1000 "$1"
+	(cd shared && find . -type f | sort | xargs sha256sum) > before.txt
+	$KJUDGE verify --op_name op --verify_dir d --seed 12 > /dev/null
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"golden_from_cache\"], d[\"passed_cases\"]")" = "1 2"
+	test "$(ls -d local/g-* | wc -l)" = 1
+	(cd shared && find . -type f | sort | xargs sha256sum) > after.txt
+	diff before.txt after.txt
+	KJ_CACHE_SHARED=relative expect_exit 2 $KJUDGE verify --op_name op --verify_dir d 2> e.txt
+	grep -q KJ_CACHE_SHARED e.txt
+'
+
 test_expect 'two judges under a small cache cap do not evict each other.s entries mid-run' '
 	task d "2 * x" "[[torch.randn(512, 512)] for _ in range(6)]"
 	cand d "x + x"

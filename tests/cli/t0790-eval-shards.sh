@@ -14,19 +14,7 @@ gens=$KJ_TESTS/eval/cands/generations.jsonl
 kill_gens=$KJ_TESTS/eval/cands/kill.jsonl
 fast="--verify-only -j 2"
 
-# verdicts STORE: one line per finished attempt, what must not depend on
-# how the work was cut, and the count of its case rows.
-verdicts() {
-	"$KJ_PYTHON" - "$1" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-for r in db.execute("""SELECT task, model, attempt, state, status, clean, error_type, category,
-                              charged, cases_total, cases_passed, static_ok, disabled_ok,
-                              (SELECT count(*) FROM case_results c WHERE c.attempt_key = a.attempt_key)
-                       FROM attempts a WHERE state = 'done' ORDER BY task, model, attempt"""):
-    print("|".join("" if v is None else str(v) for v in r))
-PY
-}
+verdicts() { eval_verdicts "$1"; }
 
 test_expect 'a local run: the reference verdicts' '
 	"$KJUDGE" eval "$suite" "$gens" --db "$kj_root/ref.db" $fast -q >/dev/null 2>&1

@@ -17,17 +17,7 @@ cdir=$kj_root/cluster
 mkdir -p "$cdir" "$kj_root/node"
 trap '"$cluster" stop "$cdir" >/dev/null 2>&1; rm -rf "$kj_root"' EXIT
 
-verdicts() {
-	"$KJ_PYTHON" - "$1" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-for r in db.execute("""SELECT task, model, attempt, state, status, clean, error_type, category,
-                              charged, cases_total, cases_passed, static_ok, disabled_ok,
-                              (SELECT count(*) FROM case_results c WHERE c.attempt_key = a.attempt_key)
-                       FROM attempts a ORDER BY task, model, attempt"""):
-    print("|".join("" if v is None else str(v) for v in r))
-PY
-}
+verdicts() { eval_verdicts "$1"; }
 
 # alive PID: a process that runs (this machine's PID 1 may leave zombies).
 alive() { grep -q '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" 2>/dev/null; }
@@ -68,12 +58,14 @@ test_expect 'a 4-shard array, one task requeued, one kjudge killed: the local ve
 	done
 	test -n "$requeued"
 	sleep 2
+	before=$(squeue -h -r -j "$job" -t RUNNING -o "%K" | tr "\n" " ")
 	scontrol requeue "${job}_$requeued"
-	# kill -9 the kjudge of another running task.
+	# kill -9 the kjudge of a task that started after the requeue (on the
+	# CPU it freed): one surely in the middle of its work.
 	killed=
 	for t in $(seq 1 900); do
 		for k in $(squeue -h -r -j "$job" -t RUNNING -o "%K"); do
-			test "$k" = "$requeued" && continue
+			case " $before " in *" $k "*) continue ;; esac
 			pid=$(pgrep -o -f -- "--shard $k/4 --plan" || true)
 			if test -n "$pid"; then
 				killed=$k
@@ -85,6 +77,7 @@ test_expect 'a 4-shard array, one task requeued, one kjudge killed: the local ve
 	done
 	test -n "$killed"
 	sleep 1
+	test ! -e "$db.slurm"/plan-*/shards/shard-$killed.json
 	kill -9 "$pid"
 	# The store is readable while it is merged.
 	"$KJUDGE" report "$db" --json mid.json >/dev/null 2>&1
@@ -105,6 +98,7 @@ shards = [e for e in envs if "shard" in e]
 assert any(e["shard"] == sys.argv[2] + "/4" and e.get("SLURM_RESTART_COUNT") == "1" for e in shards), shards
 assert all(e.get("SLURM_JOB_ID") for e in shards), shards
 nodes = {json.loads(e)["node"] for (e,) in db.execute("SELECT env FROM attempts")}
+assert db.execute("SELECT count(*) FROM attempts WHERE state != ?", ("done",)).fetchone()[0] == 0
 assert len(nodes) == 1 and None not in nodes, nodes
 PY
 	cp "$db" "$kj_root/study-final.db"
