@@ -16,6 +16,7 @@
  * error (see --retry-failed), 2 bad input (no suite, a store that is not
  * one, a locked store), 128 + N after signal N.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -685,6 +686,25 @@ static void write_status(const struct kj_cli_command *cmd, const char *dir, int 
 	free(text);
 }
 
+/* What a publishing killed midway left in DIR (shard-I.db.tmp-PID): only
+ * this shard writes those, and it runs once at a time. */
+static void remove_stale_tmp(const char *dir, int i)
+{
+	char prefix[64], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	size_t n;
+
+	if (!d)
+		return;
+	n = (size_t)snprintf(prefix, sizeof(prefix), "shard-%d.db.tmp-", i);
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, prefix, n) == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	closedir(d);
+}
+
 /* The store's flock (one eval per store).  A shard waits a while for it:
  * a requeued shard can start while the children of its killed run are
  * still going. */
@@ -936,6 +956,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 		char label[PATH_MAX + 32];
 
+		remove_stale_tmp(publish_dir, shard_i);
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
