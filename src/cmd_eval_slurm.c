@@ -295,9 +295,14 @@ static long long submit(struct follow *f, const char *indices)
 				       : "refused the job (its message is above)");
 		return -1;
 	}
-	/* --parsable: "JOBID" or "JOBID;CLUSTER". */
+	/* --parsable: "JOBID" or "JOBID;CLUSTER"; a wrapper that prints
+	 * sbatch's usual "Submitted batch job JOBID" is read too. */
 	errno = 0;
 	id = strtoll(out, &end, 10);
+	if ((end == out || *end) && strncmp(out, "Submitted batch job ", 20) == 0) {
+		errno = 0;
+		id = strtoll(out + 20, &end, 10);
+	}
 	if (end == out || errno || id <= 0 || (*end && *end != ';')) {
 		kj_cli_error(x->cmd, "sbatch said '%s', not a job id", out);
 		return -1;
