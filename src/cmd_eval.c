@@ -1053,9 +1053,6 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		memset(&x, 0, sizeof(x));
 		x.cmd = cmd;
-		x.argc = argc;
-		x.argv = argv;
-		x.args = &args;
 		x.s = &s;
 		x.set = &set;
 		x.keys = (const char (*)[65])keys;

@@ -12,9 +12,6 @@
 /* What eval found before it would judge: borrowed, valid for the call. */
 struct kj_cmd_eval_ctx {
 	const struct kj_cli_command *cmd;
-	int argc;
-	char **argv;
-	const struct kj_cli_args *args;
 	const struct kj_eval_settings *s;
 	const struct kj_eval_set *set;
 	const char (*keys)[65];          /* per candidate */

@@ -588,13 +588,6 @@ static int abs_path(const struct kj_cli_command *cmd, const char *p, char out[PA
 	return 0;
 }
 
-/* The store's path made absolute without resolving the file (it exists:
- * eval opened it). */
-static int abs_db(const struct kj_cli_command *cmd, const char *db, char out[PATH_MAX])
-{
-	return abs_path(cmd, db, out);
-}
-
 /* A plan under slurm_dir whose jobs Slurm still holds: its directory into
  * dir (1), or none (0). */
 static int active_plan(struct follow *probe, const char *slurm_dir, char dir[PATH_MAX])
@@ -709,7 +702,7 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 	f.x = x;
 	kj_eval_plan_init(&f.plan);
 	if (abs_path(cmd, x->suite, suite) || abs_path(cmd, x->cands, cands) ||
-	    abs_db(cmd, x->db_path, db))
+	    abs_path(cmd, x->db_path, db))
 		goto out;
 	if (!realpath("/proc/self/exe", self)) {
 		kj_cli_error(cmd, "/proc/self/exe: %s", strerror(errno));
