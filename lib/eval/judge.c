@@ -613,6 +613,7 @@ struct run {
 	char dir[PATH_MAX];
 	char op[160];
 	json_t *env;            /* the task's environment (versions, device) */
+	json_t *phases;         /* where the judge's time went, per run of the task */
 };
 
 /*
@@ -703,6 +704,30 @@ static int retime(struct run *rn, struct kj_task *t, struct kj_attempt *a,
 }
 
 /*
+ * Where the time of one run of the task went, for attempts.env's
+ * judge_phases: the workers' start, the wait for the device, verify, the
+ * benchmark, and the judge's own record of the phases (kjudge.timings).
+ * Best effort: a figure that cannot be noted is left out, and its absence
+ * says so (no verdict rests on it).
+ */
+static json_t *note_phases(struct run *rn, int disabled, double start, double wait,
+			   double verify, double bench, const json_t *detail)
+{
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f}", "start_s", start, "device_wait_s", wait,
+			      "verify_s", verify, "benchmark_s", bench);
+
+	if (!o)
+		return NULL;
+	if (detail)
+		(void)json_object_set_new(o, "detail", json_deep_copy(detail));
+	if (!rn->phases)
+		rn->phases = json_object();
+	if (!rn->phases || json_object_set_new(rn->phases, disabled ? "disabled" : "main", o) != 0)
+		return NULL;
+	return o;
+}
+
+/*
  * Start the task's workers (in parallel with other attempts' timed phases),
  * then, holding the device, verify and (bench) benchmark; `disabled`: the
  * candidate's kernels made no-ops (the kernel layer).  Fills the phases.
@@ -718,6 +743,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	struct kj_result vr, br;
 	struct kj_hooks hooks = { rn->x, on_case };
 	int rc, lock = -1, task_open = 0;
+	double t0 = now_s(), t_started = 0, t_device = 0, t_verified = 0, t_bench = 0;
+	json_t *noted;
 
 	memset(verify, 0, sizeof(*verify));
 	if (bench)
@@ -776,8 +803,10 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		verify->task_fault = 1;
 	if (rc == KJ_OK && !disabled && t.env && !rn->env)
 		rn->env = json_incref(t.env);
+	t_started = now_s();
 	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
+	t_device = now_s();
 	if (rc == KJ_OK) {
 		rn->x->phase = disabled ? "disabled" : "verify";
 		rc = kj_verify(&t, &a, &rn->s->judge, &hooks, &vr, &verify->err);
@@ -786,6 +815,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			summarize(&vr, verify);
 		}
 	}
+	t_verified = now_s();
 	if (rc == KJ_OK && bench && verify->passed == verify->n && verify->n > 0 &&
 	    !rn->s->no_benchmark) {
 		struct kj_bench_opts bo = rn->s->bench;
@@ -809,10 +839,13 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		if (rc != KJ_OK)
 			verify->err = bench->err;
 	}
+	t_bench = now_s();
 	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
 		*kernel_names = json_incref(t.cand.kernel_names);
 	if (lock >= 0)
 		close(lock);
+	noted = note_phases(rn, disabled, t_started - t0, t_device - t_started,
+			    t_verified - t_device, t_bench - t_verified, a.timings);
 	/* The store's own failure or an interrupt stops the attempt (it stays
 	 * running for the next run); anything else is the phase's verdict. */
 	if (rc != KJ_OK && (rn->x->store_failed || verify->err.code == KJ_EINTR ||
@@ -826,6 +859,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	if (task_open)
 		kj_task_close(&t);
 	kj_attempt_close(&a);
+	if (noted)
+		(void)json_object_set_new(noted, "close_s", json_real(now_s() - t_bench));
 	return rc;
 }
 
@@ -1077,11 +1112,17 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	/* Workers that never started leave no environment: the judge's own
 	 * node is recorded all the same. */
 	env = kj__eval_env(cfg, rn.env);
+	/* The judge's own record: a worker's judge_phases never stands. */
+	if (env)
+		json_object_del(env, "judge_phases");
+	if (env && rn.phases)
+		(void)json_object_set(env, "judge_phases", rn.phases);
 	rc = env ? record_done(&x, out, charged, msg, &v, &l, env, err)
 		 : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
 	json_decref(env);
 	json_decref(rn.env);
+	json_decref(rn.phases);
 	json_decref(kernel_names);
 	if (*rn.dir)
 		kj__rm_rf(rn.dir);
