@@ -65,6 +65,8 @@
 #   JOBS          kjudge's -j (default 8)
 #   SKIP_KJ_SUB, SKIP_KB, SKIP_KJ_ALL   non-empty: leave that step out
 #   PY            the Python with torch (default python3); KJ_PYTHON follows it
+#   WARM_MEM_GB   touch this much memory once before anything is timed (a
+#                 fresh Firecracker machine backs memory as it is first used)
 #   KJ_ALL_FROM   a store of an earlier call's step 3 (from its tarball,
 #                 carried): step 3 resumes it (kjudge eval skips what is done)
 set -u
@@ -266,6 +268,15 @@ fi
 KJ_SUB_WALL=null KJ_SUB_RC=null KB_WALL=null KB_RC=null KJ_ALL_WALL=null KJ_ALL_RC=null
 [ -n "$DRY" ] && KB_WALL=1.0 KB_RC=0  # the made-up results above
 if [ -z "$DRY" ]; then
+	if [ "${WARM_MEM_GB:-0}" -gt 0 ]; then
+		# A fresh Firecracker machine backs its memory as it is first
+		# touched (about 3 s per 8 GB, KINDS.md): every fresh page costs
+		# that once, whoever writes it.  Touched once here, for both sides.
+		echo "== warm-up: $WARM_MEM_GB GB of memory touched once"
+		t0=$(now)
+		$PY -c "import numpy as np; a = [np.ones(1 << 30, np.uint8) for _ in range($WARM_MEM_GB)]; print('   touched', len(a), 'GiB')"
+		echo "   $(since "$t0") s"
+	fi
 	echo "== warm-up: CUDA context, torch's libraries in the page cache"
 	t0=$(now)
 	$PY -c "import torch; x = torch.rand(1024, 1024, device='cuda'); (x @ x).sum().item(); print('   ', torch.cuda.get_device_name(0))"

@@ -145,7 +145,7 @@ def main():
     p = prop()
     g = granule(p)
     size = (nbytes + g - 1) // g * g
-    for label, pre in (("plain child", []), ("child in its own PID namespace", ["unshare", "--pid", "--fork"])):
+    for label, pre in (("plain child", []), ("child in its own PID namespace", ["unshare", "--pid", "--fork", "--mount-proc"])):
         try:
             t0 = t()
             h = ctypes.c_uint64()
