@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,27 @@ void kj_attempt_tally(struct kj_attempt *a, const char *key, double s)
 		a->broken = 1;
 }
 
+/* The phases a worker times (kjudge_worker.py's lap names): a reply's
+ * other keys, and figures that are not finite and non-negative, are not
+ * recorded (the worker is the candidate's process; its figures are for
+ * reading, and must not fill the record). */
+static const char *const phase_names[] = {
+	"inputs_s", "forward_s", "checks_s", "write_s", "warmup_s", "timed_loop_s", "profile_s",
+};
+
+static int phase_known(const char *k, const json_t *v)
+{
+	size_t i;
+	double x = json_number_value(v);
+
+	if (!json_is_number(v) || !isfinite(x) || x < 0)
+		return 0;
+	for (i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+		if (strcmp(k, phase_names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 void kj_attempt_tally_phases(struct kj_attempt *a, const char *who, const json_t *phases)
 {
 	json_t *dst = json_object_get(a->timings, who), *v, *ph;
@@ -134,7 +156,7 @@ void kj_attempt_tally_phases(struct kj_attempt *a, const char *who, const json_t
 	}
 	ph = kj__jref(phases);
 	json_object_foreach(ph, k, v)
-		if (json_is_number(v) &&
+		if (phase_known(k, v) &&
 		    json_object_set_new(dst, k, json_real(json_number_value(
 			    json_object_get(dst, k)) + json_number_value(v))))
 			a->broken = 1;

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kjudge/config.h"
 #include "kjudge/eval.h"
+#include "kjudge/pipeline.h"
 #include "unit.h"
 
 /* tests/: $KJ_TESTS (tests/run sets it), else where it was built from. */
@@ -153,4 +155,34 @@ KJ_TEST(eval_discovers_the_generation_layouts_and_keys_attempts)
 	KJ_CHECK_INT(kj_eval_discover_suite(dir, &set, &err), KJ_EINVAL);
 	KJ_CHECK(strstr(err.msg, "no task") != NULL);
 	kj_eval_set_release(&set);
+}
+
+/* The workers' phase figures in the record (judge_phases, kjudge.timings):
+ * only the phase names the worker times, only finite non-negative figures,
+ * added up per side; a reply's other keys are not kept. */
+KJ_TEST(attempt_keeps_only_the_phases_a_worker_times)
+{
+	struct kj_config cfg;
+	struct kj_attempt a;
+	struct kj_error err;
+	json_t *ph, *side;
+
+	kj_config_init(&cfg, NULL);
+	cfg.scratch_parent = "/tmp";
+	cfg.scratch_private = 0;
+	KJ_CHECK_INT(kj_attempt_open(&a, &cfg, &err), KJ_OK);
+	ph = json_pack("{s:f, s:f, s:f, s:s, s:f}", "forward_s", 1.5, "padding_0001", 2.0,
+		       "write_s", -1.0, "inputs_s", "x", "warmup_s", 0.25);
+	KJ_CHECK(ph != NULL);
+	kj_attempt_tally_phases(&a, "candidate", ph);
+	kj_attempt_tally_phases(&a, "candidate", ph);
+	side = json_object_get(a.timings, "candidate");
+	KJ_CHECK(side != NULL);
+	KJ_CHECK(json_object_size(side) == 2);
+	KJ_CHECK(json_real_value(json_object_get(side, "forward_s")) == 3.0);
+	KJ_CHECK(json_real_value(json_object_get(side, "warmup_s")) == 0.5);
+	KJ_CHECK(json_object_get(side, "padding_0001") == NULL);
+	KJ_CHECK(!a.broken);
+	json_decref(ph);
+	kj_attempt_close(&a);
 }
