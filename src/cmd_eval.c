@@ -196,6 +196,14 @@ static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *w
  * store): every attempt of the study sees the same secret inputs, so golden
  * outputs are computed once per task and case, and a resumed run judges
  * on the inputs the first one did. */
+static void batch_hex_of(const unsigned char b[16], char hex[33])
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+}
+
 static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char *want,
 		       unsigned char batch[16])
 {
@@ -227,8 +235,7 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 		return sql_fail(cmd, db, "the batch key");
 	if (want && found) {
 		/* A shard's store is of one plan: the batch is the plan's. */
-		for (i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", batch[i]);
+		batch_hex_of(batch, hex);
 		if (strcmp(hex, want) != 0) {
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			kj_cli_error(cmd, "the store's batch (%s) is not the plan's (%s): a store "
@@ -251,8 +258,7 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 			kj_cli_error(cmd, "getrandom: %s", strerror(errno));
 			return -1;
 		}
-		for (i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", fresh[i]);
+		batch_hex_of(fresh, hex);
 		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('batch', '%s')", hex);
 		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			return sql_fail(cmd, db, "the batch key");
@@ -973,8 +979,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
-	for (i = 0; i < 16; i++)
-		snprintf(batch_hex + 2 * i, 3, "%02x", batch[i]);
+	batch_hex_of(batch, batch_hex);
 
 	/* What is left to judge. */
 	keys = calloc(set.n_cands ? set.n_cands : 1, sizeof(*keys));
