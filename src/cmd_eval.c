@@ -192,10 +192,7 @@ static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *w
 	return -1;
 }
 
-/* The batch's 16 bytes (meta 'batch', made at the first eval of the
- * store): every attempt of the study sees the same secret inputs, so golden
- * outputs are computed once per task and case, and a resumed run judges
- * on the inputs the first one did. */
+/* The batch's bytes as the store and a plan write them: 32 hex digits. */
 static void batch_hex_of(const unsigned char b[16], char hex[33])
 {
 	int i;
@@ -204,30 +201,40 @@ static void batch_hex_of(const unsigned char b[16], char hex[33])
 		snprintf(hex + 2 * i, 3, "%02x", b[i]);
 }
 
+/* And back: 1 when hex is 32 hex digits (b filled), else 0. */
+static int batch_of_hex(const char *hex, unsigned char b[16])
+{
+	int i;
+
+	if (!hex || strlen(hex) != 32)
+		return 0;
+	for (i = 0; i < 16; i++) {
+		unsigned x;
+
+		if (sscanf(hex + 2 * i, "%2x", &x) != 1)
+			return 0;
+		b[i] = (unsigned char)x;
+	}
+	return 1;
+}
+
+/* The batch's 16 bytes (meta 'batch', made at the first eval of the
+ * store): every attempt of the study sees the same secret inputs, so golden
+ * outputs are computed once per task and case, and a resumed run judges
+ * on the inputs the first one did. */
 static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char *want,
 		       unsigned char batch[16])
 {
 	sqlite3_stmt *st = NULL;
 	unsigned char fresh[16];
 	char hex[33];
-	int rc, i, found = 0;
+	int rc, found = 0;
 
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return sql_fail(cmd, db, "begin");
 	rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'batch'", -1, &st, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(st, 0);
-
-		if (v && strlen(v) == 32) {
-			for (i = 0; i < 16; i++) {
-				unsigned x;
-
-				if (sscanf(v + 2 * i, "%2x", &x) != 1)
-					break;
-				batch[i] = (unsigned char)x;
-			}
-			found = i == 16;
-		}
+		found = batch_of_hex((const char *)sqlite3_column_text(st, 0), batch);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_finalize(st);
@@ -247,11 +254,10 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 		char sql[128];
 
 		if (want) {
-			for (i = 0; i < 16; i++) {
-				unsigned x;
-
-				sscanf(want + 2 * i, "%2x", &x);
-				fresh[i] = (unsigned char)x;
+			if (!batch_of_hex(want, fresh)) {
+				sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+				kj_cli_error(cmd, "the plan's batch '%s' is not 32 hex digits", want);
+				return -1;
 			}
 		} else if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
