@@ -22,6 +22,8 @@
  *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB,
  *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits
  *   KJ_THREADS        comparator threads (0: one per CPU)
+ *   KJ_DEVICE_COMPARE "auto" (large CUDA outputs compared on the device,
+ *                     the default), "off", "all" (every tensor output)
  *   KJ_TIME_BUDGET    benchmark's default --time_budget, in seconds
  */
 #include <errno.h>
@@ -189,5 +191,11 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	n = 0;
 	rc |= var_ll(cmd, "KJ_THREADS", 0, 1024, &n);
 	cfg->threads = (int)n;
+	if ((v = var("KJ_DEVICE_COMPARE")) != NULL) {
+		if (!strcmp(v, "auto") || !strcmp(v, "off") || !strcmp(v, "all"))
+			cfg->device_outputs = !strcmp(v, "off") ? 0 : !strcmp(v, "auto") ? 1 : 2;
+		else
+			rc |= bad_var(cmd, "KJ_DEVICE_COMPARE", v, "'auto', 'off' or 'all'");
+	}
 	return rc ? KJ_EXIT_USAGE : 0;
 }

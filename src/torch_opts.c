@@ -41,6 +41,9 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 	{ "KJ_LIMIT_OUTPUT_KB", "what it may print on each stream per call of a request "
 				"(default 256)" },
 	{ "KJ_THREADS", "the comparator's threads (default 0: one per CPU, at most 16)" },
+	{ "KJ_DEVICE_COMPARE", "auto compares large CUDA outputs on the device (the default), "
+			       "off sends every output through host memory, all every "
+			       "tensor output (CPU ones too)" },
 	{ "KJ_TIME_BUDGET", "benchmark's default --time_budget in seconds (default 10)" },
 	{ "TRITON_INTERPRET", "passed to the workers; the worker sets it to 1 on the "
 			      "CPU unless it is given" },

@@ -91,10 +91,18 @@ class Channel:
     def __init__(self, fd):
         self.fd = fd
         self.buf = b""
+        self.sock = None
+        # Descriptors that came with the request being read (the judge
+        # passes the candidate's exported outputs to the reference's worker
+        # with a take request): the request's, closed by its handler.
+        self.fds = []
 
     def recv(self):
+        if self.sock is None:
+            self.sock = socket.socket(fileno=os.dup(self.fd))
         while b"\n" not in self.buf:
-            chunk = os.read(self.fd, 65536)
+            chunk, fds, _, _ = socket.recv_fds(self.sock, 65536, self.FDS_PER_MSG)
+            self.fds.extend(fds)
             if not chunk:
                 return None
             self.buf += chunk
@@ -102,6 +110,10 @@ class Channel:
                 raise RuntimeError("request longer than 16 MiB")
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
+
+    def take_fds(self):
+        fds, self.fds = self.fds, []
+        return fds
 
     # SCM_RIGHTS carries at most 253 descriptors a message (SCM_MAX_FD).
     FDS_PER_MSG = 253
@@ -151,6 +163,17 @@ class Worker:
         # The request's outputs go sealed (value.h); their descriptors.
         self.sealed = False
         self.reply_fds = []
+        # Outputs left on the device (kjudge/runner.h's export and keep):
+        # what the request asks, the reference's kept outputs and the
+        # copies it took of a candidate's, by number, and the descriptors
+        # that came with the request.
+        self.export = 0
+        self.keep = False
+        self.kept = {}
+        self.taken = {}
+        self.kept_next = 0
+        self.req_fds = []
+        self._kept_inputs = ()
         self.model_params = None
         self.init_seed = 0
         self._profiled = set()
@@ -366,6 +389,10 @@ class Worker:
             if o.is_complex():
                 return {"kind": "other",
                         "type": str(o.dtype).replace("torch.", "") + " tensor"}
+            if depth == 1 and self._stays(o):
+                got = self._keep(o) if self.keep else self._export(o)
+                if got is not None:
+                    return got
             name = f"{tag}_o{state['files']}.npy"
             state["files"] += 1
             if self.sealed:
@@ -414,6 +441,183 @@ class Worker:
         desc["fd"] = len(self.reply_fds)
         self.reply_fds.append(fd)
         return desc
+
+    # --- outputs left on the device (pipeline.c, "outputs compared on the
+    # device"): exported by a side, kept and compared by the reference's -----
+
+    EXPORT_MIN = 32 << 20      # KJ_DEVOUT_MIN
+    FIGURE_CHUNK = 1 << 26     # elements per step of the figures
+
+    def _stays(self, o):
+        """Whether a top-level tensor output stays on the device: export 1
+        (auto) those of CUDA of at least EXPORT_MIN bytes, 2 (all) every one
+        of a float dtype the device rule covers."""
+        torch = self.torch
+        if not self.export or o.numel() == 0:
+            return False
+        if o.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            return False
+        if self.export == 2:
+            return True
+        return o.device.type == "cuda" and o.numel() * o.element_size() >= self.EXPORT_MIN
+
+    def _keep(self, o):
+        """The reference's output kept in this worker: the tensor itself
+        where it is large and its memory is its own (a model that hands out
+        the same buffer on every call would overwrite it: one that shares
+        memory with an input or with another kept output is copied; small
+        ones are always copied)."""
+        n = self.kept_next
+        self.kept_next += 1
+        x = o.detach()
+        big = x.is_contiguous() and x.numel() * x.element_size() >= self.EXPORT_MIN
+        if big:
+            lo = x.data_ptr()
+            hi = lo + x.untyped_storage().nbytes()
+            for other in list(self.kept.values()) + list(self._kept_inputs):
+                if not isinstance(other, self.torch.Tensor) or other.device != x.device:
+                    continue
+                olo = other.untyped_storage().data_ptr()
+                ohi = olo + other.untyped_storage().nbytes()
+                if lo < ohi and olo < hi:
+                    big = False
+                    break
+        self.kept[n] = x.reshape(-1) if big else x.contiguous().clone().reshape(-1)
+        return {"kind": "tensor", "kept": n, "dtype": str(o.dtype).replace("torch.", ""),
+                "shape": list(o.shape)}
+
+    def _export(self, o):
+        """One output exported as a descriptor that goes with the reply: on
+        CUDA a virtual-memory allocation of this process's (cuMemCreate,
+        exportable as a POSIX descriptor) the output is copied into; on the
+        CPU a memory file of its raw bytes.  Nothing here is sealed: only
+        the copy the reference's worker takes counts."""
+        torch = self.torch
+        if len(self.reply_fds) >= self.MAX_REPLY_FDS:
+            raise RuntimeError(f"more than {self.MAX_REPLY_FDS} output tensors in one reply")
+        flat = o.detach().contiguous().reshape(-1).view(torch.uint8)
+        nbytes = flat.numel()
+        if o.device.type == "cuda":
+            vmm = _Vmm.get()
+            dev = o.device.index if o.device.index is not None else torch.cuda.current_device()
+            try:
+                h, ptr, size = vmm.create(nbytes, dev)
+            except RuntimeError:
+                # The device's memory, held by torch's cache: given back,
+                # then once more; else the output goes the host way (the
+                # judge then judges the set through host memory).
+                torch.cuda.empty_cache()
+                try:
+                    h, ptr, size = vmm.create(nbytes, dev)
+                except RuntimeError:
+                    return None
+            try:
+                view = torch.as_tensor(_CudaArray(ptr, size), device=o.device)
+                view[:nbytes].copy_(flat)
+                torch.cuda.current_stream(o.device).synchronize()
+                del view
+                fd = vmm.export(h)
+            finally:
+                vmm.free(h, ptr, size)
+            mem = "cuda"
+        else:
+            fd = os.memfd_create("kjudge-out", os.MFD_CLOEXEC)
+            try:
+                os.ftruncate(fd, nbytes)
+                self._pwrite_all(fd, memoryview(flat.numpy()), 0)
+            except BaseException:
+                os.close(fd)
+                raise
+            mem = "host"
+        self.reply_fds.append(fd)
+        return {"kind": "tensor", "fd": len(self.reply_fds) - 1, "device": mem,
+                "dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)}
+
+    def op_take(self, req):
+        """Copy the outputs the judge passed (descriptors with this request)
+        into memory of this worker's: from then on nothing the candidate does
+        can change them.  One number per item, or None where the item could
+        not be taken (the judge then judges through host memory)."""
+        torch = self.torch
+        fds = self.req_fds
+        self.req_fds = []
+        taken = []
+        try:
+            for it in req.get("items", []):
+                try:
+                    fd = fds[int(it["fd"])]
+                    nbytes = int(it["nbytes"])
+                    if it.get("device") == "cuda":
+                        if self.device.type != "cuda":
+                            raise RuntimeError("a CUDA output for a worker on the CPU")
+                        mine = _Vmm.get().copy_in(torch, fd, nbytes, self.device)
+                    else:
+                        mine = self._copy_host(fd, nbytes)
+                    n = self.kept_next
+                    self.kept_next += 1
+                    self.taken[n] = mine
+                    taken.append(n)
+                except Exception:  # the judge falls back; never a verdict here
+                    taken.append(None)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return {"taken": taken}
+
+    def _copy_host(self, fd, nbytes):
+        import mmap
+        torch = self.torch
+        if os.fstat(fd).st_size < nbytes or nbytes <= 0:
+            raise ValueError("the memory file is shorter than the output")
+        with mmap.mmap(fd, nbytes, prot=mmap.PROT_READ) as mm:
+            mine = torch.empty(nbytes, dtype=torch.uint8)
+            mine.numpy()[:] = memoryview(mm)
+        return mine.to(self.device) if self.device.type != "cpu" else mine
+
+    def op_figures(self, req):
+        """Per item, the comparator's figures of a taken copy against a kept
+        output (compare.h's rule: rel = |a - g| / max(|g|, t) in float32):
+        the elements that are not finite on either side, the sum of rel (in
+        float64) and its largest value.  The judge decides from them; the
+        copies compared are dropped."""
+        torch = self.torch
+        out = []
+        for it in req.get("items", []):
+            try:
+                a = self.taken.pop(int(it["taken"]))
+                g = self.kept[int(it["kept"])]
+                dt = getattr(torch, str(it["dtype"]))
+                if g.dtype != dt or dt not in (torch.float32, torch.float16, torch.bfloat16):
+                    raise ValueError("dtype")
+                a = a.view(dt)
+                n = int(it["numel"])
+                if a.numel() != n or g.numel() != n:
+                    raise ValueError("size")
+                tf = torch.tensor(float(it["t"]), dtype=torch.float32).item()
+                nonfinite, total, worst = 0, 0.0, 0.0
+                for off in range(0, n, self.FIGURE_CHUNK):
+                    gg = g[off:off + self.FIGURE_CHUNK].float()
+                    aa = a[off:off + self.FIGURE_CHUNK].float()
+                    nonfinite += int((~torch.isfinite(gg)).sum()) + int((~torch.isfinite(aa)).sum())
+                    rel = (aa - gg).abs_().div_(gg.abs().clamp_min_(tf))
+                    total += float(rel.sum(dtype=torch.float64))
+                    worst = max(worst, float(rel.max()))
+                    del gg, aa, rel
+                ok = all(x == x and abs(x) != float("inf") for x in (total, worst))
+                out.append({"n": n, "nonfinite": nonfinite,
+                            "sum_rel": total if ok else None, "max_rel": worst if ok else None})
+            except Exception as e:  # never a verdict here: the judge falls back
+                out.append({"error": truncate(f"{type(e).__name__}: {e}", 300)})
+        return {"figures": out}
+
+    def op_drop(self, req):
+        self.kept.clear()
+        self.taken.clear()
+        self._kept_inputs = ()
+        if self.device is not None and self.device.type == "cuda":
+            # What they held goes back to the device, for the other side.
+            self.torch.cuda.empty_cache()
+        return {}
 
     def _plain(self, o):
         """A tensor output must be a plain tensor (or a parameter): a
@@ -841,7 +1045,11 @@ class Worker:
         changed = self._changed(inputs, before)
         del before
         lap("checks_s")
-        saved = self._save(outs, req["out_dir"], req["tag"])
+        self._kept_inputs = inputs if self.keep else ()
+        try:
+            saved = self._save(outs, req["out_dir"], req["tag"])
+        finally:
+            self._kept_inputs = ()
         lap("write_s")
         res = {"outputs": saved, "input_desc": desc, "inputs_changed": changed,
                "aliases": aliases, "phases": laps}
@@ -943,7 +1151,8 @@ class Worker:
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
                         "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
-                        "_changed", "_snapshot", "_same_outputs", "_pwrite_all")]
+                        "_changed", "_snapshot", "_same_outputs", "_pwrite_all",
+                        "_stays", "_export")]
         # The write path of the outputs: what the judge compares is what
         # these functions put into the memory files.  (memfd_create and
         # fcntl's seals need no guard: the judge maps a file only after
@@ -1157,6 +1366,134 @@ class Worker:
 OWN_FILE = os.path.abspath(__file__)
 
 
+class _CudaArray:
+    """A device pointer as torch.as_tensor takes it (bytes)."""
+
+    def __init__(self, ptr, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 3, "strides": None}
+
+
+class _Vmm:
+    """CUDA virtual memory through the driver API: allocations exportable as
+    POSIX file descriptors, and their import in another process."""
+
+    _one = None
+
+    @classmethod
+    def get(cls):
+        if cls._one is None:
+            cls._one = cls()
+        return cls._one
+
+    def __init__(self):
+        import ctypes
+        self.c = ctypes
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.gran = {}
+
+        class Prop(ctypes.Structure):
+            _fields_ = [("type", ctypes.c_int), ("handle_types", ctypes.c_int),
+                        ("loc_type", ctypes.c_int), ("loc_id", ctypes.c_int),
+                        ("win32", ctypes.c_void_p), ("flags", ctypes.c_ubyte * 8)]
+
+        class Access(ctypes.Structure):
+            _fields_ = [("loc_type", ctypes.c_int), ("loc_id", ctypes.c_int),
+                        ("flags", ctypes.c_int)]
+        self.Prop, self.Access = Prop, Access
+
+    def ck(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"{what}: CUDA driver error {rc}")
+
+    def prop(self, dev):
+        p = self.Prop()
+        # pinned, exportable as a POSIX file descriptor, on device dev
+        p.type, p.handle_types, p.loc_type, p.loc_id = 1, 1, 1, dev
+        return p
+
+    def size(self, nbytes, dev):
+        c = self.c
+        if dev not in self.gran:
+            g = c.c_size_t()
+            self.ck(self.lib.cuMemGetAllocationGranularity(c.byref(g), c.byref(self.prop(dev)), 0),
+                    "granularity")
+            self.gran[dev] = g.value
+        g = self.gran[dev]
+        return (nbytes + g - 1) // g * g
+
+    def map(self, h, size, dev):
+        c = self.c
+        ptr = c.c_uint64()
+        self.ck(self.lib.cuMemAddressReserve(c.byref(ptr), c.c_size_t(size), c.c_size_t(0),
+                                             c.c_uint64(0), c.c_uint64(0)), "reserve")
+        try:
+            self.ck(self.lib.cuMemMap(ptr, c.c_size_t(size), c.c_size_t(0), h, c.c_uint64(0)), "map")
+            try:
+                a = self.Access(1, dev, 3)  # read and write from device dev
+                self.ck(self.lib.cuMemSetAccess(ptr, c.c_size_t(size), c.byref(a), c.c_size_t(1)),
+                        "access")
+            except BaseException:
+                self.lib.cuMemUnmap(ptr, c.c_size_t(size))
+                raise
+        except BaseException:
+            self.lib.cuMemAddressFree(ptr, c.c_size_t(size))
+            raise
+        return ptr.value
+
+    def create(self, nbytes, dev):
+        c = self.c
+        size = self.size(nbytes, dev)
+        h = c.c_uint64()
+        self.ck(self.lib.cuMemCreate(c.byref(h), c.c_size_t(size), c.byref(self.prop(dev)),
+                                     c.c_uint64(0)), "create")
+        try:
+            ptr = self.map(h, size, dev)
+        except BaseException:
+            self.lib.cuMemRelease(h)
+            raise
+        return h, ptr, size
+
+    def export(self, h):
+        c = self.c
+        fd = c.c_int(-1)
+        self.ck(self.lib.cuMemExportToShareableHandle(c.byref(fd), h, 1, c.c_uint64(0)), "export")
+        return fd.value
+
+    def free(self, h, ptr, size):
+        """This process's mapping and handle; the allocation lives on while
+        an exported descriptor of it does."""
+        c = self.c
+        self.lib.cuMemUnmap(c.c_uint64(ptr), c.c_size_t(size))
+        self.lib.cuMemAddressFree(c.c_uint64(ptr), c.c_size_t(size))
+        self.lib.cuMemRelease(h)
+
+    def copy_in(self, torch, fd, nbytes, device):
+        """Import an exported allocation, copy its first nbytes into a new
+        tensor of this process's, and let go of the allocation."""
+        c = self.c
+        if nbytes <= 0:
+            raise ValueError("nothing to take")
+        dev = device.index if device.index is not None else torch.cuda.current_device()
+        size = self.size(nbytes, dev)
+        h = c.c_uint64()
+        self.ck(self.lib.cuMemImportFromShareableHandle(c.byref(h), c.c_void_p(fd), 1), "import")
+        try:
+            ptr = self.map(h, size, dev)
+            try:
+                mine = torch.empty(nbytes, dtype=torch.uint8, device=device)
+                view = torch.as_tensor(_CudaArray(ptr, size), device=device)
+                mine.copy_(view[:nbytes])
+                torch.cuda.current_stream(device).synchronize()
+                del view
+            finally:
+                self.lib.cuMemUnmap(c.c_uint64(ptr), c.c_size_t(size))
+                self.lib.cuMemAddressFree(c.c_uint64(ptr), c.c_size_t(size))
+        finally:
+            self.lib.cuMemRelease(h)
+        return mine
+
+
 class HarnessTampered(Exception):
     """The code under test replaced something the timing harness relies on."""
 
@@ -1208,17 +1545,23 @@ def main():
         w.phase = ""
         w.sealed = bool(req.get("sealed"))
         w.reply_fds = []
+        w.export = int(req.get("export") or 0)
+        w.keep = bool(req.get("keep"))
+        w.req_fds = chan.take_fds()
         try:
             if fn is None:
                 raise ValueError(f"unknown op {req.get('op')!r}")
             res = fn(req)
+            for fd in w.req_fds:  # what no handler took
+                os.close(fd)
+            w.req_fds = []
             res.update({"id": rid, "nonce": req.get("nonce"), "ok": True})
             fds, w.reply_fds = w.reply_fds, []
             chan.send(res, fds)
         except BaseException as e:  # the code under test may raise anything
-            for fd in w.reply_fds:
+            for fd in w.reply_fds + w.req_fds:
                 os.close(fd)
-            w.reply_fds = []
+            w.reply_fds = w.req_fds = []
             msg = truncate(describe_error(e))
             sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
             exits = sticky or isinstance(e, (KeyboardInterrupt, SystemExit))

@@ -66,6 +66,11 @@ struct kj_config {
 	struct kj_limits limits;
 	/* Comparator threads; 0: one per CPU (at most 16). */
 	int threads;
+	/* Which outputs are compared where they were made ($KJ_DEVICE_COMPARE,
+	 * runner.h's KJ_DEVOUT_*): 1 "auto" (the default) large CUDA tensors,
+	 * 0 "off" none (every output through host memory), 2 "all" every
+	 * top-level tensor, CPU ones too (the same path, tested on the CPU). */
+	int device_outputs;
 	/* The judge's environment, NULL-terminated: what a worker may inherit
 	 * of it (PATH, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, ...) is taken
 	 * from here, never from getenv. */

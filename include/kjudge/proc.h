@@ -140,6 +140,12 @@ struct kj_proc {
 	int *reply_fds;
 	size_t n_reply_fds;
 	int fds_over;                   /* more descriptors than KJ_PROC_FDS_MAX */
+	/* Descriptors for the worker, set by the caller: the next
+	 * kj_proc_send passes them (SCM_RIGHTS) with the first bytes of its
+	 * request and sets these back to none.  The caller keeps them (they
+	 * are duplicated into the worker, not moved). */
+	const int *send_fds;
+	size_t n_send_fds;
 };
 
 /* The most descriptors a worker may have in flight to the judge. */

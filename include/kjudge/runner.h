@@ -47,6 +47,14 @@ enum kj_call_op {
 	KJ_CALL_RUN,     /* one call of forward on one input set: its outputs */
 	KJ_CALL_TIME,    /* a round of timed calls (benchmark) */
 	KJ_CALL_DEVICE,  /* the device's limits: copy bandwidth, launch time */
+	/* Outputs compared on the device (pipeline.c), the reference's worker
+	 * only: */
+	KJ_CALL_TAKE,    /* copy exported outputs (items, pass_fds) into its
+			  * own memory: reply held, one number or null each */
+	KJ_CALL_FIGURES, /* per item {"taken", "kept", "t"}: the comparator's
+			  * figures of a copy against a kept output, computed
+			  * on the device; the copies are dropped */
+	KJ_CALL_DROP,    /* forget every kept output and copy */
 };
 
 /* One request to a side.  The model itself is built once, when the side
@@ -81,7 +89,25 @@ struct kj_call {
 	 * forget what it kept. */
 	const int *known;
 	int n_known;
+	/* KJ_CALL_RUN, KJ_CALL_TIME: leave top-level tensor outputs on the
+	 * device and export them as descriptors ("device" leaves, value.h):
+	 * KJ_DEVOUT_AUTO those of CUDA tensors of at least KJ_DEVOUT_MIN
+	 * bytes, KJ_DEVOUT_ALL every one (CPU tensors as raw memory files:
+	 * tests); 0: none.  keep (KJ_CALL_RUN, the reference): keep such
+	 * outputs in the worker instead ("kept" leaves) */
+	int export_outputs;
+	int keep;
+	/* KJ_CALL_TAKE, KJ_CALL_FIGURES: the items (borrowed) and, for TAKE,
+	 * the descriptors the items' "fd" index (borrowed, passed to the
+	 * worker with the request) */
+	const json_t *items;
+	const int *pass_fds;
+	size_t n_pass_fds;
 };
+
+/* Which outputs a side leaves on the device (kj_call.export_outputs). */
+enum { KJ_DEVOUT_OFF = 0, KJ_DEVOUT_AUTO = 1, KJ_DEVOUT_ALL = 2 };
+#define KJ_DEVOUT_MIN (32u << 20)
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with
  * kj_reply_init(), free it with kj_reply_release(). */
@@ -130,6 +156,9 @@ struct kj_reply {
 	/* per timed call: its set, and its output as an index of distinct
 	 * (-1: one the judge checked in an earlier round, call.known) */
 	int *call_set, *call_distinct;
+	/* KJ_CALL_TAKE ("taken") and KJ_CALL_FIGURES ("figures"): one entry
+	 * per item, owned; NULL otherwise */
+	json_t *held;
 	/* KJ_CALL_DEVICE */
 	double copy_gbs;         /* device-to-device copy, bytes read + written */
 	double launch_ms;        /* the smallest kernel, launched and finished */

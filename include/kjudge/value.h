@@ -33,6 +33,17 @@
  *   {"kind": "tensor", "file": NAME, "dtype": "float32", "shape": [..]}
  *   {"kind": "tensor", "fd": I, "dtype": "float32", "shape": [..]}
  *                     the I-th (0-based) descriptor sent with the reply
+ *   {"kind": "tensor", "fd": I, "device": "cuda" | "host", ...}
+ *                     a top-level output left where it was made: the
+ *                     descriptor is a CUDA virtual-memory allocation
+ *                     exported as a file descriptor ("cuda"), or a memory
+ *                     file of its raw bytes ("host", for tests on the CPU);
+ *                     neither is sealed: only a copy taken by the reference's
+ *                     worker is compared (pipeline.c, "outputs compared on
+ *                     the device")
+ *   {"kind": "tensor", "kept": N, ...}
+ *                     a reference's top-level output its worker keeps
+ *                     (number N) to compare candidates' copies against
  *   {"kind": "int", "value": "123"}         decimal text, any size
  *   {"kind": "float", "value": "0x1.8p+1"}  float.hex(): exact; "inf", "-inf", "nan"
  *   {"kind": "bool", "value": true}
@@ -74,6 +85,8 @@ enum kj_value_kind {
 	KJ_VAL_OTHER,
 };
 
+enum kj_value_dev { KJ_DEV_NONE = 0, KJ_DEV_CUDA, KJ_DEV_HOST };
+
 struct kj_value {
 	enum kj_value_kind kind;
 	char *text;        /* INT: decimal; STR: the string; OTHER: type name;
@@ -82,6 +95,10 @@ struct kj_value {
 	int boolean;       /* BOOL */
 	int fd;            /* TENSOR: the index of its descriptor among the
 			    * reply's, or -1: a file named by text */
+	enum kj_value_dev dev; /* TENSOR with fd: where the bytes are (KJ_DEV_NONE:
+				* a sealed memory file of .npy data) */
+	int kept;          /* TENSOR: the number the reference's worker keeps it
+			    * under, or -1 */
 	char dtype[32];    /* TENSOR: logical dtype name as sent */
 	int ndim;          /* TENSOR */
 	int64_t shape[KJ_MAX_DIMS];
@@ -146,5 +163,14 @@ double kj_value_tensor_bytes(const struct kj_value *v);
  * each (fn returns 0 to go on).  Used to move goldens into the cache. */
 int kj_value_each_file(const struct kj_value *v,
 		       int (*fn)(void *ctx, const struct kj_value *leaf), void *ctx);
+
+/* The tensor leaves of a tree, and those held on a device: kept by the
+ * reference's worker, exported by a side, and those of either that are not
+ * items of the top-level list (which no worker makes: a reply that has one
+ * is malformed). */
+struct kj_value_held {
+	size_t tensors, kept, dev, nested;
+};
+void kj_value_held(const struct kj_value *v, struct kj_value_held *h);
 
 #endif /* KJUDGE_VALUE_H */

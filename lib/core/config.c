@@ -20,6 +20,7 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->scratch_private = 1;
 	c->cache_max_bytes = -1;
 	c->sandbox = 1;
+	c->device_outputs = 1;
 	c->limits.cpu_s = 4 * 3600.0;
 	c->limits.mem_bytes = ram / 2;
 	c->limits.file_bytes = ram / 4;

@@ -280,6 +280,8 @@ static const char *ref_dir(const struct kj_task *t, const struct kj_attempt *a)
 	return a->stage[0] ? a->stage : t->ref.out_dir;
 }
 
+static int held_any(const struct kj_value *v);
+
 /*
  * The reference's reply r to a run call is in: check it can be compared
  * and keep it (in the cache when there is one).  *ok is 0 when c now holds
@@ -306,7 +308,8 @@ static int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, ui
 	g->outputs = g->rep.outputs;
 	g->input_desc = g->rep.input_desc;
 	g->dir = ref_dir(t, a);
-	if (a->cache && a->stage[0]) {
+	/* Outputs kept on the device have no file for the cache. */
+	if (a->cache && a->stage[0] && !held_any(g->rep.outputs)) {
 		rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
 		if (rc != KJ_OK)
 			return rc;
@@ -376,6 +379,348 @@ static int compare_all(const struct kj_value *gold, const char *gdir,
 	return KJ_OK;
 }
 
+/* --- outputs compared on the device --------------------------------------------- */
+
+/*
+ * A large output need not go through host memory to be judged.  With
+ * device outputs on (kj_config.device_outputs), the reference's worker keeps
+ * its top-level tensor outputs of a set on the device ("kept" leaves), and
+ * the candidate's worker exports its own as descriptors (CUDA virtual
+ * memory; on the CPU, for tests, raw memory files: "device" leaves), which
+ * the judge passes to the reference's worker.  There only the judge's code
+ * and the task's run.  It first copies each into memory of its own (take:
+ * bytes the candidate can no longer change; inside the judge's clock for a
+ * timed round), then computes the comparator's figures between the copy and
+ * its kept output on the device (figures: elements not finite, the sum and
+ * the largest of rel, compare.h's rule in float32).
+ *
+ * The judge decides, and only one way: the outputs pass when, for every
+ * one, dtype and shape are the reference's, every element is finite on both
+ * sides, and MERE and MARE are at most DEV_MARGIN times their limits (the
+ * summation order on the device differs from the C comparator's; the margin
+ * is what makes the two agree).  Anything else (a figure near a limit, a NaN
+ * or an Inf, a malformed figure, an error of the reference's worker on the
+ * way, a candidate's descriptor that cannot be imported) decides nothing:
+ * the set, or the timed case, is judged again through host memory (sealed
+ * memory files and the C comparator), which decides and words every
+ * failure.  So a device path that breaks can make a run slower, never a
+ * verdict different.
+ */
+#define DEV_MARGIN 0.5
+
+enum dev_state {
+	DEV_HOST,    /* nothing held on a device: compare_all decides */
+	DEV_READY,   /* the plan is made: take, then figures */
+	DEV_FAILED,  /* c holds a decided failure */
+	DEV_REDO,    /* not decidable here: judge it again through host memory */
+};
+
+struct devplan {
+	json_t *take;   /* items of the take call */
+	json_t *fig;    /* items of the figures call */
+	int *fds;       /* what take passes to the reference's worker */
+	size_t n;       /* pairs in take and fig */
+	unsigned char *host; /* per top-level output: compared on the host */
+	int taken;      /* take has run: fig's items name the copies */
+	int state;      /* dev_pairs' verdict on the trees (enum dev_state),
+			 * DEV_REDO after a take that failed */
+};
+
+static void devplan_release(struct devplan *p)
+{
+	json_decref(p->take);
+	json_decref(p->fig);
+	free(p->fds);
+	free(p->host);
+	memset(p, 0, sizeof(*p));
+}
+
+static int held_any(const struct kj_value *v)
+{
+	struct kj_value_held h;
+
+	kj_value_held(v, &h);
+	return h.kept || h.dev;
+}
+
+/* Whether every tensor of a golden tree is kept on the device (no file of
+ * it in the stage, which holds one set at a time). */
+static int all_kept(const struct kj_value *v)
+{
+	struct kj_value_held h;
+
+	kj_value_held(v, &h);
+	return h.kept > 0 && h.kept == h.tensors;
+}
+
+static int fail_oom(struct kj_case *c, struct kj_error *err, enum kj_etype t, const char *msg)
+{
+	return kj_case_fail(c, t, "%s", msg) == KJ_OK ? KJ_OK
+		: kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+/*
+ * The pairs of a kept golden output and an exported candidate one that can
+ * be compared on the device, from the two trees alone (nothing is decided
+ * here): *st is DEV_HOST when neither tree holds anything on a device,
+ * DEV_READY with p filled, DEV_REDO when some output cannot be compared
+ * either way (held on one side only, another dtype or shape, a dtype the
+ * device rule does not cover); the checks that fail a candidate are
+ * dev_check's.
+ */
+static int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
+		     const struct kj_reply *cr, const struct kj_cmp_options *cmp,
+		     struct devplan *p, int *st, struct kj_error *err)
+{
+	struct kj_value_held hg, hc;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	kj_value_held(gold, &hg);
+	kj_value_held(cand, &hc);
+	*st = DEV_HOST;
+	if (!hg.kept && !hg.dev && !hc.kept && !hc.dev)
+		return KJ_OK;
+	*st = DEV_REDO;
+	if (hg.dev || hg.nested || hc.kept || hc.nested || !gold || !cand ||
+	    gold->kind != KJ_VAL_LIST || cand->kind != KJ_VAL_LIST || cand->n != gold->n)
+		return KJ_OK;
+	p->take = json_array();
+	p->fig = json_array();
+	p->fds = malloc((hc.dev ? hc.dev : 1) * sizeof(int));
+	p->host = calloc(gold->n ? gold->n : 1, 1);
+	if (!p->take || !p->fig || !p->fds || !p->host)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	for (i = 0; i < gold->n; i++) {
+		const struct kj_value *g = gold->items[i], *x = cand->items[i];
+		enum kj_dtype dt;
+		double n = 1, t;
+		int d, known = 1;
+
+		if (!held_any(g) && !held_any(x)) {
+			p->host[i] = 1;
+			continue;
+		}
+		if (g->kind != KJ_VAL_TENSOR || g->kept < 0 || x->kind != KJ_VAL_TENSOR ||
+		    x->dev == KJ_DEV_NONE || strcmp(g->dtype, x->dtype) || g->ndim != x->ndim ||
+		    x->fd < 0 || (size_t)x->fd >= cr->n_fds)
+			return KJ_OK;
+		dt = kj_dtype_from_name(g->dtype);
+		if (dt != KJ_DTYPE_FLOAT32 && dt != KJ_DTYPE_FLOAT16 && dt != KJ_DTYPE_BFLOAT16)
+			return KJ_OK;
+		for (d = 0; d < g->ndim; d++) {
+			if (g->shape[d] != x->shape[d])
+				return KJ_OK;
+			n *= (double)g->shape[d];
+		}
+		if (!(n > 0) || n > 9e15)
+			return KJ_OK;
+		t = cmp->threshold_dtype ? kj_threshold_for_name(cmp->threshold_dtype, &known)
+					 : kj_threshold_for_dtype(dt);
+		if (!known || !(t > 0))
+			return KJ_OK;
+		p->fds[p->n] = cr->fds[x->fd];
+		if (json_array_append_new(p->take, json_pack("{s:I, s:I, s:s}", "fd", (json_int_t)p->n,
+							      "nbytes", (json_int_t)(n * (double)
+								kj_dtype_size(dt)),
+							      "device", x->dev == KJ_DEV_CUDA
+								? "cuda" : "host")) ||
+		    json_array_append_new(p->fig, json_pack("{s:i, s:f, s:I, s:s}", "kept", g->kept,
+							     "t", t, "numel", (json_int_t)n,
+							     "dtype", g->dtype)))
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		p->n++;
+	}
+	*st = p->n ? DEV_READY : DEV_REDO;
+	return KJ_OK;
+}
+
+static int dev_pairs_kept(const struct kj_value *gold, const struct kj_value *cand,
+			  const struct kj_reply *cr, const struct kj_cmp_options *cmp,
+			  struct devplan *p, int *st, struct kj_error *err)
+{
+	int rc = dev_pairs(gold, cand, cr, cmp, p, st, err);
+
+	p->state = *st;
+	return rc;
+}
+
+/* What fails a candidate whose outputs are held on a device, whatever the
+ * figures: *st becomes DEV_FAILED (c filled) or stays. */
+static int dev_check(const struct kj_value *gold, const struct kj_value *cand, struct kj_case *c,
+		     int *st, struct kj_error *err)
+{
+	struct kj_value_held hc;
+
+	kj_value_held(cand, &hc);
+	*st = DEV_FAILED;
+	if (hc.kept || hc.nested)
+		return fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker named outputs "
+				"the judge never asked for (kept, or exported below the top level)");
+	if (!cand || cand->kind != KJ_VAL_LIST)
+		return fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker sent no outputs");
+	if (cand->n != gold->n)
+		return kj_case_fail(c, KJ_ET_OUTPUT_COUNT, "output count mismatch: reference %zu, "
+				    "candidate %zu", gold->n, cand->n) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	*st = DEV_READY;
+	return KJ_OK;
+}
+
+/* One device call (op, with items and the descriptors to pass) to the
+ * reference's worker; *ok is 0 when it did not answer as asked (nobody's
+ * failure: the caller judges again on the host). */
+static int dev_call(struct kj_task *t, struct kj_attempt *a, enum kj_call_op op,
+		    const json_t *items, const int *fds, size_t n_fds, struct kj_reply *r,
+		    int *ok, struct kj_error *err)
+{
+	struct kj_call call;
+	int rc;
+
+	*ok = 0;
+	kj_reply_init(r);
+	if (!t->ref.loaded)
+		return KJ_OK;
+	memset(&call, 0, sizeof(call));
+	call.op = op;
+	call.items = items;
+	call.pass_fds = fds;
+	call.n_pass_fds = n_fds;
+	rc = send_call(&t->ref, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, &t->ref, r, err);
+	if (rc == KJ_OK)
+		*ok = r->ok && (op == KJ_CALL_DROP || json_array_size(r->held) == json_array_size(items));
+	return rc;
+}
+
+/* The copies of the plan's outputs, into the reference's worker's memory:
+ * *st stays DEV_READY, or becomes DEV_REDO. */
+static int dev_take(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
+		    struct kj_error *err)
+{
+	struct kj_reply r;
+	size_t i;
+	int ok, rc = dev_call(t, a, KJ_CALL_TAKE, p->take, p->fds, p->n, &r, &ok, err);
+
+	for (i = 0; rc == KJ_OK && ok && i < p->n; i++) {
+		const json_t *id = json_array_get(r.held, i);
+
+		if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+		    json_object_set_new(json_array_get(p->fig, i), "taken",
+					json_integer(json_integer_value(id))))
+			ok = 0;
+	}
+	kj_reply_release(&r);
+	if (rc == KJ_OK && !ok)
+		*st = p->state = DEV_REDO;
+	p->taken = rc == KJ_OK && ok;
+	return rc;
+}
+
+/* The figures of the plan's copies against the kept outputs, and the
+ * decision: *st becomes DEV_HOST when every output passed (the caller
+ * counts it a pass), else DEV_REDO. */
+static int dev_figures(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
+		       struct kj_error *err)
+{
+	struct kj_reply r;
+	size_t i;
+	int ok, rc = dev_call(t, a, KJ_CALL_FIGURES, p->fig, NULL, 0, &r, &ok, err);
+
+	for (i = 0; rc == KJ_OK && ok && i < p->n; i++) {
+		const json_t *f = json_array_get(r.held, i), *it = json_array_get(p->fig, i);
+		const json_t *jn = json_object_get(f, "n"), *jnf = json_object_get(f, "nonfinite");
+		double tt = json_real_value(json_object_get(it, "t"));
+		double sum = json_number_value(json_object_get(f, "sum_rel"));
+		double mx = json_number_value(json_object_get(f, "max_rel"));
+		json_int_t n = json_integer_value(json_object_get(it, "numel"));
+
+		ok = json_is_integer(jn) && json_integer_value(jn) == n && n > 0 &&
+		     json_is_integer(jnf) && json_integer_value(jnf) == 0 &&
+		     json_is_number(json_object_get(f, "sum_rel")) &&
+		     json_is_number(json_object_get(f, "max_rel")) && isfinite(sum) &&
+		     isfinite(mx) && sum >= 0 && mx >= 0 && sum / (double)n <= DEV_MARGIN * tt &&
+		     mx <= DEV_MARGIN * 10 * tt;
+	}
+	kj_reply_release(&r);
+	if (rc == KJ_OK)
+		*st = ok ? DEV_HOST : DEV_REDO;
+	return rc;
+}
+
+/* Forget the reference's worker's kept outputs and copies (after a set, or
+ * a timed case, that kept some). */
+static int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err)
+{
+	struct kj_reply r;
+	int ok, rc = dev_call(t, a, KJ_CALL_DROP, NULL, NULL, 0, &r, &ok, err);
+
+	kj_reply_release(&r);
+	return rc;
+}
+
+/*
+ * Compare a candidate's outputs with the golden ones, on the device where
+ * they are held there: *st is DEV_HOST when they passed (c->compared set),
+ * DEV_FAILED when c holds the failure, DEV_REDO when the caller must judge
+ * the outputs again through host memory.  pre: a plan of the same trees
+ * whose copies were taken already (a timed round takes them inside its
+ * clock), or NULL.
+ */
+static int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
+			   const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
+			   const struct kj_cmp_options *cmp, struct devplan *pre, struct kj_case *c,
+			   int *st, struct kj_error *err)
+{
+	struct devplan own, *p = pre ? pre : &own;
+	size_t i;
+	int rc = KJ_OK, same = 0;
+
+	if (!pre)
+		rc = dev_pairs_kept(gold, cand, cr, cmp, &own, st, err);
+	if (rc != KJ_OK)
+		goto out;
+	if (p->state == DEV_HOST) {
+		rc = compare_all(gold, gdir, cand, cr, cmp, c, &same, err);
+		*st = same ? DEV_HOST : DEV_FAILED;
+		goto out;
+	}
+	rc = dev_check(gold, cand, c, st, err);
+	if (rc != KJ_OK || *st == DEV_FAILED)
+		goto out;
+	if (p->state == DEV_REDO || !p->host) {
+		*st = DEV_REDO;
+		goto out;
+	}
+	/* What is not held on a device, in order, on the host. */
+	for (i = 0; i < gold->n; i++) {
+		if (!p->host[i])
+			continue;
+		rc = kj_value_compare(gold->items[i], gdir, cand->items[i], cr->fds, cr->n_fds, cmp,
+				      (int)i + 1, c, &same, err);
+		if (rc != KJ_OK)
+			goto out;
+		if (!same) {
+			*st = DEV_FAILED;
+			goto out;
+		}
+	}
+	*st = p->n ? DEV_READY : DEV_REDO;
+	if (*st == DEV_READY && !p->taken)
+		rc = dev_take(t, a, p, st, err);
+	if (rc == KJ_OK && *st == DEV_READY)
+		rc = dev_figures(t, a, p, st, err);
+	if (rc == KJ_OK && *st == DEV_HOST) {
+		c->compared = (int)gold->n;
+		c->expected = (int)gold->n;
+	}
+out:
+	if (!pre)
+		devplan_release(&own);
+	return rc;
+}
+
 static int keep_desc(struct kj_case *c, const json_t *desc)
 {
 	if (!c->input_desc && desc)
@@ -411,7 +756,8 @@ static int note_aliases(struct kj_result *res, struct kj_case *c, const json_t *
 /* Send the reference the run of case k on the set of `seed` (its outputs
  * to the stage, or its own directory); *usable as ensure_side's. */
 static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
-			struct kj_case *c, struct kj_result *res, int *usable, struct kj_error *err)
+			int keep, struct kj_case *c, struct kj_result *res, int *usable,
+			struct kj_error *err)
 {
 	struct kj_call call;
 	int rc;
@@ -425,6 +771,8 @@ static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 	call.seed = seed;
 	call.out_dir = ref_dir(t, a);
 	call.tag = "ref";
+	call.export_outputs = keep;
+	call.keep = keep != KJ_DEVOUT_OFF;
 	return send_call(&t->ref, &call, err);
 }
 
@@ -435,13 +783,13 @@ static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
  * case is over), 0 when the set passed (c->compared/expected set).
  */
 static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
-		      struct kj_result *res, int k, int set, uint64_t seed, struct kj_case *c,
-		      int *decided, struct kj_error *err)
+		      struct kj_result *res, int k, int set, uint64_t seed, int devout,
+		      struct kj_case *c, int *decided, struct kj_error *err)
 {
 	struct golden g;
 	struct kj_reply cr;
 	struct kj_call call;
-	int rc, usable, ref_sent = 0, ok = 0, same = 0;
+	int rc, usable, ref_sent = 0, ok = 0, st = DEV_FAILED, kept = 0;
 	double t0;
 
 	(void)set;
@@ -457,10 +805,11 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
-		rc = send_ref_run(t, a, k, seed, c, res, &usable, err);
+		rc = send_ref_run(t, a, k, seed, devout, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
 		ref_sent = 1;
+		kept = devout != KJ_DEVOUT_OFF;
 	} else {
 		res->from_cache++;
 	}
@@ -470,6 +819,8 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	call.seed = seed;
 	call.out_dir = t->cand.out_dir;
 	call.tag = "cand";
+	/* Left on the device only where the golden is kept there too. */
+	call.export_outputs = ref_sent ? devout : KJ_DEVOUT_OFF;
 	rc = send_call(&t->cand, &call, err);
 	if (rc != KJ_OK)
 		goto out;
@@ -498,20 +849,37 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	t0 = kj__now_s();
-	rc = compare_all(g.outputs, g.dir, cr.outputs, &cr, &o->cmp, c, &same, err);
+	rc = compare_outputs(t, a, g.outputs, g.dir, cr.outputs, &cr, &o->cmp, NULL, c, &st, err);
 	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
 	if (rc != KJ_OK)
 		goto out;
-	if (note_aliases(res, c, cr.aliases, !same) != KJ_OK) {
+	if (st == DEV_REDO && devout != KJ_DEVOUT_OFF)
+		goto out;
+	if (st == DEV_REDO) {
+		/* Through host memory, yet not decidable: outputs left on the
+		 * device that nobody asked for. */
+		rc = fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker left outputs on the "
+			      "device where the judge asked for sealed memory files");
+		st = DEV_FAILED;
+		goto out;
+	}
+	if (note_aliases(res, c, cr.aliases, st != DEV_HOST) != KJ_OK) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
-	*decided = !same;
+	*decided = st != DEV_HOST;
 out:
+	if (kept && rc == KJ_OK)
+		rc = dev_drop(t, a, err);
 	golden_release(&g, a->stage[0] ? a->stage : t->ref.out_dir);
 	kj_reply_release(&cr);
 	/* Only files its reply names are read; the rest go with the set. */
 	kj__clear_dir(t->cand.out_dir, ".npy");
+	/* Not decided on the device: the same set through host memory. */
+	if (rc == KJ_OK && st == DEV_REDO && devout != KJ_DEVOUT_OFF) {
+		kj_attempt_tally(a, "device_redo_n", 1);
+		return verify_set(t, a, o, res, k, set, seed, KJ_DEVOUT_OFF, c, decided, err);
+	}
 	return rc;
 }
 
@@ -608,7 +976,8 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 						      : kj_seed_derive(a->run_key, kj_task_identity(t), k, s);
 
 			c->input_set = s + 1;
-			rc = verify_set(t, a, o, res, k, s, seed, c, &decided, err);
+			rc = verify_set(t, a, o, res, k, s, seed, a->cfg->device_outputs, c,
+					&decided, err);
 			if (rc != KJ_OK)
 				return finish_result(a, res, rc, err);
 			if (decided)
@@ -694,6 +1063,8 @@ struct timed {
 	 * name them instead of sending them again (struct kj_call's known). */
 	int *known;
 	int n_known;
+	int redo;       /* a timed output not decidable on the device: the
+			 * case is timed again through host memory */
 };
 
 static void timed_release(struct timed *t)
@@ -762,18 +1133,19 @@ struct probe {
 	double *ms;      /* its sample, out */
 };
 
-static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
+static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k,
 		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
 		      struct golden *gold, int offset, int n_calls, int warmup, struct timed *acc,
-		      int record, const struct probe *pr, struct kj_case *c, int *ok,
+		      int record, const struct probe *pr, int devout, struct kj_case *c, int *ok,
 		      struct kj_error *err)
 {
 	struct kj_call call;
 	struct kj_reply r;
-	int *schedule = NULL, rc, i, frozen = 0, same = 0;
+	struct devplan *plans = NULL;
+	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST;
 	double t0, wall, sum = 0;
-	size_t u;
+	size_t u, n_plans = 0;
 
 	*ok = 0;
 	kj_reply_init(&r);
@@ -805,6 +1177,8 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	call.n_known = pr ? pr->set + 1 : n_sets;
 	if (call.n_known > acc->n_known)
 		call.n_known = acc->n_known;
+	/* Both sides alike, as for the rest of the work around the calls. */
+	call.export_outputs = devout;
 	if (other && other->loaded) {
 		rc = other->ops->freeze(other, 1, err);
 		if (rc != KJ_OK)
@@ -815,6 +1189,30 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	rc = send_call(s, &call, err);
 	if (rc == KJ_OK)
 		rc = recv_call(a, s, &r, err);
+	/* The candidate's outputs left on the device are copied by the
+	 * reference's worker before the judge's clock stops: what they hold
+	 * when the copy is made is what is judged, and all the work that made
+	 * it is inside the round's time. */
+	if (rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
+	    r.n_distinct) {
+		if (frozen) {
+			rc = other->ops->freeze(other, 0, err);
+			frozen = 0;
+		}
+		plans = calloc(r.n_distinct, sizeof(*plans));
+		if (rc == KJ_OK && !plans)
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		for (u = 0; rc == KJ_OK && u < r.n_distinct; u++, n_plans++) {
+			if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known) {
+				n_plans++;
+				break; /* refused below */
+			}
+			rc = dev_pairs_kept(gold[r.distinct_set[u]].outputs, r.distinct[u], &r,
+					    &o->cmp, &plans[u], &st, err);
+			if (rc == KJ_OK && st == DEV_READY)
+				rc = dev_take(t, a, &plans[u], &st, err);
+		}
+	}
 	wall = (kj__now_s() - t0) * 1e3;
 	if (frozen) {
 		int rc2 = other->ops->freeze(other, 0, err);
@@ -868,12 +1266,22 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 			struct golden *g = &gold[r.distinct_set[u]];
 			double tc = kj__now_s();
 
-			rc = compare_all(g->outputs, g->dir, r.distinct[u], &r, &o->cmp, c,
-					 &same, err);
+			rc = compare_outputs(t, a, g->outputs, g->dir, r.distinct[u], &r, &o->cmp,
+					     u < n_plans ? &plans[u] : NULL, c, &st, err);
 			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
 			if (rc != KJ_OK)
 				goto out;
-			if (!same) {
+			if (st == DEV_REDO) {
+				if (devout != KJ_DEVOUT_OFF) {
+					acc->redo = 1;
+					goto out;
+				}
+				rc = fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker left "
+					      "outputs of its timed runs on the device where the "
+					      "judge asked for sealed memory files");
+				goto out;
+			}
+			if (st != DEV_HOST) {
 				char *m = NULL;
 
 				if (c->type != KJ_ET_PROTOCOL) {
@@ -926,6 +1334,9 @@ static int time_round(struct kj_attempt *a, const struct kj_judge_opts *o,
 	}
 	*ok = 1;
 out:
+	for (u = 0; plans && u < n_plans && u < r.n_distinct; u++)
+		devplan_release(&plans[u]);
+	free(plans);
 	free(schedule);
 	kj_reply_release(&r);
 	kj__clear_dir(s->out_dir, ".npy");
@@ -966,7 +1377,7 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
 
 /* The golden outputs of one timed input set: from the cache, or from the
  * reference (*ok = 0 when the case failed on the way). */
-static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
+static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed, int keep,
 			struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
 			struct kj_error *err)
 {
@@ -981,7 +1392,7 @@ static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 		*ok = 1;
 		return KJ_OK;
 	}
-	rc = send_ref_run(t, a, k, seed, c, res, &usable, err);
+	rc = send_ref_run(t, a, k, seed, keep, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		return rc;
 	rc = recv_call(a, &t->ref, &g->rep, err);
@@ -991,8 +1402,8 @@ static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 }
 
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
-		      const struct kj_bench_opts *b, struct kj_result *res, int k,
-		      struct kj_case *c, struct kj_error *err)
+		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
+		      struct kj_case *c, int *redo, struct kj_error *err)
 {
 	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1, n_probe = PROBE_SETS;
 	const int n_gold = n_sets + PROBE_SETS;
@@ -1000,7 +1411,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t)), probe_seeds[PROBE_SETS];
 	double probe_ms[PROBE_SETS], probe_ref_ms[PROBE_SETS];
 	struct timed tr, tc;
-	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5;
+	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
 	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
 	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
@@ -1031,11 +1442,13 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	/* Golden outputs of every timed input set: from the cache or the
 	 * reference, which runs them one after the other. */
+	*redo = 0;
 	for (j = 0; j < n_sets; j++) {
-		rc = timed_golden(t, a, k, seeds[j], &gold[j], c, res, &ok, err);
+		rc = timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
-		if (!gold[j].e.dir[0]) {
+		kept |= held_any(gold[j].outputs);
+		if (!gold[j].e.dir[0] && !all_kept(gold[j].outputs)) {
 			/* No cache to keep it in: the stage holds one set at a
 			 * time, so later sets would overwrite it.  Time with one. */
 			n_sets = j + 1;
@@ -1054,10 +1467,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (n_sets < 2 || one * (n_sets + n_probe) > TIMED_SETS_BYTES)
 		n_probe = 0;
 	for (j = 0; j < n_probe; j++) {
-		rc = timed_golden(t, a, k, probe_seeds[j], &gold[n_sets + j], c, res, &ok, err);
+		rc = timed_golden(t, a, k, probe_seeds[j], devout, &gold[n_sets + j], c, res, &ok,
+				  err);
 		if (rc != KJ_OK || !ok)
 			goto out;
-		if (!gold[n_sets + j].e.dir[0]) {
+		kept |= held_any(gold[n_sets + j].outputs);
+		if (!gold[n_sets + j].e.dir[0] && !all_kept(gold[n_sets + j].outputs)) {
 			n_probe = j;
 			break;
 		}
@@ -1082,13 +1497,13 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			double pace;
 
 			if (timing_ref) {
-				rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-						0, 0, w, &tr, 0, NULL, c, &ok, err);
+				rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+						0, 0, w, &tr, 0, NULL, devout, c, &ok, err);
 				if (rc != KJ_OK || !ok)
 					goto out;
 			}
-			rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
-					w, &tc, 0, NULL, c, &ok, err);
+			rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
+					w, &tc, 0, NULL, devout, c, &ok, err);
 			if (rc != KJ_OK || !ok)
 				goto out;
 			/* A round without timed calls: wall_per_call is its whole
@@ -1124,12 +1539,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 				if (!cand_now && !timing_ref)
 					continue;
-				rc = cand_now ? time_round(a, o, b, res, k, &t->cand, &t->ref, seeds,
+				rc = cand_now ? time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds,
 							   n_sets, gold, offset, round_calls, 0, &tc,
-							   1, NULL, c, &ok, err)
-					      : time_round(a, o, b, res, k, &t->ref, &t->cand, seeds,
+							   1, NULL, devout, c, &ok, err)
+					      : time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds,
 							   n_sets, gold, offset, round_calls, 0, &tr,
-							   1, NULL, c, &ok, err);
+							   1, NULL, devout, c, &ok, err);
 				if (rc != KJ_OK || !ok)
 					goto out;
 			}
@@ -1157,11 +1572,11 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		struct probe pc = { 1, n_sets + j, probe_seeds[j], &probe_ms[j] };
 		struct probe pf = { 1, n_sets + j, probe_seeds[j], &probe_ref_ms[j] };
 
-		rc = time_round(a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset, 3,
-				0, &tc, 0, &pc, c, &ok, err);
+		rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, offset, 3,
+				0, &tc, 0, &pc, devout, c, &ok, err);
 		if (rc == KJ_OK && ok && timing_ref)
-			rc = time_round(a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-					offset, 3, 0, &tr, 0, &pf, c, &ok, err);
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					offset, 3, 0, &tr, 0, &pf, devout, c, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
 		offset = (offset + 2) % n_sets;
@@ -1281,6 +1696,9 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
 		res->infra_errors++;
 out:
+	*redo = rc == KJ_OK && (tc.redo || tr.redo);
+	if (kept && rc == KJ_OK)
+		rc = dev_drop(t, a, err);
 	for (j = 0; gold && j < n_gold; j++)
 		golden_release(&gold[j], a->stage[0] ? a->stage : t->ref.out_dir);
 	free(gold);
@@ -1305,7 +1723,17 @@ int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
 	res->input_sets = b->timed_sets > 0 ? b->timed_sets : 1;
 	res->bench = *b;
 	for (k = 0; k < res->n_cases; k++) {
-		rc = bench_case(t, a, o, b, res, k, &res->cases[k], err);
+		int redo = 0;
+
+		rc = bench_case(t, a, o, b, res, k, a->cfg->device_outputs, &res->cases[k], &redo,
+				err);
+		if (rc == KJ_OK && redo) {
+			/* A timed output the device could not decide: the case
+			 * timed again, every output through host memory. */
+			kj_attempt_tally(a, "device_redo_n", 1);
+			rc = bench_case(t, a, o, b, res, k, KJ_DEVOUT_OFF, &res->cases[k], &redo,
+					err);
+		}
 		if (rc == KJ_OK)
 			rc = hook(hooks, t, res, &res->cases[k], err);
 		if (rc != KJ_OK)

@@ -110,6 +110,7 @@ static int parse_node(struct parse *p, const json_t *j, int depth, struct kj_val
 		return kj_error_set(p->err, KJ_ENOMEM, "out of memory");
 	v->kind = (enum kj_value_kind)k;
 	v->fd = -1;
+	v->kept = -1;
 	switch (v->kind) {
 	case KJ_VAL_TENSOR: {
 		const char *file = json_string_value(json_object_get(j, "file"));
@@ -119,17 +120,36 @@ static int parse_node(struct parse *p, const json_t *j, int depth, struct kj_val
 		char sealed[48];
 		size_t d;
 
-		if (fdj && !file) {
+		const json_t *keptj = json_object_get(j, "kept");
+		const char *mem = json_string_value(json_object_get(j, "device"));
+
+		if (json_object_get(j, "device") &&
+		    (!fdj || !mem || (strcmp(mem, "cuda") && strcmp(mem, "host")))) {
+			rc = bad(p, "a device tensor without a descriptor or a known memory");
+			break;
+		}
+		if (keptj && !fdj && !file) {
+			if (!json_is_integer(keptj) || json_integer_value(keptj) < 0 ||
+			    json_integer_value(keptj) > INT32_MAX) {
+				rc = bad(p, "a kept tensor with a bad number");
+				break;
+			}
+			v->kept = (int)json_integer_value(keptj);
+			snprintf(sealed, sizeof(sealed), "kept output #%d", v->kept);
+			file = sealed;
+		} else if (fdj && !file && !keptj) {
 			if (!json_is_integer(fdj) || json_integer_value(fdj) < 0 ||
 			    json_integer_value(fdj) >= KJ_VALUE_MAX_NODES) {
 				rc = bad(p, "a tensor with a bad descriptor index");
 				break;
 			}
 			v->fd = (int)json_integer_value(fdj);
-			snprintf(sealed, sizeof(sealed), "sealed output #%d", v->fd);
+			v->dev = !mem ? KJ_DEV_NONE : !strcmp(mem, "cuda") ? KJ_DEV_CUDA : KJ_DEV_HOST;
+			snprintf(sealed, sizeof(sealed), "%s output #%d",
+				 mem ? "device" : "sealed", v->fd);
 			file = sealed;
-		} else if (fdj || !file || !*file || strchr(file, '/') || !strcmp(file, ".") ||
-			   !strcmp(file, "..") || strlen(file) > 200 ||
+		} else if (keptj || fdj || !file || !*file || strchr(file, '/') ||
+			   !strcmp(file, ".") || !strcmp(file, "..") || strlen(file) > 200 ||
 			   !kj__utf8_valid(file, strlen(file))) {
 			rc = bad(p, "a tensor without a plain file name or a descriptor");
 			break;
@@ -251,8 +271,14 @@ json_t *kj_value_json(const struct kj_value *v)
 		shape = json_array();
 		for (i = 0; shape && i < (size_t)v->ndim; i++)
 			bad_ |= json_array_append_new(shape, json_integer(v->shape[i]));
-		bad_ |= v->fd >= 0 ? json_object_set_new(o, "fd", json_integer(v->fd))
-				   : json_object_set_new(o, "file", json_string(v->text));
+		if (v->kept >= 0)
+			bad_ |= json_object_set_new(o, "kept", json_integer(v->kept));
+		else
+			bad_ |= v->fd >= 0 ? json_object_set_new(o, "fd", json_integer(v->fd))
+					   : json_object_set_new(o, "file", json_string(v->text));
+		if (v->dev != KJ_DEV_NONE)
+			bad_ |= json_object_set_new(o, "device", json_string(v->dev == KJ_DEV_CUDA
+									      ? "cuda" : "host"));
 		bad_ |= json_object_set_new(o, "dtype", json_string(v->dtype));
 		bad_ |= json_object_set_new(o, "shape", shape);
 		break;
@@ -509,6 +535,11 @@ static int cmp_tensor(struct cmp *m, const struct kj_value *r, const struct kj_v
 	char gpath[4352], why[400];
 	int rc;
 
+	/* Outputs held on a device are compared there (pipeline.c); one that
+	 * reaches this comparison is never a pass. */
+	if (r->kept >= 0 || a->kept >= 0 || a->dev != KJ_DEV_NONE || r->dev != KJ_DEV_NONE)
+		return kj_error_set(m->err, KJ_EINVAL, "internal: %s is held on a device, "
+				    "not in a file", path);
 	kj_tensor_init(&g);
 	kj_tensor_init(&t);
 	if (snprintf(gpath, sizeof(gpath), "%s/%s", m->ref_dir, r->text) >= (int)sizeof(gpath))
@@ -704,4 +735,27 @@ int kj_value_compare(const struct kj_value *ref, const char *ref_dir,
 	*same = 0;
 	snprintf(path, sizeof(path), "output %d", index);
 	return cmp_node(&m, ref, cand, path, same);
+}
+
+static void held(const struct kj_value *v, int depth, struct kj_value_held *h)
+{
+	size_t i, n;
+
+	if (v->kind == KJ_VAL_TENSOR) {
+		h->tensors++;
+		h->kept += v->kept >= 0;
+		h->dev += v->dev != KJ_DEV_NONE;
+		h->nested += depth > 1 && (v->kept >= 0 || v->dev != KJ_DEV_NONE);
+		return;
+	}
+	n = v->kind == KJ_VAL_DICT ? 2 * v->n : v->n;
+	for (i = 0; v->items && i < n; i++)
+		held(v->items[i], depth + 1, h);
+}
+
+void kj_value_held(const struct kj_value *v, struct kj_value_held *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (v)
+		held(v, 0, h);
 }

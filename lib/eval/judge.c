@@ -842,6 +842,13 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	t_bench = now_s();
 	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
 		*kernel_names = json_incref(t.cand.kernel_names);
+	/* The workers go before the device is given up: their memory on it
+	 * (inputs, outputs, the reference's kept ones) is the next attempt's
+	 * to use, not to find taken. */
+	if (task_open && lock >= 0 && strcmp(rn->slot->device, "cpu") != 0) {
+		kj_task_close(&t);
+		task_open = 0;
+	}
 	if (lock >= 0)
 		close(lock);
 	noted = note_phases(rn, disabled, t_started - t0, t_device - t_started,

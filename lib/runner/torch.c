@@ -80,6 +80,7 @@ void kj_reply_release(struct kj_reply *r)
 	json_decref(r->aliases);
 	json_decref(r->phases);
 	json_decref(r->kernel_names);
+	json_decref(r->held);
 	free(r->samples_ms);
 	free(r->escaped_ms);
 	for (i = 0; i < r->n_distinct; i++)
@@ -573,6 +574,13 @@ static int reply_ok(struct tside *ts, enum kj_call_op op, json_t *rep, struct kj
 			grow_quota(ts->tt, r->outputs);
 		return KJ_OK;
 	}
+	if (op == KJ_CALL_TAKE || op == KJ_CALL_FIGURES || op == KJ_CALL_DROP) {
+		d = json_object_get(rep, op == KJ_CALL_TAKE ? "taken" : "figures");
+		if (op != KJ_CALL_DROP && !json_is_array(d))
+			return reply_malformed(ts, r, "device comparison", err);
+		r->held = d ? kj__jref(d) : NULL;
+		return KJ_OK;
+	}
 	if (op == KJ_CALL_DEVICE) {
 		r->copy_gbs = json_number_value(json_object_get(rep, "copy_gbs"));
 		r->launch_ms = json_number_value(json_object_get(rep, "launch_ms"));
@@ -951,6 +959,17 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"seed", (json_int_t)call->seed, "out_dir", call->out_dir, "tag", call->tag);
 	} else if (call->op == KJ_CALL_DEVICE) {
 		req = json_pack("{s:s}", "op", "device");
+	} else if (call->op == KJ_CALL_TAKE || call->op == KJ_CALL_FIGURES ||
+		   call->op == KJ_CALL_DROP) {
+		if (s->role != KJ_SIDE_REFERENCE)
+			return kj_error_set(err, KJ_EINVAL, "internal: device comparisons run on "
+					    "the reference's side only");
+		req = json_pack("{s:s}", "op", call->op == KJ_CALL_TAKE ? "take"
+					 : call->op == KJ_CALL_FIGURES ? "figures" : "drop");
+		if (req && call->items && json_object_set_new(req, "items", kj__jref(call->items))) {
+			json_decref(req);
+			req = NULL;
+		}
 	} else {
 		json_t *seeds = json_array(), *schedule = json_array();
 		int i, bad = !seeds || !schedule;
@@ -1000,8 +1019,18 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 		json_decref(req);
 		req = NULL;
 	}
+	if (req && (call->op == KJ_CALL_RUN || call->op == KJ_CALL_TIME) && call->export_outputs &&
+	    json_object_set_new(req, "export", json_integer(call->export_outputs)) != 0) {
+		json_decref(req);
+		req = NULL;
+	}
+	if (req && call->op == KJ_CALL_RUN && call->keep && s->role == KJ_SIDE_REFERENCE &&
+	    json_object_set_new(req, "keep", json_true()) != 0) {
+		json_decref(req);
+		req = NULL;
+	}
 	/* The case's parameters (a task with a cases file), on both sides. */
-	if (req && call->op != KJ_CALL_DEVICE && tt->t->case_params) {
+	if (req && (call->op == KJ_CALL_RUN || call->op == KJ_CALL_TIME) && tt->t->case_params) {
 		json_t *p = json_array_get(tt->t->case_params, (size_t)call->case_idx);
 
 		if (!p) {
@@ -1034,6 +1063,10 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 	 * much as that many calls. */
 	ts->proc.output_calls = call->op == KJ_CALL_TIME && call->warmup + call->n_calls > 1
 				? (unsigned)call->warmup + (unsigned)call->n_calls : 1;
+	if (call->op == KJ_CALL_TAKE) {
+		ts->proc.send_fds = call->pass_fds;
+		ts->proc.n_send_fds = call->n_pass_fds;
+	}
 	rc = kj_proc_send(&ts->proc, req, tt->timeout_s, &ts->nonce, &e);
 	ts->pending = 1;
 	if (rc != KJ_OK) {

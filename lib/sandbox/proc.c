@@ -588,13 +588,67 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 	}
 }
 
+/* SCM_RIGHTS carries at most 253 descriptors a message (SCM_MAX_FD). */
+#define FDS_PER_MSG 253
+
+/*
+ * The caller's descriptors for the worker, each batch with one byte of the
+ * request's text (the worker takes them with the line those bytes are in);
+ * *len is what is left to write after them.
+ */
+static int send_fds(struct kj_proc *p, const int *fds, size_t n, char *text, size_t *len)
+{
+	size_t off = 0;
+
+	while (n) {
+		size_t k = n < FDS_PER_MSG ? n : FDS_PER_MSG;
+		union {
+			char buf[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { text + off, 1 };
+		struct msghdr m;
+		struct cmsghdr *cm;
+		ssize_t w;
+
+		if (*len == 0)
+			return KJ_EINVAL; /* no byte left to carry them */
+		memset(&m, 0, sizeof(m));
+		memset(&u, 0, sizeof(u));
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(k * sizeof(int));
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(k * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, k * sizeof(int));
+		do
+			w = sendmsg(p->proto, &m, MSG_NOSIGNAL);
+		while (w < 0 && errno == EINTR);
+		/* The socket is non-blocking; a request's first bytes always
+		 * fit in an empty buffer (one request at a time). */
+		if (w != 1)
+			return KJ_EWORKER;
+		fds += k;
+		n -= k;
+		off++;
+		(*len)--;
+	}
+	return KJ_OK;
+}
+
 int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		 uint64_t *nonce, struct kj_error *err)
 {
+	const int *fds = p->send_fds;
+	size_t n_fds = p->n_send_fds, len, len0;
 	char *text;
-	size_t len;
 	int rc;
 
+	p->send_fds = NULL;
+	p->n_send_fds = 0;
 	if (kj_proc_interrupted()) {
 		json_decref(req);
 		return fail_request(p, KJ_EINTR, timeout_s, err);
@@ -614,7 +668,10 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		return kj_error_set(err, KJ_ENOMEM, "cannot encode a request (out of memory)");
 	len = strlen(text);
 	text[len] = '\n'; /* replaces the NUL; the length is passed explicitly */
-	rc = write_all(p->proto, text, len + 1, kj__now_s() + timeout_s);
+	len0 = ++len;
+	rc = send_fds(p, fds, n_fds, text, &len);
+	if (rc == KJ_OK)
+		rc = write_all(p->proto, text + (len0 - len), len, kj__now_s() + timeout_s);
 	free(text);
 	if (rc != KJ_OK)
 		return fail_request(p, rc, timeout_s, err);
