@@ -714,6 +714,7 @@ static int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct
 	if (rc == KJ_OK && *st == DEV_HOST) {
 		c->compared = (int)gold->n;
 		c->expected = (int)gold->n;
+		kj_attempt_tally(a, "device_compared_n", (double)p->n);
 	}
 out:
 	if (!pre)
