@@ -1144,7 +1144,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	struct kj_call call;
 	struct kj_reply r;
 	struct devplan *plans = NULL;
-	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST;
+	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST, exported = 0;
 	double t0, wall, sum = 0;
 	size_t u, n_plans = 0;
 
@@ -1194,8 +1194,10 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	 * reference's worker before the judge's clock stops: what they hold
 	 * when the copy is made is what is judged, and all the work that made
 	 * it is inside the round's time. */
-	if (rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
-	    r.n_distinct) {
+	for (u = 0; rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
+		    !exported && u < r.n_distinct; u++)
+		exported = held_any(r.distinct[u]);
+	if (exported) {
 		if (frozen) {
 			rc = other->ops->freeze(other, 0, err);
 			frozen = 0;
