@@ -221,6 +221,11 @@ void kj_proc_take_fds(struct kj_proc *p, int **fds, size_t *n);
 /* Kill the whole process group (SIGKILL) and reap the leader. */
 void kj_proc_kill(struct kj_proc *p);
 
+/* SIGKILL to the whole process group now, without waiting: several
+ * workers killed so end at the same time; kj_proc_kill or kj_proc_release
+ * reaps them. */
+void kj_proc_signal_kill(struct kj_proc *p);
+
 /* "exited with status 3" / "killed by signal 11 (Segmentation fault)" /
  * "still running", into buf.  Returns buf. */
 char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size);

@@ -182,6 +182,10 @@ struct kj_side_ops {
 	int (*freeze)(struct kj_side *s, int frozen, struct kj_error *err);
 	/* Stop it and free what the runner holds in s->impl. */
 	void (*release)(struct kj_side *s);
+	/* Kill every process of the side's worker now, without waiting (no
+	 * clean exit): stop or release then only reaps it.  So that two
+	 * workers end at the same time when nothing more is asked of them. */
+	void (*kill)(struct kj_side *s);
 };
 
 struct kj_side {

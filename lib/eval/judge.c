@@ -844,8 +844,14 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		*kernel_names = json_incref(t.cand.kernel_names);
 	/* The workers go before the device is given up: their memory on it
 	 * (inputs, outputs, the reference's kept ones) is the next attempt's
-	 * to use, not to find taken. */
-	if (task_open && lock >= 0 && strcmp(rn->slot->device, "cpu") != 0) {
+	 * to use, not to find taken.  Nothing more is asked of them: both are
+	 * killed at once, and their ends (a CUDA context's teardown each)
+	 * overlap. */
+	if (task_open && lock >= 0) {
+		if (t.ref.ops && t.ref.ops->kill)
+			t.ref.ops->kill(&t.ref);
+		if (t.cand.ops && t.cand.ops->kill)
+			t.cand.ops->kill(&t.cand);
 		kj_task_close(&t);
 		task_open = 0;
 	}

@@ -1149,8 +1149,16 @@ static void op_release(struct kj_side *s)
 	s->impl = NULL;
 }
 
+static void op_kill(struct kj_side *s)
+{
+	struct tside *ts = s->impl;
+
+	if (ts)
+		kj_proc_signal_kill(&ts->proc);
+}
+
 static const struct kj_side_ops torch_ops = {
-	op_start, op_send, op_recv, op_stop, op_freeze, op_release,
+	op_start, op_send, op_recv, op_stop, op_freeze, op_release, op_kill,
 };
 
 /* --- the candidate's sandbox ------------------------------------------------------------ */

@@ -288,6 +288,12 @@ void kj_proc_kill(struct kj_proc *p)
 	sweep_orphans();
 }
 
+void kj_proc_signal_kill(struct kj_proc *p)
+{
+	if (p->pid && !p->reaped)
+		kill(-p->pid, SIGKILL);
+}
+
 char *kj_proc_describe_exit(const struct kj_proc *p, char *buf, size_t size)
 {
 	if (!p->reaped)
