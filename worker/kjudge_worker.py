@@ -168,7 +168,7 @@ class Worker:
         # copies it took of a candidate's, by number, and the descriptors
         # that came with the request.
         self.export = 0
-        self.keep = False
+        self.keep = 0
         self.kept = {}
         self.taken = {}
         self.kept_next = 0
@@ -462,15 +462,17 @@ class Worker:
         return o.device.type == "cuda" and o.numel() * o.element_size() >= self.EXPORT_MIN
 
     def _keep(self, o):
-        """The reference's output kept in this worker: the tensor itself
-        where it is large and its memory is its own (a model that hands out
-        the same buffer on every call would overwrite it: one that shares
-        memory with an input or with another kept output is copied; small
-        ones are always copied)."""
+        """The reference's output kept in this worker: with keep 1 the
+        tensor itself where it is large and its memory is its own (nothing
+        runs here before it is compared; one that shares memory with an
+        input or another kept output is copied, and small ones always are);
+        with keep 2 (a timed set's, kept through this side's own timed
+        rounds, whose calls may hand out the same buffer again) a copy."""
         n = self.kept_next
         self.kept_next += 1
         x = o.detach()
-        big = x.is_contiguous() and x.numel() * x.element_size() >= self.EXPORT_MIN
+        big = (self.keep == 1 and x.is_contiguous()
+               and x.numel() * x.element_size() >= self.EXPORT_MIN)
         if big:
             lo = x.data_ptr()
             hi = lo + x.untyped_storage().nbytes()
@@ -1552,7 +1554,7 @@ def main():
         w.sealed = bool(req.get("sealed"))
         w.reply_fds = []
         w.export = int(req.get("export") or 0)
-        w.keep = bool(req.get("keep"))
+        w.keep = int(req.get("keep") or 0)
         w.req_fds = chan.take_fds()
         try:
             if fn is None:

@@ -94,7 +94,10 @@ struct kj_call {
 	 * KJ_DEVOUT_AUTO those of CUDA tensors of at least KJ_DEVOUT_MIN
 	 * bytes, KJ_DEVOUT_ALL every one (CPU tensors as raw memory files:
 	 * tests); 0: none.  keep (KJ_CALL_RUN, the reference): keep such
-	 * outputs in the worker instead ("kept" leaves) */
+	 * outputs in the worker instead ("kept" leaves): KJ_KEEP the tensor
+	 * itself where its memory is its own (nothing runs on the side before
+	 * it is compared), KJ_KEEP_COPY always a copy (a timed set's golden,
+	 * kept through the side's own timed rounds); 0: none */
 	int export_outputs;
 	int keep;
 	/* KJ_CALL_TAKE, KJ_CALL_FIGURES: the items (borrowed) and, for TAKE,
@@ -107,6 +110,7 @@ struct kj_call {
 
 /* Which outputs a side leaves on the device (kj_call.export_outputs). */
 enum { KJ_DEVOUT_OFF = 0, KJ_DEVOUT_AUTO = 1, KJ_DEVOUT_ALL = 2 };
+enum { KJ_KEEP = 1, KJ_KEEP_COPY = 2 };
 #define KJ_DEVOUT_MIN (32u << 20)
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with

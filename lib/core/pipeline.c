@@ -757,7 +757,7 @@ static int note_aliases(struct kj_result *res, struct kj_case *c, const json_t *
 /* Send the reference the run of case k on the set of `seed` (its outputs
  * to the stage, or its own directory); *usable as ensure_side's. */
 static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
-			int keep, struct kj_case *c, struct kj_result *res, int *usable,
+			int keep, int copy, struct kj_case *c, struct kj_result *res, int *usable,
 			struct kj_error *err)
 {
 	struct kj_call call;
@@ -773,7 +773,9 @@ static int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 	call.out_dir = ref_dir(t, a);
 	call.tag = "ref";
 	call.export_outputs = keep;
-	call.keep = keep != KJ_DEVOUT_OFF;
+	/* A timed set's golden lives through the reference's own timed
+	 * rounds, whose calls may hand out the same buffer again: a copy. */
+	call.keep = keep == KJ_DEVOUT_OFF ? 0 : copy ? KJ_KEEP_COPY : KJ_KEEP;
 	return send_call(&t->ref, &call, err);
 }
 
@@ -806,7 +808,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
-		rc = send_ref_run(t, a, k, seed, devout, c, res, &usable, err);
+		rc = send_ref_run(t, a, k, seed, devout, 0, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
 		ref_sent = 1;
@@ -1395,7 +1397,7 @@ static int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t
 		*ok = 1;
 		return KJ_OK;
 	}
-	rc = send_ref_run(t, a, k, seed, keep, c, res, &usable, err);
+	rc = send_ref_run(t, a, k, seed, keep, 1, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		return rc;
 	rc = recv_call(a, &t->ref, &g->rep, err);

@@ -1025,7 +1025,7 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 		req = NULL;
 	}
 	if (req && call->op == KJ_CALL_RUN && call->keep && s->role == KJ_SIDE_REFERENCE &&
-	    json_object_set_new(req, "keep", json_true()) != 0) {
+	    json_object_set_new(req, "keep", json_integer(call->keep)) != 0) {
 		json_decref(req);
 		req = NULL;
 	}
