@@ -171,7 +171,9 @@ class Worker:
         self.keep = 0
         self.kept = {}
         self.taken = {}
-        self.kept_next = 0
+        # Numbers from a random start: a restarted worker's never name an
+        # earlier one's outputs.
+        self.kept_next = int.from_bytes(os.urandom(3), "little") << 6
         self.req_fds = []
         self._kept_inputs = ()
         self.model_params = None
