@@ -322,6 +322,10 @@ static int proc_failed(struct tside *ts, int rc, const struct kj_error *e, struc
 
 	if (rc == KJ_EINTR || rc == KJ_ENOMEM)
 		return kj_error_set(err, rc, "%s", e->msg);
+	/* A worker that failed once the judge was interrupted failed of the
+	 * interrupt (the judge's own end kills its workers): nobody's verdict. */
+	if (kj_proc_interrupted())
+		return kj_error_set(err, KJ_EINTR, "interrupted (the %s's worker: %s)", role, e->msg);
 	r->ok = 0;
 	r->lost = 1;
 	ts->s->loaded = 0;
@@ -728,6 +732,7 @@ static int start_error(struct tside *ts, int rc, const struct kj_error *e, const
 	/* The exception's line: the worker puts it first. */
 	char *clean = kj__text_clean(msg ? msg : "", msg ? kj__first_line(msg, 600) : 0, 600);
 	int code = rc == KJ_EINTR || rc == KJ_ENOMEM ? rc
+		   : kj_proc_interrupted() ? KJ_EINTR /* as proc_failed's */
 		   : ts->s->sandboxed ? KJ_ESANDBOX : KJ_ESPAWN;
 
 	kj_error_set(err, code, "the %s's worker did not start with '%s' (%s): %s%s%s%.300s",
