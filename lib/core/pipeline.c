@@ -350,6 +350,23 @@ static int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, 
  * Compare a candidate's outputs (a list) with the golden ones.  *same is 1
  * when every output compared equal; else c holds the failure.
  */
+/* The candidate sent a list of as many outputs as the reference: *ok is 1,
+ * else 0 and c holds its failure. */
+static int output_count(const struct kj_value *gold, const struct kj_value *cand,
+			struct kj_case *c, int *ok, struct kj_error *err)
+{
+	*ok = 0;
+	if (!cand || cand->kind != KJ_VAL_LIST)
+		return kj_case_fail(c, KJ_ET_PROTOCOL, "the candidate's worker sent no outputs") ==
+				       KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (cand->n != gold->n)
+		return kj_case_fail(c, KJ_ET_OUTPUT_COUNT, "output count mismatch: reference %zu, "
+				    "candidate %zu", gold->n, cand->n) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	*ok = 1;
+	return KJ_OK;
+}
+
 static int compare_all(const struct kj_value *gold, const char *gdir,
 		       const struct kj_value *cand, const struct kj_reply *cr,
 		       const struct kj_cmp_options *cmp, struct kj_case *c, int *same,
@@ -359,13 +376,10 @@ static int compare_all(const struct kj_value *gold, const char *gdir,
 	int rc;
 
 	*same = 0;
-	if (!cand || cand->kind != KJ_VAL_LIST)
-		return kj_case_fail(c, KJ_ET_PROTOCOL, "the candidate's worker sent no outputs") ==
-				       KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-	if (cand->n != gold->n)
-		return kj_case_fail(c, KJ_ET_OUTPUT_COUNT, "output count mismatch: reference %zu, "
-				    "candidate %zu", gold->n, cand->n) == KJ_OK
-			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	rc = output_count(gold, cand, c, same, err);
+	if (rc != KJ_OK || !*same)
+		return rc;
+	*same = 0;
 	for (i = 0; i < gold->n; i++) {
 		rc = kj_value_compare(gold->items[i], gdir, cand->items[i], cr->fds, cr->n_fds, cmp,
 				      (int)i + 1,
@@ -462,7 +476,7 @@ static int fail_oom(struct kj_case *c, struct kj_error *err, enum kj_etype t, co
 /*
  * The pairs of a kept golden output and an exported candidate one that can
  * be compared on the device, from the two trees alone (nothing is decided
- * here): *st is DEV_HOST when neither tree holds anything on a device,
+ * here): p->state is DEV_HOST when neither tree holds anything on a device,
  * DEV_READY with p filled, DEV_REDO when some output cannot be compared
  * either way (held on one side only, another dtype or shape, a dtype the
  * device rule does not cover); the checks that fail a candidate are
@@ -470,7 +484,7 @@ static int fail_oom(struct kj_case *c, struct kj_error *err, enum kj_etype t, co
  */
 static int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
 		     const struct kj_reply *cr, const struct kj_cmp_options *cmp,
-		     struct devplan *p, int *st, struct kj_error *err)
+		     struct devplan *p, struct kj_error *err)
 {
 	struct kj_value_held hg, hc;
 	size_t i;
@@ -478,10 +492,10 @@ static int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
 	memset(p, 0, sizeof(*p));
 	kj_value_held(gold, &hg);
 	kj_value_held(cand, &hc);
-	*st = DEV_HOST;
+	p->state = DEV_HOST;
 	if (!hg.kept && !hg.dev && !hc.kept && !hc.dev)
 		return KJ_OK;
-	*st = DEV_REDO;
+	p->state = DEV_REDO;
 	if (hg.dev || hg.nested || hc.kept || hc.nested || !gold || !cand ||
 	    gold->kind != KJ_VAL_LIST || cand->kind != KJ_VAL_LIST || cand->n != gold->n)
 		return KJ_OK;
@@ -531,18 +545,8 @@ static int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		p->n++;
 	}
-	*st = p->n ? DEV_READY : DEV_REDO;
+	p->state = p->n ? DEV_READY : DEV_REDO;
 	return KJ_OK;
-}
-
-static int dev_pairs_kept(const struct kj_value *gold, const struct kj_value *cand,
-			  const struct kj_reply *cr, const struct kj_cmp_options *cmp,
-			  struct devplan *p, int *st, struct kj_error *err)
-{
-	int rc = dev_pairs(gold, cand, cr, cmp, p, st, err);
-
-	p->state = *st;
-	return rc;
 }
 
 /* What fails a candidate whose outputs are held on a device, whatever the
@@ -552,19 +556,17 @@ static int dev_check(const struct kj_value *gold, const struct kj_value *cand, s
 {
 	struct kj_value_held hc;
 
+	int rc, ok;
+
 	kj_value_held(cand, &hc);
 	*st = DEV_FAILED;
 	if (hc.kept || hc.nested)
 		return fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker named outputs "
 				"the judge never asked for (kept, or exported below the top level)");
-	if (!cand || cand->kind != KJ_VAL_LIST)
-		return fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker sent no outputs");
-	if (cand->n != gold->n)
-		return kj_case_fail(c, KJ_ET_OUTPUT_COUNT, "output count mismatch: reference %zu, "
-				    "candidate %zu", gold->n, cand->n) == KJ_OK
-			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-	*st = DEV_READY;
-	return KJ_OK;
+	rc = output_count(gold, cand, c, &ok, err);
+	if (rc == KJ_OK && ok)
+		*st = DEV_READY;
+	return rc;
 }
 
 /* One device call (op, with items and the descriptors to pass) to the
@@ -664,21 +666,24 @@ static int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *er
  * Compare a candidate's outputs with the golden ones, on the device where
  * they are held there: *st is DEV_HOST when they passed (c->compared set),
  * DEV_FAILED when c holds the failure, DEV_REDO when the caller must judge
- * the outputs again through host memory.  pre: a plan of the same trees
- * whose copies were taken already (a timed round takes them inside its
- * clock), or NULL.
+ * the outputs again through host memory.  devout: what the candidate's
+ * call asked for (KJ_DEVOUT_OFF: sealed files, so that an output left on
+ * the device is its failure, never DEV_REDO).  pre: a plan of the same
+ * trees whose copies were taken already (a timed round takes them inside
+ * its clock), or NULL.
  */
 static int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
 			   const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
-			   const struct kj_cmp_options *cmp, struct devplan *pre, struct kj_case *c,
-			   int *st, struct kj_error *err)
+			   const struct kj_cmp_options *cmp, int devout, struct devplan *pre,
+			   struct kj_case *c, int *st, struct kj_error *err)
 {
 	struct devplan own, *p = pre ? pre : &own;
 	size_t i;
 	int rc = KJ_OK, same = 0;
 
+	*st = DEV_FAILED;
 	if (!pre)
-		rc = dev_pairs_kept(gold, cand, cr, cmp, &own, st, err);
+		rc = dev_pairs(gold, cand, cr, cmp, &own, err);
 	if (rc != KJ_OK)
 		goto out;
 	if (p->state == DEV_HOST) {
@@ -719,6 +724,13 @@ static int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct
 out:
 	if (!pre)
 		devplan_release(&own);
+	if (rc == KJ_OK && *st == DEV_REDO && devout == KJ_DEVOUT_OFF) {
+		/* Through host memory, yet not decidable: outputs left on the
+		 * device that nobody asked for. */
+		*st = DEV_FAILED;
+		rc = fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker left outputs on the "
+			      "device where the judge asked for sealed memory files");
+	}
 	return rc;
 }
 
@@ -852,20 +864,11 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	t0 = kj__now_s();
-	rc = compare_outputs(t, a, g.outputs, g.dir, cr.outputs, &cr, &o->cmp, NULL, c, &st, err);
+	rc = compare_outputs(t, a, g.outputs, g.dir, cr.outputs, &cr, &o->cmp, call.export_outputs,
+			     NULL, c, &st, err);
 	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
-	if (rc != KJ_OK)
+	if (rc != KJ_OK || st == DEV_REDO)
 		goto out;
-	if (st == DEV_REDO && devout != KJ_DEVOUT_OFF)
-		goto out;
-	if (st == DEV_REDO) {
-		/* Through host memory, yet not decidable: outputs left on the
-		 * device that nobody asked for. */
-		rc = fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker left outputs on the "
-			      "device where the judge asked for sealed memory files");
-		st = DEV_FAILED;
-		goto out;
-	}
 	if (note_aliases(res, c, cr.aliases, st != DEV_HOST) != KJ_OK) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
@@ -879,7 +882,7 @@ out:
 	/* Only files its reply names are read; the rest go with the set. */
 	kj__clear_dir(t->cand.out_dir, ".npy");
 	/* Not decided on the device: the same set through host memory. */
-	if (rc == KJ_OK && st == DEV_REDO && devout != KJ_DEVOUT_OFF) {
+	if (rc == KJ_OK && st == DEV_REDO) {
 		kj_attempt_tally(a, "device_redo_n", 1);
 		return verify_set(t, a, o, res, k, set, seed, KJ_DEVOUT_OFF, c, decided, err);
 	}
@@ -1148,7 +1151,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	struct devplan *plans = NULL;
 	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST, exported = 0;
 	double t0, wall, sum = 0;
-	size_t u, n_plans = 0;
+	size_t u;
 
 	*ok = 0;
 	kj_reply_init(&r);
@@ -1204,17 +1207,17 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			rc = other->ops->freeze(other, 0, err);
 			frozen = 0;
 		}
+		/* One plan per distinct output (zeroed ones release as they
+		 * are); one of a set the round did not use is refused below. */
 		plans = calloc(r.n_distinct, sizeof(*plans));
 		if (rc == KJ_OK && !plans)
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		for (u = 0; rc == KJ_OK && u < r.n_distinct; u++, n_plans++) {
-			if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known) {
-				n_plans++;
-				break; /* refused below */
-			}
-			rc = dev_pairs_kept(gold[r.distinct_set[u]].outputs, r.distinct[u], &r,
-					    &o->cmp, &plans[u], &st, err);
-			if (rc == KJ_OK && st == DEV_READY)
+		for (u = 0; rc == KJ_OK && u < r.n_distinct; u++) {
+			if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known)
+				break;
+			rc = dev_pairs(gold[r.distinct_set[u]].outputs, r.distinct[u], &r, &o->cmp,
+				       &plans[u], err);
+			if (rc == KJ_OK && plans[u].state == DEV_READY)
 				rc = dev_take(t, a, &plans[u], &st, err);
 		}
 	}
@@ -1272,18 +1275,12 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			double tc = kj__now_s();
 
 			rc = compare_outputs(t, a, g->outputs, g->dir, r.distinct[u], &r, &o->cmp,
-					     u < n_plans ? &plans[u] : NULL, c, &st, err);
+					     devout, plans ? &plans[u] : NULL, c, &st, err);
 			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
 			if (rc != KJ_OK)
 				goto out;
 			if (st == DEV_REDO) {
-				if (devout != KJ_DEVOUT_OFF) {
-					acc->redo = 1;
-					goto out;
-				}
-				rc = fail_oom(c, err, KJ_ET_PROTOCOL, "the candidate's worker left "
-					      "outputs of its timed runs on the device where the "
-					      "judge asked for sealed memory files");
+				acc->redo = 1;
 				goto out;
 			}
 			if (st != DEV_HOST) {
@@ -1339,7 +1336,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	}
 	*ok = 1;
 out:
-	for (u = 0; plans && u < n_plans && u < r.n_distinct; u++)
+	for (u = 0; plans && u < r.n_distinct; u++)
 		devplan_release(&plans[u]);
 	free(plans);
 	free(schedule);
@@ -1447,7 +1444,6 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	/* Golden outputs of every timed input set: from the cache or the
 	 * reference, which runs them one after the other. */
-	*redo = 0;
 	for (j = 0; j < n_sets; j++) {
 		rc = timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
