@@ -97,11 +97,16 @@ class Channel:
         # with a take request): the request's, closed by its handler.
         self.fds = []
 
-    def recv(self):
+    def _socket(self):
+        """The channel as a socket object (its own duplicate of the
+        descriptor), for the messages that carry descriptors."""
         if self.sock is None:
             self.sock = socket.socket(fileno=os.dup(self.fd))
+        return self.sock
+
+    def recv(self):
         while b"\n" not in self.buf:
-            chunk, fds, _, _ = socket.recv_fds(self.sock, 65536, self.FDS_PER_MSG)
+            chunk, fds, _, _ = socket.recv_fds(self._socket(), 65536, self.FDS_PER_MSG)
             self.fds.extend(fds)
             if not chunk:
                 return None
@@ -128,20 +133,15 @@ class Channel:
         view = memoryview(data)
         fds = list(fds)
         try:
-            if fds:
-                sock = socket.socket(fileno=os.dup(self.fd))
-                try:
-                    while fds:
-                        batch, fds = fds[:self.FDS_PER_MSG], fds[self.FDS_PER_MSG:]
-                        # One byte with each batch but the last, so that
-                        # every batch has bytes of the line to come with.
-                        part = view[:1] if fds else view
-                        n = socket.send_fds(sock, [part], batch)
-                        for fd in batch:
-                            os.close(fd)
-                        view = view[n:]
-                finally:
-                    sock.close()  # its own duplicate of the channel
+            while fds:
+                batch, fds = fds[:self.FDS_PER_MSG], fds[self.FDS_PER_MSG:]
+                # One byte with each batch but the last, so that every
+                # batch has bytes of the line to come with.
+                part = view[:1] if fds else view
+                n = socket.send_fds(self._socket(), [part], batch)
+                for fd in batch:
+                    os.close(fd)
+                view = view[n:]
             while view:
                 n = os.write(self.fd, view)
                 view = view[n:]
@@ -1470,12 +1470,15 @@ class _Vmm:
         self.ck(self.lib.cuMemExportToShareableHandle(c.byref(fd), h, 1, c.c_uint64(0)), "export")
         return fd.value
 
-    def free(self, h, ptr, size):
-        """This process's mapping and handle; the allocation lives on while
-        an exported descriptor of it does."""
+    def unmap(self, ptr, size):
         c = self.c
         self.lib.cuMemUnmap(c.c_uint64(ptr), c.c_size_t(size))
         self.lib.cuMemAddressFree(c.c_uint64(ptr), c.c_size_t(size))
+
+    def free(self, h, ptr, size):
+        """This process's mapping and handle; the allocation lives on while
+        an exported descriptor of it does."""
+        self.unmap(ptr, size)
         self.lib.cuMemRelease(h)
 
     def copy_in(self, torch, fd, nbytes, device):
@@ -1497,8 +1500,7 @@ class _Vmm:
                 torch.cuda.current_stream(device).synchronize()
                 del view
             finally:
-                self.lib.cuMemUnmap(c.c_uint64(ptr), c.c_size_t(size))
-                self.lib.cuMemAddressFree(c.c_uint64(ptr), c.c_size_t(size))
+                self.unmap(ptr, size)
         finally:
             self.lib.cuMemRelease(h)
         return mine
