@@ -545,9 +545,32 @@ static json_t *parse_array(struct parser *P)
 }
 
 /* A message's rendering of a key: at most 60 bytes, quoted. */
+/* A key as a message shows it: quoted, cut after 60 bytes, a control
+ * byte (a line feed, a NUL, ...) written as its JSON escape, so that the
+ * message stays on one line whatever the key holds. */
 static void key_text(char *out, size_t size, const char *k, size_t n)
 {
-	snprintf(out, size, "'%.*s'%s", (int)(n > 60 ? 60 : n), k, n > 60 ? "..." : "");
+	size_t i, o = 0, shown = n > 60 ? 60 : n;
+
+	if (size < 16) {
+		if (size)
+			out[0] = 0;
+		return;
+	}
+	out[o++] = '\'';
+	for (i = 0; i < shown && o + 8 < size; i++) {
+		unsigned char c = (unsigned char)k[i];
+
+		if (c == '\n')
+			o += (size_t)snprintf(out + o, size - o, "\\n");
+		else if (c == '\t')
+			o += (size_t)snprintf(out + o, size - o, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, size - o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	snprintf(out + o, size - o, "'%s", i < n ? "..." : "");
 }
 
 static json_t *parse_object(struct parser *P)
@@ -584,7 +607,7 @@ static json_t *parse_object(struct parser *P)
 		if (parse_string(P, &klen))
 			break;
 		if (json_object_getn(o, P->buf, klen)) {
-			char k[80];
+			char k[400];
 
 			key_text(k, sizeof(k), P->buf, klen);
 			fail_at(P, line, col, "duplicate key %s in an object", k);
