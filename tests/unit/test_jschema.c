@@ -27,7 +27,7 @@ static const struct {
 	{ "{\"x\": {\"b\": [1, {\"c\": 0, \"c\": 0}]}}", 0,
 	  "f.json:1:26: duplicate key 'c' in an object" },
 	{ "{\"a\\nb\\u0001\": 1, \"a\\nb\\u0001\": 2}", 0,
-	  "f.json:1:18: duplicate key 'a\\nb\\u0001' in an object" },
+	  "f.json:1:19: duplicate key 'a\\nb\\u0001' in an object" },
 	{ "{\"a\": NaN}", 0, "f.json:1:7: NaN is not JSON (numbers must be finite)" },
 	{ "{\"a\":\n  -Infinity}", 0, "f.json:2:3: -Infinity is not JSON (numbers must be finite)" },
 	{ "[Infinity]", 0, "f.json:1:2: Infinity is not JSON (numbers must be finite)" },
