@@ -58,6 +58,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -352,6 +353,35 @@ def _pool_init(setup):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
 
 
+def end_pool(pool, done):
+    """The pool's end, bounded.  A finished run closes it (each process takes
+    a sentinel and exits: no signal to lose); an interrupted one terminates
+    it (SIGTERM: _pool_stop).  Either way, processes still there after 60 s
+    are killed: once CI waited 15 minutes on a worker idle in its queue's
+    lock that had outlived Pool.terminate()'s SIGTERM."""
+    procs = [p for p in multiprocessing.active_children()]
+
+    def finish():
+        if done:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
+    t = threading.Thread(target=finish, daemon=True)
+    t.start()
+    t.join(60)
+    if t.is_alive():
+        left = [p for p in procs if p.exitcode is None]
+        print(f"# fault: {len(left)} of the pool's processes had not ended after 60 s: "
+              "killed", flush=True)
+        for p in left:
+            try:
+                os.kill(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        t.join(60)
+
+
 def _pool_run(job):
     scenario, point, mode, limit, warm, keep = job
     try:
@@ -580,6 +610,7 @@ def main():
     t_start = time.monotonic()
     runs = failed = 0
     pool = multiprocessing.get_context("fork").Pool(args.jobs, _pool_init, (setup,))
+    done = False
     try:
         cal, failed = calibrate(pool, setup, scenarios, args)
         runs = len(cal)
@@ -624,9 +655,9 @@ def main():
             pts = g["points"]
             print(f"ok   fault: {describe(s)}, {m}: {len(pts)} points held "
                   f"({g['injected']} reached, {pts[0]}..{pts[-1]}, drawn {g['drawn']})")
+        done = True
     finally:
-        pool.terminate()
-        pool.join()
+        end_pool(pool, done)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
         else:
