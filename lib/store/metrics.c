@@ -115,6 +115,22 @@ static json_t *col_text(struct ctx *c, sqlite3_stmt *st, int i)
 	return j;
 }
 
+/* An attempt's label: a JSON integer when it is a decimal number as
+ * generations number their attempts (0, 7, 12; no sign, no leading zero,
+ * at most 18 digits), the text otherwise ("a1", "007"). */
+static json_t *attempt_label(struct ctx *c, sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	size_t n = t ? strlen((const char *)t) : 0, k;
+
+	if (n == 0 || n > 18 || (n > 1 && t[0] == '0'))
+		return col_text(c, st, i);
+	for (k = 0; k < n; k++)
+		if (t[k] < '0' || t[k] > '9')
+			return col_text(c, st, i);
+	return json_integer((json_int_t)strtoll((const char *)t, NULL, 10));
+}
+
 /* A JSON column, parsed; a text that is not JSON (or too long) is kept as
  * a string. */
 static json_t *col_json(struct ctx *c, sqlite3_stmt *st, int i)
@@ -591,7 +607,7 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		set(c, rec, "task", col_text(c, st, 2));
 		set(c, rec, "task_key", col_text(c, st, 1));
 		set(c, rec, "model", json_string(m->name));
-		set(c, rec, "attempt", col_text(c, st, 4));
+		set(c, rec, "attempt", attempt_label(c, st, 4));
 		set(c, rec, "round", col_int(st, 5));
 		set(c, rec, "status", json_string(passed ? "pass" : "fail"));
 		set(c, rec, "verdict", col_text(c, st, 9));

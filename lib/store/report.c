@@ -151,6 +151,18 @@ static const char *str(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
+/* An attempt's label, a string or an integer (docs/metrics.md). */
+static const char *label(const json_t *a, char *b, size_t n)
+{
+	const json_t *v = json_object_get(a, "attempt");
+
+	if (json_is_integer(v)) {
+		snprintf(b, n, "%lld", (long long)json_integer_value(v));
+		return b;
+	}
+	return str(a, "attempt");
+}
+
 /* The pass@k keys some model has. */
 static int have_k(const json_t *models, const char *k)
 {
@@ -399,7 +411,7 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 		adds(&o, " | ");
 		md_esc(&o, str(a, "task"));
 		adds(&o, " | ");
-		md_esc(&o, str(a, "attempt"));
+		md_esc(&o, label(a, b, sizeof(b)));
 		adds(&o, " | ");
 		md_esc(&o, str(a, "verdict"));
 		add(&o, " | %s | %s | ", json_is_true(json_object_get(a, "clean")) ? "yes" : "no",
@@ -713,7 +725,7 @@ static void html_attempt(struct out *o, const json_t *a)
 	size_t i;
 
 	adds(o, "<div class=\"att\"><b>attempt ");
-	esc(o, str(a, "attempt"));
+	esc(o, label(a, b, sizeof(b)));
 	adds(o, "</b>");
 	if (json_is_integer(json_object_get(a, "round")))
 		add(o, " (round %s)", f(a, "round", b, sizeof(b)));

@@ -24,7 +24,7 @@ test_expect 'the study of the README: eval, then report' '
 	# (c = 0) and silu once (c = 0).
 	test "$(jget study.json "d[\"models\"][\"model-b\"][\"pass_at_k\"][\"1\"], d[\"models\"][\"model-a\"][\"pass_at_k\"][\"1\"]")" = "0.0 0.5"
 	test "$(jget study.json "sorted((a[\"model\"], a[\"task\"], a[\"attempt\"], a[\"status\"], a[\"clean\"]) for a in d[\"attempts\"])")" = \
-		"[('\''model-a'\'', '\''silu'\'', '\''0'\'', '\''pass'\'', True), ('\''model-a'\'', '\''softmax'\'', '\''0'\'', '\''pass'\'', False), ('\''model-b'\'', '\''silu'\'', '\''0'\'', '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', '\''0'\'', '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', '\''1'\'', '\''pass'\'', False)]"
+		"[('\''model-a'\'', '\''silu'\'', 0, '\''pass'\'', True), ('\''model-a'\'', '\''softmax'\'', 0, '\''pass'\'', False), ('\''model-b'\'', '\''silu'\'', 0, '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', 0, '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', 1, '\''pass'\'', False)]"
 	grep -q "model-a" study.md
 '
 
