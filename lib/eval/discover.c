@@ -371,7 +371,7 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 		    strcmp(c->attempt, attempt) == 0) {
 			free(source);
 			return problem(set, origin, "a second attempt '%s' of model '%s' on task "
-				       "'%s' (the first: %s); skipped", attempt, model,
+				       "'%s' (the first: %s)", attempt, model,
 				       set->tasks[task].name, c->origin);
 		}
 	}
@@ -466,8 +466,8 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 			}
 			t = find_problem(set, level, pid);
 			if (t < 0) {
-				rc = problem(set, path, "no task of level %d, problem %d in the suite; "
-					     "skipped", level, pid);
+				rc = problem(set, path, "no task of level %d, problem %d in the suite",
+					     level, pid);
 				continue;
 			}
 			snprintf(attempt, sizeof(attempt), "%ld", sample);
@@ -483,7 +483,7 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 		    (size_t)(s1 - rel) >= sizeof(model) || (size_t)(s2 - s1 - 1) >= sizeof(task) ||
 		    strlen(s2 + 1) - 3 >= sizeof(attempt) || strlen(s2 + 1) <= 3) {
 			rc = problem(set, path, "neither level_L_problem_P_sample_S_kernel.py nor "
-				     "MODEL/TASK/ATTEMPT.py; skipped");
+				     "MODEL/TASK/ATTEMPT.py");
 			continue;
 		}
 		snprintf(model, sizeof(model), "%.*s", (int)(s1 - rel), rel);
@@ -491,7 +491,7 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 		snprintf(attempt, sizeof(attempt), "%.*s", (int)(strlen(s2 + 1) - 3), s2 + 1);
 		t = find_task(set, task);
 		if (t < 0) {
-			rc = problem(set, path, "no task '%s' in the suite; skipped", task);
+			rc = problem(set, path, "no task '%s' in the suite", task);
 			continue;
 		}
 		rc = add_cand_file(set, t, model, attempt, path, NULL, path);
@@ -588,7 +588,7 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	}
 	t = find_task(set, task);
 	if (t < 0) {
-		rc = problem(set, where, "no task '%.200s' in the suite; skipped", task);
+		rc = problem(set, where, "no task '%.200s' in the suite", task);
 		goto out;
 	}
 	if (!attempt) {
