@@ -560,6 +560,8 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	if (rc == KJ_OK)
 		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s\n", o.status, o.clean, o.speedup,
 			     *o.error_type ? o.error_type : "-");
+	else if (rc == KJ_ENODEVICE)
+		n = snprintf(line, sizeof(line), "nodevice %s\n", err.msg);
 	else
 		n = snprintf(line, sizeof(line), "error %s\n", err.msg);
 	if (n > (int)sizeof(line))
@@ -741,6 +743,7 @@ static int parse_gpus(const struct kj_cli_command *cmd, const char *list, char d
 		      int max, int *n)
 {
 	const char *p = list;
+	int k;
 
 	*n = 0;
 	while (*p) {
@@ -750,6 +753,10 @@ static int parse_gpus(const struct kj_cli_command *cmd, const char *list, char d
 		if (end == p || v < 0 || v > 1023 || (*end && *end != ',') || *n == max)
 			return kj_cli_error(cmd, "--gpus '%s': a comma list of GPU numbers, e.g. 0,1",
 					    list), -1;
+		for (k = 0; k < *n; k++)
+			if (strtol(devs[k] + 5, NULL, 10) == v)
+				return kj_cli_error(cmd, "--gpus '%s': GPU %ld is named twice", list,
+						    v), -1;
 		snprintf(devs[(*n)++], 16, "cuda:%ld", v);
 		p = *end ? end + 1 : end;
 	}
@@ -770,7 +777,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_eval_slot slot;
 	struct child *kids = NULL;
 	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
-	char batch_dir[PATH_MAX];
+	char batch_dir[PATH_MAX], no_device[1100] = "";
 	const char *batch_how = "";
 	int batch_cache = 0;
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
@@ -1130,12 +1137,12 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	parent_signals();
 	for (k = 0; k < jobs; k++)
 		kids[k].pid = 0;
-	while ((next < n_todo || running > 0) && !stop_signal) {
+	while ((next < n_todo || running > 0) && !stop_signal && !*no_device) {
 		int status;
 		pid_t pid;
 
 		/* Fill the free slots. */
-		while (next < n_todo && running < jobs && !stop_signal) {
+		while (next < n_todo && running < jobs && !stop_signal && !*no_device) {
 			int fds[2], d = 0, slot_k = -1;
 
 			for (k = 0; k < jobs; k++)
@@ -1232,6 +1239,13 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 						printf("%s %s/%s: %s %s\n", set.tasks[c->task].name,
 						       c->model, c->attempt, st, type);
 				}
+			} else if (strncmp(line, "nodevice ", 9) == 0) {
+				/* The device is not there: the machine's fault, for the
+				 * whole batch; the attempt stays running, for a next
+				 * run on a machine that has it. */
+				prog.done--;
+				prog.done_here--;
+				snprintf(no_device, sizeof(no_device), "%s", line + 9);
 			} else {
 				/* The attempt's verdict could not be committed: it stays
 				 * running in the store, for the next run. */
@@ -1249,7 +1263,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			last_publish = mono();
 		}
 	}
-	if (stop_signal) {
+	if (stop_signal || *no_device) {
 		for (k = 0; k < jobs; k++)
 			if (kids[k].pid > 0)
 				kill(kids[k].pid, SIGTERM);
@@ -1260,9 +1274,17 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			}
 		if (prog.tty)
 			fputc('\n', stderr);
-		fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts done; "
-			"the same command goes on from here\n", (int)stop_signal, prog.done, prog.total);
-		exit_code = 128 + (int)stop_signal;
+		if (stop_signal) {
+			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
+				"done; the same command goes on from here\n", (int)stop_signal,
+				prog.done, prog.total);
+			exit_code = 128 + (int)stop_signal;
+		} else {
+			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
+				"of %zu attempts done; the same command where the device is goes on "
+				"from here\n", no_device, prog.done, prog.total);
+			exit_code = KJ_EXIT_USAGE;
+		}
 	} else {
 		if (finish_run(kj_store_db(store), run_id) != 0)
 			exit_code = KJ_EXIT_FAIL;

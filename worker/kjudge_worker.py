@@ -778,7 +778,9 @@ class Worker:
         self._bytecode(req.get("pycache"), bool(req.get("write_bytecode")))
         torch = self._torch()
         info = {"python": sys.version.split()[0], "torch": torch.__version__,
-                "cuda_available": torch.cuda.is_available()}
+                "cuda_available": torch.cuda.is_available(),
+                "cuda_count": (torch.cuda.device_count()
+                               if torch.cuda.is_available() else 0)}
         # The version without importing Triton: whether its kernels are
         # interpreted is fixed when it is imported, after the device is known.
         try:

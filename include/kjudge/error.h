@@ -49,7 +49,8 @@
 	X(STORE, "not a usable results store")                            \
 	X(BUSY, "locked by another process")                              \
 	X(JSON, "malformed JSON")                                         \
-	X(SCHEMA, "unusable JSON schema")
+	X(SCHEMA, "unusable JSON schema")                                 \
+	X(NODEVICE, "the device asked for is not on this machine")
 
 enum kj_errcode {
 	KJ_OK = 0,

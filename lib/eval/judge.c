@@ -859,10 +859,11 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		close(lock);
 	noted = note_phases(rn, disabled, t_started - t0, t_device - t_started,
 			    t_verified - t_device, t_bench - t_verified, a.timings);
-	/* The store's own failure or an interrupt stops the attempt (it stays
-	 * running for the next run); anything else is the phase's verdict. */
+	/* The store's own failure, an interrupt or a device that is not on
+	 * the machine stops the attempt (it stays running for the next run);
+	 * anything else is the phase's verdict. */
 	if (rc != KJ_OK && (rn->x->store_failed || verify->err.code == KJ_EINTR ||
-			    verify->err.code == KJ_ENOMEM))
+			    verify->err.code == KJ_ENOMEM || verify->err.code == KJ_ENODEVICE))
 		kj_error_set(err, verify->err.code, "%s", verify->err.msg);
 	else
 		rc = KJ_OK;

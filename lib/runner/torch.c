@@ -832,6 +832,27 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 				 json_is_true(json_object_get(hello, "cuda_available")) ? "cuda" : "cpu");
 		tt->device_known = 1;
 	}
+	/* A reference that does not see the GPU asked for: the machine has
+	 * none that torch can use, or not that one (nothing of the task or
+	 * the candidate is to blame). */
+	for (i = 0; i < n; i++)
+		if (sv[i]->s->role == KJ_SIDE_REFERENCE && !strncmp(tt->t->device, "cuda", 4)) {
+			const json_t *count = json_object_get(sv[i]->hello, "cuda_count");
+			long ord = tt->t->device[4] == ':' ? strtol(tt->t->device + 5, NULL, 10) : 0;
+
+			if (!json_is_true(json_object_get(sv[i]->hello, "cuda_available")))
+				return kj_error_set(err, KJ_ENODEVICE, "--device %s: this machine has "
+						    "no CUDA device that torch can use "
+						    "(torch.cuda.is_available() is False in '%s'); "
+						    "use --device cpu", tt->t->device, tt->python);
+			if (json_is_integer(count) && ord >= json_integer_value(count))
+				return kj_error_set(err, KJ_ENODEVICE, "--device %s: torch sees %lld "
+						    "CUDA device%s here (cuda:0 to cuda:%lld, as "
+						    "CUDA_VISIBLE_DEVICES numbers them)", tt->t->device,
+						    (long long)json_integer_value(count),
+						    json_integer_value(count) == 1 ? "" : "s",
+						    (long long)json_integer_value(count) - 1);
+		}
 	/* A candidate's worker that does not see the GPU the run uses: the
 	 * sandbox hid it, before any of the candidate's code ran. */
 	for (i = 0; i < n; i++)
@@ -1617,7 +1638,7 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 	hello = tt->sides[0]->hello;
 	if (strncmp(t->device, "cuda", 4) == 0 &&
 	    !json_is_true(json_object_get(hello, "cuda_available")))
-		return kj_error_set(err, KJ_EINVAL, "--device %s: this machine has no CUDA device "
+		return kj_error_set(err, KJ_ENODEVICE, "--device %s: this machine has no CUDA device "
 				    "that torch can use (torch.cuda.is_available() is False in "
 				    "'%s'); use --device cpu", t->device, tt->python);
 	if (!t->ref.loaded)

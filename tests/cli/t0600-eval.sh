@@ -212,6 +212,21 @@ time.sleep(9)
 	test ! -e x.db
 '
 
+test_expect 'a device that is not there stops the batch (exit 2), charging nothing; GPUs named twice are exit 2' '
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db dev.db --gpus 0,1,0 2>err
+	grep -q "GPU 0 is named twice" err
+	test ! -e dev.db
+	# (Where torch sees a GPU, cuda is there: nothing to stop.)
+	if "$KJ_PYTHON" -c "import torch, sys; sys.exit(torch.cuda.is_available())"; then
+		expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db dev.db --device cuda >out 2>err
+		grep -q "no CUDA device that torch can use" err
+		grep -q "stopped, nothing charged: 0 of 7 attempts done" err
+		# No verdict of anyone: the attempts begun stay running, for a
+		# run where the device is.
+		test "$("$KJ_PYTHON" -c "import sqlite3; print(sqlite3.connect(\"dev.db\").execute(\"SELECT count(*) > 0, sum(state != '\''running'\'' OR status IS NOT NULL) FROM attempts\").fetchone())")" = "(1, 0)"
+	fi
+'
+
 test_expect 'kjudge report reads the study' '
 	"$KJUDGE" report "$store" --json r.json --md r.md
 	test "$(jget r.json "d[\"models\"][\"m1\"][\"accuracy\"], d[\"models\"][\"m1\"][\"clean_pass_rate\"] * 3, d[\"models\"][\"m2\"][\"accuracy\"]")" = "1.0 1.0 0.0"
