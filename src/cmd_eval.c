@@ -1305,11 +1305,12 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	/* What the shard holds, for the merge; its status only when it ended
 	 * by itself and everything is published (else --wait submits it
-	 * again, and it goes on from its store). */
+	 * again, and it goes on from its store: a node without the device
+	 * is the machine's loss, like a node that failed). */
 	if (publish_dir) {
 		if (publish(cmd, store, publish_dir, shard_i) < 0)
 			exit_code = stop_signal ? exit_code : KJ_EXIT_FAIL;
-		else if (!stop_signal)
+		else if (!stop_signal && !*no_device)
 			write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 				     exit_code, prog.total, prog.done);
 	}
@@ -1317,7 +1318,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_eval_batch_cache_end(batch_dir);
 	kj__rm_rf(work);
 out:
-	if (publish_dir && exit_code == KJ_EXIT_USAGE)
+	if (publish_dir && exit_code == KJ_EXIT_USAGE && !*no_device)
 		/* Bad input: final, nothing to submit again. */
 		write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 			     exit_code, prog.total, prog.done);

@@ -224,6 +224,14 @@ test_expect 'a device that is not there stops the batch (exit 2), charging nothi
 		# No verdict of anyone: the attempts begun stay running, for a
 		# run where the device is.
 		test "$("$KJ_PYTHON" -c "import sqlite3; print(sqlite3.connect(\"dev.db\").execute(\"SELECT count(*) > 0, sum(state != '\''running'\'' OR status IS NOT NULL) FROM attempts\").fetchone())")" = "(1, 0)"
+		# A shard on such a node writes no status: --wait submits it
+		# again, as for a node that failed.
+		mkdir pub
+		expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db devs.db --device cuda \
+			--shard 0/1 --publish pub >out 2>err
+		grep -q "no CUDA device that torch can use" err
+		test -e pub/shard-0.db
+		test ! -e pub/shard-0.json
 	fi
 '
 
