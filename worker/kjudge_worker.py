@@ -234,15 +234,13 @@ class Worker:
         return self._on_device(device, self._groups)
 
     def _on_device(self, device, fn):
-        """fn(), with `device` as torch's default."""
-        torch = self.torch
-        prev = torch.get_default_device() if hasattr(torch, "get_default_device") else None
-        torch.set_default_device(device)
-        try:
+        """fn(), with `device` as torch's default.  The device's context
+        is left on return, as it was before: torch.set_default_device(prev)
+        would leave a device mode in force for the rest of the process,
+        through which every later torch call goes (on the H200 it made a
+        3.5 us Triton call take 30 us: bench/gpu/fresh_inputs_gpu.py)."""
+        with self.torch.device(device):
             return fn()
-        finally:
-            if prev is not None:
-                torch.set_default_device(prev)
 
     def _check_case_params(self, task, cases):
         """A task with a cases file: its generators must take every case's
@@ -1327,6 +1325,14 @@ class Worker:
                         torch.cuda.synchronize()
                     out = self._timed_call(probe_inputs, flush, stream, thr)
                 else:
+                    if cuda:
+                        # A call on new inputs follows their making, which
+                        # seeds torch's generators; the first Triton launch
+                        # after a seeding is slower (17 us against 3.5 on
+                        # the H200): every timed call follows one, so that
+                        # the new inputs' calls and the cycled ones compare.
+                        self._seed(seeds[k])
+                        torch.cuda.synchronize()
                     out = self._timed_call(sets[k], flush, stream, thr)
                 self._check_harness()
                 outs = self._outputs(out)
