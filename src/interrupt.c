@@ -10,16 +10,41 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "kjudge/proc.h"
 #include "interrupt.h"
 #include "base/banned.h"
+
+/* The grace period of the watchdog, past a request's own timeout. */
+#define WATCHDOG_GRACE_S 60
+
+static const char *guarded_name = "";
+
+/* From the watchdog's thread: the judge is stuck where killing its
+ * workers did not help.  Nothing can be trusted to unwind. */
+static void on_stuck(double waited_s)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "kjudge %s: the judge made no progress for %.0f s, "
+			 "even after its watchdog stopped the workers; stopped without a "
+			 "verdict\n", guarded_name, waited_s);
+
+	if (n > 0 && write(2, msg, strlen(msg)) < 0) {
+		/* nothing more to say it with */
+	}
+	_exit(KJ_EXIT_FAIL);
+}
 
 int kj_cli_guard(const struct kj_cli_command *cmd)
 {
 	struct kj_error err;
 
 	if (kj_proc_guard_signals(&err) != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
+	guarded_name = cmd ? cmd->name : "";
+	if (kj_proc_watchdog_start(WATCHDOG_GRACE_S, on_stuck, &err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
 	return 0;
 }

@@ -17,10 +17,13 @@
  * process group, so a timeout or the end of the attempt kills everything it
  * started (kill(-pgid)).
  *
- * A request is one JSON line written to proto; the reply is the first line
- * read back that parses as a JSON object carrying the request's nonce.  Other
- * lines (code under test may write to any descriptor it finds) are counted
- * and dropped.  While waiting, stdout and stderr are drained into bounded
+ * A request is one JSON line written to proto; the reply is the one line
+ * read back, a JSON object carrying the request's nonce.  The worker writes
+ * nothing else there and closes the channel to what it starts, so any other
+ * byte on it (code under test may write to any descriptor it finds: a
+ * forged reply, a line with a guessed nonce, a binary frame, a partial line
+ * the reply would be glued to) fails the request at once with KJ_EPROTOCOL,
+ * never a wait for a reply that can no longer be read.  While waiting, stdout and stderr are drained into bounded
  * buffers so a flood of output can never block the worker or grow without
  * end.  The wait has a deadline; when it passes the whole group is killed.
  *
@@ -59,6 +62,7 @@
 #define KJUDGE_PROC_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -94,6 +98,7 @@ struct kj_capture {
 struct kj_proc_link {
 	struct kj_proc_link *prev, *next;
 	pid_t pgid;          /* the group; 0 when not in the list */
+	volatile sig_atomic_t stalled; /* the watchdog killed it */
 };
 
 /* How far a process is kept from outliving the judge (see below). */
@@ -113,6 +118,8 @@ struct kj_proc {
 	size_t line_len, line_cap;
 	uint64_t next_nonce;
 	unsigned noise_lines; /* lines on proto that were not our reply */
+	char breach[256];    /* what broke the protocol, when a request
+			      * failed with KJ_EPROTOCOL for it ("" else) */
 	int reaped;
 	int status;          /* wait status once reaped */
 	double cpu_s;        /* its CPU time (user + system) once reaped */
@@ -177,7 +184,8 @@ int kj_proc_spawn_in(struct kj_proc *p, char *const argv[], char *const envp[],
  * timeout_s seconds for the reply, stored in *reply (a new reference the
  * caller must json_decref).  Returns KJ_OK; KJ_ETIMEDOUT when the deadline
  * passed; KJ_EWORKER when the worker closed the channel or died;
- * KJ_EPROTOCOL for a reply line past KJ_PROC_LINE_MAX.  After any failure
+ * KJ_EPROTOCOL for a reply line past KJ_PROC_LINE_MAX or any byte on the
+ * channel that is not the reply (p->breach says what came).  After any failure
  * the process group has been killed and reaped (kj_proc_describe_exit says
  * how it ended) and the worker must be released.
  */
@@ -269,5 +277,30 @@ int kj_proc_guard_signals(struct kj_error *err);
 
 /* The signal that interrupted the run, or 0. */
 int kj_proc_interrupted(void);
+
+/*
+ * The watchdog, the judge's guard against a wait that has no deadline by
+ * mistake.  Once started (after kj_proc_guard_signals, from the same
+ * thread), every request sent to a worker and every wait for a reply arm
+ * it for that request's timeout plus grace_s, counted from then; it goes
+ * idle when no worker is left or on kj_proc_watchdog_pause.  If the
+ * deadline passes with no new request or wait, every live worker group is
+ * killed (on the guard's thread, as the guard does), and the send or wait
+ * that meets one of them fails with KJ_ETIMEDOUT ("no progress ... the
+ * judge's watchdog stopped the worker"): the case is a Timeout and the run
+ * goes on.  If the judge still makes no progress grace_s later (it is
+ * stuck in something that killing the workers did not end), `stuck` (may be
+ * NULL) is called once, from the watchdog's own thread, with the seconds
+ * waited: the CLI says so and exits, so that a batch's other attempts go
+ * on.  Returns KJ_OK (also when already started), KJ_EINVAL without the
+ * guard, KJ_EIO when its handler or thread cannot be set up.
+ */
+int kj_proc_watchdog_start(double grace_s, void (*stuck)(double waited_s),
+			   struct kj_error *err);
+
+/* Idle the watchdog until the next request: for a wait of the judge's own
+ * that may rightly be long while workers live (a device another attempt
+ * holds). */
+void kj_proc_watchdog_pause(void);
 
 #endif /* KJUDGE_PROC_H */

@@ -21,6 +21,7 @@
 
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
+#include "kjudge/proc.h"
 #include "kjudge/store.h"
 #include "kjudge/torch.h"
 #include "kjudge/validate.h"
@@ -534,6 +535,9 @@ static int lock_file(const struct kj_eval_slot *slot, const char *name, int op,
 		kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
 		return -1;
 	}
+	/* Another attempt's timed phase may hold it for minutes while this
+	 * attempt's workers wait: no lack of progress of this judge's. */
+	kj_proc_watchdog_pause();
 	while (flock(fd, op) < 0) {
 		if (errno != EINTR) {
 			kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));

@@ -763,7 +763,10 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 	int i, rc, rcs[2], skip[2];
 	struct kj_error es[2];
 	/* Starting Python, torch and CUDA takes seconds (4.8 s on an H200
-	 * machine): a short --timeout is meant for the cases, not for this. */
+	 * machine): a short --timeout is meant for the cases, not for this,
+	 * nor for the task's own loading.  The candidate's module is another
+	 * matter: its import and its constructor are its own code, and
+	 * --timeout bounds every wait the candidate controls. */
 	double startup_s = tt->timeout_s > 300 ? tt->timeout_s : 300;
 
 	for (i = 0; i < n; i++) {
@@ -929,7 +932,8 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		}
 		if (!req)
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
-		rcs[i] = kj_proc_send(&sv[i]->proc, req, startup_s, &nonce, &es[i]);
+		rcs[i] = kj_proc_send(&sv[i]->proc, req, cand ? tt->timeout_s : startup_s, &nonce,
+				      &es[i]);
 		sv[i]->nonce = nonce;
 	}
 	for (i = 0; i < n; i++) {
@@ -940,7 +944,10 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		if (skip[i])
 			continue; /* load_task failed */
 		if (rcs[i] == KJ_OK)
-			rcs[i] = kj_proc_wait(&ts->proc, ts->nonce, startup_s, &rep, &es[i]);
+			rcs[i] = kj_proc_wait(&ts->proc, ts->nonce,
+					      ts->s->role == KJ_SIDE_CANDIDATE ? tt->timeout_s
+									: startup_s,
+					      &rep, &es[i]);
 		if (rcs[i] == KJ_EINTR || rcs[i] == KJ_ENOMEM) {
 			rc = kj_error_set(err, rcs[i], "%s", es[i].msg);
 		} else if (rcs[i] != KJ_OK) {

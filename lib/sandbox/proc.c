@@ -354,10 +354,7 @@ static int write_all(int fd, const char *s, size_t len, double deadline)
 	return KJ_OK;
 }
 
-/*
- * Take complete lines out of p->line; return the first that is our reply
- * (a JSON object whose "nonce" equals `nonce`), or NULL.
- */
+/* The descriptors of the last reply taken, or of every line read. */
 static void close_reply_fds(struct kj_proc *p)
 {
 	size_t i;
@@ -414,18 +411,59 @@ static int line_fds(struct kj_proc *p, size_t len, int keep)
 }
 
 /*
- * Take complete lines out of p->line; *out gets the first that is our reply
- * (a JSON object whose "nonce" equals `nonce`), or NULL.  KJ_ENOMEM when a
- * line could not be parsed or its descriptors kept for want of memory: it
- * may have been the reply, so it must not be dropped as noise (the wait
- * would run to its deadline and charge the worker).
+ * What a line that broke the protocol began with, for the message: at most
+ * 32 bytes, printable ASCII as it is and every other byte as \xNN.
+ */
+static void preview(const char *s, size_t len, char *out, size_t cap)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len && i < 32 && o + 5 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+	}
+	if (i < len && o + 4 < cap)
+		o += (size_t)snprintf(out + o, cap - o, "...");
+	out[o] = '\0';
+}
+
+/* Every byte on the channel but the reply is a breach: say which. */
+static int breach(struct kj_proc *p, const char *s, size_t len, const char *what)
+{
+	char text[200];
+
+	preview(s, len, text, sizeof(text));
+	snprintf(p->breach, sizeof(p->breach), "%s: '%s'", what, text);
+	return KJ_EPROTOCOL;
+}
+
+/*
+ * Take the reply out of p->line: *out gets it (a JSON object whose "nonce"
+ * equals `nonce`, the whole of a line), or NULL while it is still coming.
+ * The worker writes nothing on the channel but its replies, one line each,
+ * and closes the channel to everything it starts; so any other byte there
+ * was written by the code under test (a forged reply, a line with another
+ * nonce, a frame of some other protocol, a partial line the reply would be
+ * glued to) and the request fails at once with KJ_EPROTOCOL (p->breach
+ * says what came), rather than waiting for a reply that can no longer be
+ * read.  KJ_ENOMEM when a line could not be parsed or its descriptors kept
+ * for want of memory: it may have been the reply, so it must not be charged
+ * to the worker.
  */
 static int take_reply(struct kj_proc *p, uint64_t nonce, json_t **out)
 {
 	char *nl;
 
 	*out = NULL;
-	while (p->line_len && (nl = memchr(p->line, '\n', p->line_len)) != NULL) {
+	nl = p->line_len ? memchr(p->line, '\n', p->line_len) : NULL;
+	if (p->line_len && p->line[0] != '{')
+		return breach(p, p->line, nl ? (size_t)(nl - p->line) : p->line_len,
+			      "bytes that are not a reply");
+	if (nl) {
 		size_t len = (size_t)(nl - p->line);
 		int oom;
 		json_t *o = kj__json_loadb(p->line, len, 0, NULL, &oom);
@@ -433,20 +471,19 @@ static int take_reply(struct kj_proc *p, uint64_t nonce, json_t **out)
 		int ours = json_is_object(o) && json_is_integer(n) &&
 			   (uint64_t)json_integer_value(n) == nonce;
 
-		if (line_fds(p, len, ours) != KJ_OK)
-			oom = 1;
-		memmove(p->line, nl + 1, p->line_len - len - 1);
-		p->line_len -= len + 1;
-		if (oom) {
+		if (oom || (ours && line_fds(p, len, 1) != KJ_OK)) {
 			json_decref(o);
 			return KJ_ENOMEM;
 		}
-		if (ours) {
-			*out = o;
-			return KJ_OK;
+		if (!ours) {
+			json_decref(o);
+			p->noise_lines++;
+			return breach(p, p->line, len, o ? "a line that is not the reply to this "
+						  "request" : "a line that is not JSON");
 		}
-		json_decref(o);
-		p->noise_lines++;
+		memmove(p->line, nl + 1, p->line_len - len - 1);
+		p->line_len -= len + 1;
+		*out = o;
 	}
 	return KJ_OK;
 }
@@ -554,12 +591,15 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 			struct kj_error *err)
 {
 	char how[96];
-	int sig = kj_proc_interrupted(), d;
+	int sig = kj_proc_interrupted(), d, stalled = p->link.stalled;
 
 	/* Whatever went wrong after the guard fired is the guard's doing (it
-	 * killed the worker): never a crash to charge to the worker. */
+	 * killed the worker): never a crash to charge to the worker.  One
+	 * the watchdog stopped made no progress within its time. */
 	if (sig)
 		rc = KJ_EINTR;
+	else if (stalled)
+		rc = KJ_ETIMEDOUT;
 	/* What it printed on the way out, within the budget: a flood that
 	 * fills the pipes again is not read on.  Output that cannot be kept
 	 * leaves the verdict without its evidence: the judge's failure,
@@ -573,6 +613,10 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 	close_fd(&p->proto);
 	switch (rc) {
 	case KJ_ETIMEDOUT:
+		if (stalled)
+			return kj_error_set(err, rc, "no progress within %g s and a grace "
+					    "period: the judge's watchdog stopped the worker",
+					    timeout_s);
 		return kj_error_set(err, rc, "no reply within %g s", timeout_s);
 	case KJ_EWORKER:
 		if (p->output_over)
@@ -584,6 +628,10 @@ static int fail_request(struct kj_proc *p, int rc, double timeout_s,
 		return kj_error_set(err, rc, "worker %s",
 				    kj_proc_describe_exit(p, how, sizeof(how)));
 	case KJ_EPROTOCOL:
+		if (p->breach[0])
+			return kj_error_set(err, rc, "the worker's channel to the judge "
+					    "carried %s (the code under test wrote to it)",
+					    p->breach);
 		return kj_error_set(err, rc, "worker sent a reply line longer "
 				    "than %u bytes", KJ_PROC_LINE_MAX);
 	case KJ_EINTR:
@@ -664,6 +712,7 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 		return kj_error_set(err, KJ_EWORKER, "worker is not running");
 	}
 	begin_request(p);
+	kj__watchdog_arm(timeout_s);
 	*nonce = p->next_nonce++ & 0x3fffffffffffffffull;
 	/* A request without its nonce would never be answered in a way the
 	 * wait accepts: not being able to add it is the judge's failure. */
@@ -712,14 +761,15 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 	int rc;
 
 	*reply = NULL;
+	kj__watchdog_arm(timeout_s);
 	for (;;) {
 		struct pollfd pf[4];
 		int nf = 0, ms, wake = kj__spawn_wake_fd();
 
 		if (kj_proc_interrupted())
 			return fail_request(p, KJ_EINTR, timeout_s, err);
-		if (take_reply(p, nonce, reply) != KJ_OK)
-			return fail_request(p, KJ_ENOMEM, timeout_s, err);
+		if ((rc = take_reply(p, nonce, reply)) != KJ_OK)
+			return fail_request(p, rc, timeout_s, err);
 		if (*reply)
 			return took_reply(p, reply, timeout_s, err);
 		if (p->proto < 0)
@@ -746,8 +796,10 @@ int kj_proc_wait(struct kj_proc *p, uint64_t nonce, double timeout_s,
 		}
 		rc = read_proto(p);
 		if (rc != KJ_OK) {
-			if (take_reply(p, nonce, reply) != KJ_OK)
-				return fail_request(p, KJ_ENOMEM, timeout_s, err);
+			int took = take_reply(p, nonce, reply);
+
+			if (took != KJ_OK)
+				return fail_request(p, took, timeout_s, err);
 			if (*reply)
 				return took_reply(p, reply, timeout_s, err);
 			return fail_request(p, rc, timeout_s, err);

@@ -9,8 +9,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -32,6 +34,11 @@ static int wake[2] = { -1, -1 };       /* written once when it fires */
 static const int guarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 #define N_GUARDED (sizeof(guarded) / sizeof(guarded[0]))
 
+/* The signal the watchdog sends the guard's thread (see below). */
+#define WATCHDOG_SIGNAL SIGALRM
+
+/* The signals blocked while the list changes: the guarded ones and the
+ * watchdog's, whose handlers both walk it. */
 static void guarded_set(sigset_t *set)
 {
 	size_t i;
@@ -39,7 +46,10 @@ static void guarded_set(sigset_t *set)
 	sigemptyset(set);
 	for (i = 0; i < N_GUARDED; i++)
 		sigaddset(set, guarded[i]);
+	sigaddset(set, WATCHDOG_SIGNAL);
 }
+
+static void watchdog_idle(void);
 
 /* Add l, for the group pgid, to the list.  Called with the guarded
  * signals blocked (kj__spawn blocks every signal around fork). */
@@ -52,6 +62,7 @@ static void link_in(struct kj_proc_link *l, pid_t pgid)
 	if (live_head)
 		live_head->prev = l;
 	l->pgid = pgid;
+	l->stalled = 0;
 	live_head = l;
 }
 
@@ -71,6 +82,9 @@ void kj__spawn_unlink(struct kj_proc_link *l)
 		l->next->prev = l->prev;
 	l->prev = l->next = NULL;
 	l->pgid = 0;
+	/* No worker left: nothing for the watchdog to stop. */
+	if (!live_head)
+		watchdog_idle();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -160,6 +174,146 @@ int kj_proc_guard_signals(struct kj_error *err)
 int kj_proc_interrupted(void)
 {
 	return caught;
+}
+
+/* --- the watchdog ------------------------------------------------------------------ */
+
+/*
+ * Every wait of the library on a worker has a deadline of its own; the
+ * watchdog is the judge's guard against the wait nobody thought of (a
+ * descriptor that blocks where it should not, a loop that never reaches its
+ * poll).  Each request a worker is sent arms it for the request's timeout
+ * plus a grace period, counted from the send; so does each wait for a
+ * reply.  The deadline moves on with every request, and the watchdog goes
+ * idle when no worker is left.  When the deadline passes, the watchdog's
+ * thread has the guard's thread kill every worker group (the same walk of
+ * the live list as the guard's, on the thread that owns it, with the
+ * WATCHDOG_SIGNAL) and marks each group killed so as "stalled": the wait
+ * or send that meets the dead worker fails with KJ_ETIMEDOUT, the case is a
+ * Timeout, and the run goes on.  If the judge still makes no progress for
+ * another grace period (it is stuck in something no kill can end), the
+ * caller's `stuck` function is called from the watchdog's thread.
+ */
+static _Atomic long long wd_deadline_ms;   /* 0: idle */
+static _Atomic long long wd_fired_ms;      /* the deadline it fired for */
+static double wd_grace_s;
+static void (*wd_stuck)(double waited_s);
+static int wd_started;
+
+static long long ms_now(void)
+{
+	return (long long)(kj__now_s() * 1000.0);
+}
+
+static void watchdog_idle(void)
+{
+	atomic_store(&wd_deadline_ms, 0);
+}
+
+void kj__watchdog_arm(double timeout_s)
+{
+	double s;
+
+	if (!wd_started)
+		return;
+	s = timeout_s + wd_grace_s;
+	/* A timeout of a year or more is no deadline to keep. */
+	if (!(s < 3.2e7))
+		s = 3.2e7;
+	atomic_store(&wd_deadline_ms, ms_now() + (long long)(s * 1000.0));
+}
+
+void kj_proc_watchdog_pause(void)
+{
+	watchdog_idle();
+}
+
+/* The watchdog's signal, on the guard's thread: every group stops. */
+static void on_watchdog(int sig)
+{
+	int saved = errno;
+	struct kj_proc_link *l;
+
+	if (getpid() != guard_pid)
+		return;
+	if ((pid_t)syscall(SYS_gettid) != guard_tid) {
+		syscall(SYS_tgkill, guard_pid, guard_tid, sig);
+		errno = saved;
+		return;
+	}
+	for (l = live_head; l; l = l->next)
+		if (l->pgid > 0) {
+			l->stalled = 1;
+			kill(-l->pgid, SIGKILL);
+		}
+	errno = saved;
+}
+
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec tick = { 0, 200 * 1000 * 1000 };
+		long long dl = atomic_load(&wd_deadline_ms), now;
+
+		nanosleep(&tick, NULL);
+		if (!dl || dl != atomic_load(&wd_deadline_ms))
+			continue;
+		now = ms_now();
+		if (now <= dl)
+			continue;
+		if (atomic_load(&wd_fired_ms) != dl) {
+			atomic_store(&wd_fired_ms, dl);
+			syscall(SYS_tgkill, guard_pid, guard_tid, WATCHDOG_SIGNAL);
+		} else if (now > dl + (long long)(wd_grace_s * 1000.0) && wd_stuck) {
+			/* Killing the workers did not bring the judge back. */
+			long long expect = dl;
+
+			if (atomic_compare_exchange_strong(&wd_deadline_ms, &expect, 0))
+				wd_stuck((double)(now - dl) / 1000.0 + wd_grace_s);
+		}
+	}
+	return NULL;
+}
+
+int kj_proc_watchdog_start(double grace_s, void (*stuck)(double waited_s),
+			   struct kj_error *err)
+{
+	struct sigaction sa;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
+
+	if (guard_pid != getpid())
+		return kj_error_set(err, KJ_EINVAL, "the watchdog needs the signal guard "
+				    "(kj_proc_guard_signals) of this process");
+	if (wd_started)
+		return KJ_OK;
+	wd_grace_s = grace_s > 0 ? grace_s : 0;
+	wd_stuck = stuck;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_watchdog;
+	sa.sa_flags = SA_RESTART;
+	guarded_set(&sa.sa_mask);
+	if (sigaction(WATCHDOG_SIGNAL, &sa, NULL) < 0)
+		return kj_error_set(err, KJ_EIO, "cannot install the watchdog's handler: %s",
+				    strerror(errno));
+	/* The thread takes no signal of the judge's: each goes to the
+	 * thread that owns the list, or is passed on to it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	rc = pthread_create(&t, &attr, watchdog_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return kj_error_set(err, KJ_EIO, "cannot start the watchdog's thread: %s",
+				    strerror(rc));
+	wd_started = 1;
+	return KJ_OK;
 }
 
 /* --- the child ------------------------------------------------------------------- */

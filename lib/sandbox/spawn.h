@@ -123,4 +123,9 @@ int kj__spawn_is_live(pid_t pid);
  * waits to poll beside their own; -1 when no guard is installed. */
 int kj__spawn_wake_fd(void);
 
+/* Arm the watchdog (proc.h, kj_proc_watchdog_start) for timeout_s plus its
+ * grace period from now: every send and wait on a worker does.  A no-op
+ * when the watchdog was not started. */
+void kj__watchdog_arm(double timeout_s);
+
 #endif /* KJ_SPAWN_H */

@@ -23,7 +23,9 @@ counts them; exits 1 if any failed.
 expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
 "failures": [{"case_idx": i (1-based), "error_type": "X" or ["X", "Y"],
 "msg_contains": "word" or ["w1", "w2"] (any, case-insensitive)}],
-"timeout": seconds (optional), "env": {variables for the judge} (optional),
+"timeout": seconds (optional), "max_seconds": the most the whole run may take
+(optional: a judge that waits where it should fail at once fails the test),
+"env": {variables for the judge} (optional),
 "task": FILE of tests/candidates/tasks/ to judge on instead of addmul_torch.py
 (optional), "files": [files of the candidate's directory copied beside it]
 (optional)}, or {"one_of": [such objects]} where more than one verdict is
@@ -218,6 +220,9 @@ def run_one(name, kjudge, device, work):
             rc = proc.wait()
             bad.append(f"the judge did not finish within {limit} s")
         took = time.monotonic() - t0
+        most = max(e.get("max_seconds", 0) for e in expect.get("one_of", [expect]))
+        if most and took > most:
+            bad.append(f"the judge took {took:.1f} s, more than {most} s")
         printed = so.tell() + se.tell()
         se.seek(max(0, se.tell() - 600))
         err_tail = se.read().decode(errors="replace")

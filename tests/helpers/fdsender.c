@@ -1,10 +1,12 @@
 /*
  * fdsender.c - a worker for tests/unit/test_proc.c that answers one request
  * on fd 3 with a reply carrying N sealed memory files (SCM_RIGHTS), 253 a
- * message as the worker does, after a noise line that carries one more
- * (which the judge must close, not take).
+ * message as the worker does.
  *
- *   fdsender N    each file holds its index as text ("0", "1", ...)
+ *   fdsender N          each file holds its index as text ("0", "1", ...)
+ *   fdsender N noise    first a line that is not the reply, carrying one
+ *                       more file: the judge must fail the request and
+ *                       close every descriptor, taking none
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,9 +74,11 @@ int main(int argc, char **argv)
 	fds = calloc((size_t)n + 1, sizeof(int));
 	if (!fds)
 		return 2;
-	noise = memfile(-1);
-	send_with(3, "{\"noise\": 1}\n", 13, &noise, 1);
-	close(noise);
+	if (argc > 2 && !strcmp(argv[2], "noise")) {
+		noise = memfile(-1);
+		send_with(3, "{\"noise\": 1}\n", 13, &noise, 1);
+		close(noise);
+	}
 	for (i = 0; i < n; i++)
 		fds[i] = memfile(i);
 	len = snprintf(line, sizeof(line), "{\"nonce\": %llu, \"ok\": true, \"n\": %d}\n", nonce, n);

@@ -159,26 +159,89 @@ KJ_TEST(proc_spawn_failure_is_reported)
 	KJ_CHECK(strstr(err.msg, "No such file") != NULL);
 }
 
-KJ_TEST(proc_reply_and_noise)
+KJ_TEST(proc_reply_and_output)
 {
 	struct kj_proc p;
 	struct kj_error err;
 	json_t *rep = NULL;
 
-	/* Two forged lines before the real reply: garbage, and a reply with a
-	 * wrong nonce.  Both are dropped. */
+	/* What the worker prints on its streams is its own business; the
+	 * channel carries the reply alone. */
 	start_sh(&p, ECHO_NONCE
-		 "echo 'not json' >&3; "
-		 "echo '{\"nonce\": 1, \"ok\": false}' >&3; "
-		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true, \\\"v\\\": 42}\" >&3; "
-		 "echo hello; echo world >&2; sleep 5");
+		 "echo hello; echo world >&2; "
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true, \\\"v\\\": 42}\" >&3; sleep 5");
 	KJ_CHECK_OK(kj_proc_request(&p, req(), 10, &rep, &err), &err);
 	KJ_CHECK(json_is_true(json_object_get(rep, "ok")));
 	KJ_CHECK_INT(json_integer_value(json_object_get(rep, "v")), 42);
-	KJ_CHECK_INT(p.noise_lines, 2);
+	KJ_CHECK_INT(p.noise_lines, 0);
 	json_decref(rep);
 	kj_proc_release(&p, 0.1);
 	KJ_CHECK_INT(p.pid, 0);
+}
+
+/*
+ * Anything on the channel but the reply is the code under test writing to
+ * the judge's channel: the request fails at once with KJ_EPROTOCOL, saying
+ * what came, and the worker is killed; the wait never runs to its deadline
+ * (each of these worker scripts would then hang for 30 s).
+ */
+KJ_TEST(proc_bytes_that_are_not_the_reply_fail_at_once)
+{
+	static const struct {
+		const char *script, *want;
+	} cases[] = {
+		/* a forged reply with a guessed nonce, before the real one */
+		{ ECHO_NONCE "echo '{\"nonce\": 1, \"ok\": true}' >&3; "
+		  "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 30",
+		  "not the reply to this request: '{\"nonce\": 1" },
+		/* a line that is not JSON */
+		{ ECHO_NONCE "echo 'not json' >&3; sleep 30", "'not json'" },
+		/* a binary frame with a length prefix and no newline: nothing
+		 * after it could be read as a reply */
+		{ ECHO_NONCE "printf '\\360\\377\\377\\377xxxx' >&3; sleep 30",
+		  "'\\xf0\\xff\\xff\\xffxxxx'" },
+		/* a partial line the reply would be glued to */
+		{ ECHO_NONCE "printf '{\"ok\": tr' >&3; "
+		  "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 30",
+		  "a line that is not JSON" },
+		/* the reply, then more: the next request fails */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kj_proc p;
+		struct kj_error err;
+		json_t *rep = NULL;
+		double t0 = kj__now_s();
+
+		start_sh(&p, cases[i].script);
+		KJ_CHECK_INT(kj_proc_request(&p, req(), 30, &rep, &err), KJ_EPROTOCOL);
+		KJ_CHECK(rep == NULL);
+		KJ_CHECK(kj__now_s() - t0 < 10);
+		KJ_CHECK(strstr(err.msg, "the code under test wrote to it") != NULL);
+		if (!strstr(err.msg, cases[i].want))
+			kj_test_fail(__FILE__, __LINE__, "case %zu: '%s' does not hold '%s'", i,
+				     err.msg, cases[i].want);
+		KJ_CHECK(p.reaped);
+		kj_proc_release(&p, 0.1);
+	}
+}
+
+/* Bytes after the reply are found by the next request. */
+KJ_TEST(proc_bytes_after_the_reply_fail_the_next_request)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+
+	start_sh(&p, ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; "
+		 "echo '{\"forged\": true}' >&3; " ECHO_NONCE
+		 "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 30");
+	KJ_CHECK_OK(kj_proc_request(&p, req(), 30, &rep, &err), &err);
+	json_decref(rep);
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 30, &rep, &err), KJ_EPROTOCOL);
+	KJ_CHECK(strstr(err.msg, "forged") != NULL);
+	kj_proc_release(&p, 0.1);
 }
 
 /* A timeout longer than an int of milliseconds is a long wait, not an
@@ -678,6 +741,79 @@ static void *signal_later(void *arg)
 	return NULL;
 }
 
+static volatile sig_atomic_t stuck_calls;
+
+static void on_stuck(double waited_s)
+{
+	(void)waited_s;
+	stuck_calls++;
+}
+
+/* Sleep s seconds whatever signals come (the watchdog's lands on this
+ * thread). */
+static void sleep_through(double s)
+{
+	double end = kj__now_s() + s;
+
+	while (kj__now_s() < end)
+		usleep(20000);
+}
+
+/*
+ * The judge stuck between a request and its wait (as a blocking call it
+ * never expected would leave it): the watchdog kills the worker once the
+ * request's timeout and the grace period pass, the wait then fails at once
+ * as a timeout the watchdog caused, and a judge still stuck a grace period
+ * later is reported through `stuck`.  A judge that makes progress (a reply
+ * within the timeout, then requests) is never touched.
+ */
+KJ_TEST(proc_watchdog_stops_the_workers_of_a_stuck_judge)
+{
+	struct kj_proc a, b;
+	struct kj_error err;
+	json_t *rep = NULL;
+	uint64_t nonce;
+	double t0;
+	int i;
+
+	KJ_CHECK_OK(kj_proc_guard_signals(&err), &err);
+	KJ_CHECK_OK(kj_proc_watchdog_start(0.4, on_stuck, &err), &err);
+	/* Progress: three requests, each answered in time, with pauses
+	 * shorter than the timeout and grace between them. */
+	start_sh(&b, ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; "
+		 ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; "
+		 ECHO_NONCE "echo \"{\\\"nonce\\\": $n, \\\"ok\\\": true}\" >&3; sleep 30");
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_OK(kj_proc_request(&b, req(), 0.6, &rep, &err), &err);
+		json_decref(rep);
+		sleep_through(0.5);
+	}
+	KJ_CHECK(!gone(b.pid));
+	kj_proc_release(&b, 0.1);
+	/* Stuck: the request is sent, and the judge does not come back to
+	 * wait for 3 s, past 0.5 s of timeout and 0.4 s of grace, twice. */
+	start_sh(&a, ECHO_NONCE "sleep 30");
+	KJ_CHECK_OK(kj_proc_send(&a, req(), 0.5, &nonce, &err), &err);
+	sleep_through(3);
+	{
+		/* Killed, not yet reaped (the judge reaps it): a zombie. */
+		char path[64], buf[256], *rp;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)a.pid);
+		KJ_CHECK((f = fopen(path, "r")) != NULL);
+		KJ_CHECK(fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && rp[2] == 'Z');
+		fclose(f);
+	}
+	KJ_CHECK_INT(stuck_calls, 1);
+	t0 = kj__now_s();
+	KJ_CHECK_INT(kj_proc_wait(&a, nonce, 30, &rep, &err), KJ_ETIMEDOUT);
+	KJ_CHECK(kj__now_s() - t0 < 5);
+	KJ_CHECK(strstr(err.msg, "watchdog") != NULL);
+	KJ_CHECK_INT(kj_proc_interrupted(), 0);
+	kj_proc_release(&a, 0.1);
+}
+
 KJ_TEST(proc_guard_kills_workers_and_interrupts_the_wait)
 {
 	struct kj_proc a, b;
@@ -761,7 +897,7 @@ KJ_TEST(proc_guard_leaves_ignored_signals_ignored)
 }
 
 /* Descriptors a worker sends with its reply (its sealed outputs) come with
- * that reply, each once, in order; one sent with a noise line is closed. */
+ * that reply, each once, in order. */
 static void fds_come_with_their_reply(int n)
 {
 	struct kj_proc p;
@@ -801,7 +937,36 @@ static void fds_come_with_their_reply(int n)
 			after++;
 		closedir(d);
 	}
-	/* Nothing kept open: not the noise line's, not a duplicate. */
+	/* Nothing kept open: not a duplicate. */
+	KJ_CHECK_INT(after, before);
+}
+
+/* A line that is not the reply, with a descriptor: the request fails, and
+ * neither its descriptor nor the reply's stay open in the judge. */
+KJ_TEST(proc_descriptors_of_a_breach_are_closed)
+{
+	struct kj_proc p;
+	struct kj_error err;
+	json_t *rep = NULL;
+	char script[4400];
+	int before = 0, after = 0;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while (readdir(d))
+			before++;
+		closedir(d);
+	}
+	snprintf(script, sizeof(script), "exec %s 3 noise", kj_test_helper("fdsender"));
+	start_sh(&p, script);
+	KJ_CHECK_INT(kj_proc_request(&p, req(), 20, &rep, &err), KJ_EPROTOCOL);
+	KJ_CHECK(strstr(err.msg, "noise") != NULL);
+	kj_proc_release(&p, 0.1);
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while (readdir(d))
+			after++;
+		closedir(d);
+	}
 	KJ_CHECK_INT(after, before);
 }
 
