@@ -25,4 +25,30 @@ PY
 	grep -q "scale2 sly/0: pass, not clean: KernelsNotUsed" out
 '
 
+test_expect 'a candidate that writes frames to the judge'"'"'s channel fails at once and stalls no batch' '
+	mkdir suite
+	cp "$KJ_TESTS/candidates/addmul_torch.py" suite/
+	"$KJ_PYTHON" - <<PY
+import json, os
+t = os.environ["KJ_TESTS"] + "/candidates/"
+with open("gens.jsonl", "w") as f:
+    for model, name in (("forger", "frame_forger"), ("honest", "pass")):
+        f.write(json.dumps({"task": "addmul", "model": model, "attempt": 0,
+                            "source": open(t + name + "/candidate.py").read()}) + "\n")
+PY
+	start=$(date +%s)
+	timeout 300 "$KJUDGE" eval suite gens.jsonl --db f.db -j 2 --timeout 60 --verify-only \
+		>out 2>err || test $? -eq 1 || { cat out err; false; }
+	took=$(( $(date +%s) - start ))
+	test "$took" -lt 60 || { echo "eval took $took s"; false; }
+	"$KJ_PYTHON" - <<PY
+import sqlite3
+rows = {r[0]: r[1:] for r in sqlite3.connect("f.db").execute(
+    "SELECT model, status, error_type, message FROM attempts")}
+assert rows["forger"][:2] == ("fail", "ProtocolError"), rows["forger"]
+assert "wrote to it" in rows["forger"][2], rows["forger"]
+assert rows["honest"][0] == "pass", rows["honest"]
+PY
+'
+
 test_done
