@@ -18,8 +18,8 @@ src = os.path.join(d, "shard.db")
 db = sqlite3.connect(src)
 db.executescript(schema)
 db.executescript("""INSERT INTO meta VALUES ('schema', 'kjudge-results');
-INSERT INTO meta VALUES ('schema_version', '2'); INSERT INTO meta VALUES ('created_by', 'bench');
-PRAGMA application_id = %d; PRAGMA user_version = 2;""" % 0x6b6a6467)
+INSERT INTO meta VALUES ('schema_version', '3'); INSERT INTO meta VALUES ('created_by', 'bench');
+PRAGMA application_id = %d; PRAGMA user_version = 3;""" % 0x6b6a6467)
 db.execute("INSERT INTO runs (run_id, started_at, judge_version, command, suite, candidates, settings)"
            " VALUES (1, '2026-12-02T00:00:00Z', '0.1.0', '[]', 's', 'c', '{}')")
 for t in range(200):

@@ -48,9 +48,11 @@ struct kj_eval_task {
 	int level, problem;      /* KernelBench's ids, -1 when not that layout */
 	char task_sha256[65];
 	char cases_sha256[65];   /* "" without a sidecar */
-	char key[65];            /* sha256(task_sha256 ':' cases_sha256); for a
-				  * translation direction, of both specs and
-				  * both source trees (docs/spec.md) */
+	char key[65];            /* the store's task key (docs/store.md): of
+				  * the name, rel and the content key,
+				  * sha256(task_sha256 ':' cases_sha256), or
+				  * for a translation direction that of both
+				  * specs and both source trees (docs/spec.md) */
 	/* A translation direction of a spec suite (lib/eval/spec_suite.c):
 	 * name 'SOURCE_UID:TARGET_API', path the target spec; all three NULL
 	 * for a torch task. */

@@ -9,9 +9,10 @@
  *   candidates' sources, one row per attempt (a candidate judged on a task,
  *   with its model, attempt and round, its tokens and generation time, its
  *   verdict and its anti-cheat layers), one row per case result of every
- *   phase, one per timed case.  Rows are keyed by content: a task by the
- *   SHA-256 of its file and of its cases file, a candidate by the SHA-256 of
- *   its source, an attempt by the hash of those, the model and attempt
+ *   phase, one per timed case.  Rows are keyed by content: a task by its
+ *   name, its path in the suite and the SHA-256 of its file and of its cases
+ *   file, a candidate by the SHA-256 of its source, an attempt by the hash
+ *   of those, the model and attempt
  *   label, the device, the judge's version and the settings that change a
  *   verdict.  The same command run again finds the attempts already done
  *   and does not run them twice; an attempt left "running" by a judge that
@@ -36,9 +37,11 @@
 #include "kjudge/error.h"
 
 /* The schema this judge writes (PRAGMA user_version).  2 added
- * runs.origin (kjudge merge); a store of version 1 opened for writing is
- * brought to 2 in one transaction, and read as it is otherwise. */
-#define KJ_STORE_SCHEMA_VERSION 2
+ * runs.origin (kjudge merge); 3 keys tasks by name and path as well as by
+ * content.  A store of an older version opened for writing is brought to 3
+ * in one transaction (its tasks and attempts re-keyed), and read as it is
+ * otherwise. */
+#define KJ_STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
 

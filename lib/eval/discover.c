@@ -10,14 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "kjudge/eval.h"
+#include "kjudge/jschema.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/text.h"
+#include "store/store_internal.h"
 #include "base/banned.h"
 
 /* The largest task, cases file or candidate read (a suite is source code). */
@@ -228,7 +232,7 @@ static int add_task(struct kj_eval_set *set, const char *root, const char *rel,
 		    struct kj_error *err)
 {
 	struct kj_eval_task *t, *tasks;
-	char path[PATH_MAX], both[140];
+	char path[PATH_MAX], both[140], content[KJ_SHA256_HEX];
 	size_t i;
 	int rc;
 
@@ -261,8 +265,11 @@ static int add_task(struct kj_eval_set *set, const char *root, const char *rel,
 		rc = kj__sha256_file(t->cases_path, t->cases_sha256, err);
 	if (rc != KJ_OK)
 		return rc;
+	/* What judging it reads, then the task it is: two tasks of the same
+	 * bytes are two operators. */
 	snprintf(both, sizeof(both), "%s:%s", t->task_sha256, t->cases_sha256);
-	return kj__sha256_hex(both, strlen(both), t->key) == 0 ? KJ_OK : oom(err);
+	return kj__sha256_hex(both, strlen(both), content) == 0 &&
+	       kj__store_task_key(t->name, t->rel, content, t->key) == 0 ? KJ_OK : oom(err);
 fail_alloc:
 	free(t->name);
 	free(t->rel);

@@ -49,6 +49,12 @@ int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_e
  * out of memory. */
 json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base);
 
+/* judge.c: an attempt's own scratch directory, made (mode 0700) as
+ * WORK/PREFIX-KEY16-XXXXXX into dir; KJ_OK, else dir is "" and err says
+ * why. */
+int kj__eval_scratch(const struct kj_eval_slot *slot, const char *prefix, const char *key,
+		     char *dir, size_t size, struct kj_error *err);
+
 /* judge.c: the monotonic clock in seconds; the UTC time as the store
  * writes it ('2026-12-01T21:30:00Z'). */
 double kj__eval_mono(void);

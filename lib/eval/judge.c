@@ -73,20 +73,33 @@ int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand 
 			const char *device_kind, const char *settings_text, char key[65],
 			struct kj_error *err)
 {
-	size_t n = strlen(settings_text) + strlen(c->model) + strlen(c->attempt) + 512;
-	char *text = malloc(n);
-	int rc;
+	return kj__store_attempt_key(t->key, c->sha256, c->model, c->attempt, device_kind,
+				     KJ_VERSION, settings_text, key) == 0
+		? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
 
-	if (!text)
-		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	/* Lengths before the free-form fields: no two different attempts
-	 * spell the same text. */
-	snprintf(text, n, "kjudge-attempt-1\n%s\n%s\n%zu:%s\n%zu:%s\n%s\n%s\n%s", t->key, c->sha256,
-		 strlen(c->model), c->model, strlen(c->attempt), c->attempt, device_kind,
-		 KJ_VERSION, settings_text);
-	rc = kj__sha256_hex(text, strlen(text), key);
-	free(text);
-	return rc == 0 ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+/*
+ * An attempt's scratch directory, WORK/PREFIX-KEY16-XXXXXX, made by mkdtemp:
+ * its own whatever its key, since two judges of the same key (a task twice
+ * in a suite, or a second eval of another store on the same batch
+ * directory) must never stage into one folder and remove each other's
+ * files.  On failure dir is "" (nothing to remove) and err says why.
+ */
+int kj__eval_scratch(const struct kj_eval_slot *slot, const char *prefix, const char *key,
+		     char *dir, size_t size, struct kj_error *err)
+{
+	if (snprintf(dir, size, "%s/%s-%.16s-XXXXXX", slot->work_dir, prefix, key) >= (int)size) {
+		*dir = '\0';
+		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", slot->work_dir);
+	}
+	if (!mkdtemp(dir)) {
+		int e = errno;
+
+		*dir = '\0';
+		return kj_error_set(err, kj_err_from_errno(e), "'%s': cannot make a scratch "
+				    "directory: %s", slot->work_dir, strerror(e));
+	}
+	return KJ_OK;
 }
 
 /* --- where the figures were measured --------------------------------------------------- */
@@ -1070,8 +1083,9 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	rn.slot = slot;
 	rn.x = &x;
 	op_name(t->name, rn.op, sizeof(rn.op));
-	snprintf(rn.dir, sizeof(rn.dir), "%s/a-%.16s", slot->work_dir, attempt_key);
-	rc = stage(t, c, rn.dir, rn.op, err);
+	rc = kj__eval_scratch(slot, "a", attempt_key, rn.dir, sizeof(rn.dir), err);
+	if (rc == KJ_OK)
+		rc = stage(t, c, rn.dir, rn.op, err);
 	if (rc != KJ_OK)
 		goto out;
 	snprintf(cand_file, sizeof(cand_file), "%s/%s_" IMPL_NAME ".py", rn.dir, rn.op);

@@ -171,7 +171,7 @@ static int plan_id(struct kj_eval_plan *p, struct kj_error *err)
 
 	if (!buf)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	n = snprintf(buf, cap, "kjudge-plan 1\n%s\n%s\n%s\n%d\n", p->settings, p->device,
+	n = snprintf(buf, cap, "kjudge-plan 2\n%s\n%s\n%s\n%d\n", p->settings, p->device,
 		     p->batch, p->shards);
 	len = n > 0 ? (size_t)n : 0;
 	for (i = 0; i < p->n && len < cap; i++) {
@@ -231,7 +231,7 @@ json_t *kj_eval_plan_json(const struct kj_eval_plan *p)
 	for (i = 0; !bad && i < p->n; i++)
 		bad = json_array_append_new(list, json_pack("[s,i]", p->keys[i], p->shard[i])) != 0;
 	if (!bad)
-		bad = json_object_set_new(o, "kjudge_plan", json_integer(1)) ||
+		bad = json_object_set_new(o, "kjudge_plan", json_integer(2)) ||
 		      json_object_set_new(o, "id", json_string(p->id)) ||
 		      json_object_set_new(o, "shards", json_integer(p->shards)) ||
 		      json_object_set_new(o, "device", json_string(p->device)) ||
@@ -282,11 +282,19 @@ int kj_eval_plan_load(const char *path, struct kj_eval_plan *p, struct kj_error 
 	batch = json_string_value(json_object_get(o, "batch"));
 	settings = json_string_value(json_object_get(o, "settings"));
 	shards = json_integer_value(json_object_get(o, "shards"));
-	if (json_integer_value(json_object_get(o, "kjudge_plan")) != 1 || !json_is_array(list) ||
+	if (json_integer_value(json_object_get(o, "kjudge_plan")) == 1) {
+		/* Its attempts' keys name tasks by content alone: no shard of
+		 * this judge finds them. */
+		json_decref(o);
+		return kj_error_set(err, KJ_EINVAL, "'%s': a plan of version 1, made by an older "
+				    "judge whose keys are not this one's: submit the study again "
+				    "(its store keeps every verdict)", path);
+	}
+	if (json_integer_value(json_object_get(o, "kjudge_plan")) != 2 || !json_is_array(list) ||
 	    !hex_ok(id, 16) || !device || !hex_ok(batch, 32) || !settings || shards < 1 ||
 	    shards > 100000) {
 		json_decref(o);
-		return kj_error_set(err, KJ_EINVAL, "'%s': not a kjudge plan (version 1)", path);
+		return kj_error_set(err, KJ_EINVAL, "'%s': not a kjudge plan (version 2)", path);
 	}
 	p->n = json_array_size(list);
 	p->shards = (int)shards;

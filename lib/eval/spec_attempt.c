@@ -417,11 +417,9 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	}
 
 	/* 2. The translation, verified. */
-	snprintf(dir, sizeof(dir), "%s/s-%.16s", slot->work_dir, attempt_key);
-	if (kj__mkdirs(dir, 0700) < 0) {
-		rc = kj_error_set(err, KJ_EIO, "'%s': %s", dir, strerror(errno));
+	rc = kj__eval_scratch(slot, "s", attempt_key, dir, sizeof(dir), err);
+	if (rc != KJ_OK)
 		goto judge_error;
-	}
 	rc = write_translation(c, dir, err);
 	if (rc == KJ_OK)
 		rc = kj_spec_load(&target, t->spec_target, t->spec_root, err);

@@ -11,10 +11,10 @@
  * byte in a POSIX file name and in JSON, so the name serves as the
  * MODEL/TASK/ATTEMPT/ directory's TASK too.
  *
- * A task's key is derived from what judging it reads: the SHA-256 of both
- * spec files and of both source trees (every file the spec lists, its path
- * and its bytes), so an edited spec or reference makes a new task and
- * never reuses old verdicts.
+ * A task's key is derived from its name, its path and what judging it
+ * reads: the SHA-256 of both spec files and of both source trees (every
+ * file the spec lists, its path and its bytes), so an edited spec or
+ * reference makes a new task and never reuses old verdicts.
  *
  * A translation is a set of files, {NAME: TEXT}, NAME relative to the
  * target's source directory (only the target's translation_targets are
@@ -37,6 +37,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "store/store_internal.h"
 #include "base/banned.h"
 
 /* What a translation may hold: files, bytes per file and in all, depth. */
@@ -154,7 +155,7 @@ static int add_direction(struct kj_eval_set *set, const char *root, const struct
 			 const struct one *dst, struct kj_error *err)
 {
 	struct kj_eval_task *t, *tasks;
-	char text[600];
+	char text[600], content[KJ_SHA256_HEX];
 	size_t i;
 
 	tasks = realloc(set->tasks, (set->n_tasks + 1) * sizeof(*tasks));
@@ -178,7 +179,8 @@ static int add_direction(struct kj_eval_set *set, const char *root, const struct
 	memcpy(t->task_sha256, dst->spec_sha, 65);
 	snprintf(text, sizeof(text), "kjudge-spec-task-1\n%s\n%s\n%s\n%s\n", src->spec_sha,
 		 src->tree_sha, dst->spec_sha, dst->tree_sha);
-	if (kj__sha256_hex(text, strlen(text), t->key) != 0)
+	if (kj__sha256_hex(text, strlen(text), content) != 0 ||
+	    kj__store_task_key(t->name, t->rel, content, t->key) != 0)
 		return oom(err);
 	for (i = 0; i + 1 < set->n_tasks; i++)
 		if (!strcmp(set->tasks[i].name, t->name))

@@ -114,22 +114,19 @@ static int feed(char **buf, size_t *len, size_t *cap, const unsigned char *s)
 
 /*
  * The source's runs into the target (INSERT OR IGNORE by origin) and the
- * map source run_id -> target run_id in temp.kj_runmap.  has_origin: the
- * source has runs.origin (schema 2).
+ * map source run_id -> target run_id in temp.kj_runmap.  The source is of
+ * this schema (an older one is merged from its upgraded copy).
  */
-static int merge_runs(sqlite3 *db, int has_origin, struct kj_store_merge_stats *out,
-		      struct kj_error *err)
+static int merge_runs(sqlite3 *db, struct kj_store_merge_stats *out, struct kj_error *err)
 {
 	sqlite3_stmt *sel = NULL, *ins = NULL, *get = NULL, *map = NULL, *fin = NULL;
 	char *buf = NULL;
 	size_t cap = 0;
 	int rc, code = KJ_OK;
 
-	rc = sqlite3_prepare_v2(db, has_origin
-		? "SELECT run_id, started_at, judge_version, command, suite, candidates, settings, "
-		  "env, finished_at, origin FROM kj_src.runs ORDER BY run_id"
-		: "SELECT run_id, started_at, judge_version, command, suite, candidates, settings, "
-		  "env, finished_at, NULL FROM kj_src.runs ORDER BY run_id", -1, &sel, NULL);
+	rc = sqlite3_prepare_v2(db, "SELECT run_id, started_at, judge_version, command, suite, "
+				"candidates, settings, env, finished_at, origin FROM kj_src.runs "
+				"ORDER BY run_id", -1, &sel, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO main.runs (started_at, "
 					"judge_version, command, suite, candidates, settings, env, "
@@ -167,6 +164,7 @@ static int merge_runs(sqlite3 *db, int has_origin, struct kj_store_merge_stats *
 			rc = sqlite3_bind_value(ins, i, sqlite3_column_value(sel, i));
 		if (rc == SQLITE_OK)
 			rc = sqlite3_bind_text(ins, 9, (const char *)origin, -1, SQLITE_TRANSIENT);
+
 		if (rc == SQLITE_OK && (rc = sqlite3_step(ins)) == SQLITE_DONE) {
 			out->runs_new += sqlite3_changes(db);
 			rc = SQLITE_OK;
@@ -278,28 +276,73 @@ static int merge_rest(sqlite3 *db, struct kj_store_merge_stats *out, struct kj_e
 	return KJ_OK;
 }
 
-int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_stats *out,
-		   struct kj_error *err)
+/* A consistent snapshot of db (one read transaction, while its writers go
+ * on) into the new file tmp: KJ_OK, or a code with err filled (`label` the
+ * store's name) and tmp perhaps half-written, for the caller to remove. */
+static int vacuum_into(sqlite3 *db, const char *tmp, const char *label, struct kj_error *err)
 {
-	sqlite3 *db = kj_store_db(s);
-	struct kj_store *probe = NULL;
-	struct stat a, b;
 	sqlite3_stmt *st = NULL;
-	char uri[8192];
-	long long has_origin = 0;
+	int rc = sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
+		rc = SQLITE_OK;
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(db, rc, err, label);
+}
+
+/* A copy made by upgraded_copy, gone with its journal files. */
+static void remove_copy(const char *tmp)
+{
+	static const char *const ext[] = { "", "-wal", "-shm", "-journal" };
+	char p[4300];
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (snprintf(p, sizeof(p), "%s%s", tmp, ext[i]) < (int)sizeof(p))
+			unlink(p);
+}
+
+/*
+ * A source of an older schema (src, open read-only) copied beside the
+ * target as tmp and brought to this schema there: its keys are not the
+ * target's (schema 3 keys tasks by name), so merged as it is each of its
+ * tasks and attempts would be a second row of one the target may hold.
+ * KJ_OK, or a code with err filled and no copy left.
+ */
+static int upgraded_copy(struct kj_store *src, const char *label, const char *target,
+			 char *tmp, size_t size, struct kj_error *err)
+{
+	struct kj_store *copy = NULL;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	/* What the source is, checked as any store is (a foreign or corrupt
-	 * file, a newer schema): nothing of it is read before. */
-	rc = kj_store_open(src, KJ_STORE_READONLY, 0, &probe, err);
-	kj_store_close(probe);
-	if (rc != KJ_OK)
+	if (snprintf(tmp, size, "%s.upgrade-%ld.tmp", target, (long)getpid()) >= (int)size)
+		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", target);
+	remove_copy(tmp);
+	rc = vacuum_into(kj_store_db(src), tmp, label, err);
+	if (rc != KJ_OK) {
+		remove_copy(tmp);
 		return rc;
-	if (stat(src, &a) == 0 && stat(kj__store_path(s), &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino)
-		return kj_error_set(err, KJ_EINVAL, "'%s': the store merged into itself", src);
-	if (kj__store_uri(src, "mode=ro", uri, sizeof(uri)) < 0)
+	}
+	rc = kj_store_open(tmp, 0, 0, &copy, err);
+	kj_store_close(copy);
+	if (rc != KJ_OK)
+		remove_copy(tmp);
+	return rc;
+}
+
+/* The merge of the store at `path` (src, or its upgraded copy), named
+ * `src` in messages. */
+static int merge_file(struct kj_store *s, const char *path, const char *src,
+		      struct kj_store_merge_stats *out, struct kj_error *err)
+{
+	sqlite3 *db = kj_store_db(s);
+	sqlite3_stmt *st = NULL;
+	char uri[8192];
+	int rc;
+
+	if (kj__store_uri(path, "mode=ro", uri, sizeof(uri)) < 0)
 		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", src);
 	rc = sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS kj_src", -1, &st, NULL);
 	if (rc == SQLITE_OK)
@@ -314,12 +357,9 @@ int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_st
 		       "PRIMARY KEY, fresh INTEGER NOT NULL); DELETE FROM temp.kj_runmap;", err,
 		       "merge");
 	if (rc == KJ_OK)
-		rc = one_int(db, "SELECT count(*) FROM pragma_table_info('runs', 'kj_src') WHERE "
-			     "name = 'origin'", &has_origin, err);
-	if (rc == KJ_OK)
 		rc = step_done(db, "BEGIN IMMEDIATE", err, kj__store_path(s));
 	if (rc == KJ_OK) {
-		rc = merge_runs(db, has_origin > 0, out, err);
+		rc = merge_runs(db, out, err);
 		if (rc == KJ_OK)
 			rc = merge_rest(db, out, err);
 		if (rc == KJ_OK)
@@ -335,10 +375,41 @@ int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_st
 	return rc;
 }
 
+int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_stats *out,
+		   struct kj_error *err)
+{
+	struct kj_store *probe = NULL;
+	struct stat a, b;
+	char tmp[4200];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* What the source is, checked as any store is (a foreign or corrupt
+	 * file, a newer schema): nothing of it is read before. */
+	rc = kj_store_open(src, KJ_STORE_READONLY, 0, &probe, err);
+	if (rc != KJ_OK)
+		return rc;
+	if (stat(src, &a) == 0 && stat(kj__store_path(s), &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		kj_store_close(probe);
+		return kj_error_set(err, KJ_EINVAL, "'%s': the store merged into itself", src);
+	}
+	if (kj__store_version(probe) >= KJ_STORE_SCHEMA_VERSION) {
+		kj_store_close(probe);
+		return merge_file(s, src, src, out, err);
+	}
+	rc = upgraded_copy(probe, src, kj__store_path(s), tmp, sizeof(tmp), err);
+	kj_store_close(probe);
+	if (rc != KJ_OK)
+		return rc;
+	rc = merge_file(s, tmp, src, out, err);
+	remove_copy(tmp);
+	return rc;
+}
+
 int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 {
 	sqlite3 *db = kj_store_db(s), *copy = NULL;
-	sqlite3_stmt *st = NULL;
 	char tmp[4200];
 	const char *stage = NULL;
 	int rc, fd;
@@ -346,16 +417,8 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", dest, (long)getpid()) >= (int)sizeof(tmp))
 		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", dest);
 	unlink(tmp);
-	/* A consistent snapshot (one read transaction), while the store's
-	 * writers go on. */
-	rc = sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
-		rc = SQLITE_OK;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_OK) {
-		rc = kj__store_fail(db, rc, err, dest);
+	rc = vacuum_into(db, tmp, dest, err);
+	if (rc != KJ_OK) {
 		unlink(tmp);
 		return rc;
 	}

@@ -1,4 +1,4 @@
--- The results store of kjudge eval, schema version 2 (docs/store.md).
+-- The results store of kjudge eval, schema version 3 (docs/store.md).
 -- Times are UTC, ISO 8601 ('2026-12-01T21:30:00Z'); JSON columns hold
 -- one JSON text; hashes are lowercase hex SHA-256.
 
@@ -25,9 +25,10 @@ CREATE TABLE runs (
 );
 CREATE UNIQUE INDEX runs_by_origin ON runs (origin);
 
--- The suite's tasks (operators), by content.
+-- The suite's tasks (operators), by name, path and content.
 CREATE TABLE tasks (
-	task_key     TEXT PRIMARY KEY,      -- sha256(task_sha256 ':' cases_sha256)
+	task_key     TEXT PRIMARY KEY,      -- sha256 of name, path and the content key,
+	                                    -- sha256(task_sha256 ':' cases_sha256)
 	name         TEXT NOT NULL,         -- '19_ReLU' (KernelBench stem), 'softmax' (op)
 	path         TEXT NOT NULL,         -- relative to the suite: 'level1/19_ReLU.py'
 	level        INTEGER,               -- KernelBench's level, else NULL

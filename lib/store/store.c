@@ -20,6 +20,7 @@ extern const size_t kj__store_schema_len;
 struct kj_store {
 	sqlite3 *db;
 	int readonly;
+	long long version;      /* the schema version it was opened at */
 	char path[4096];
 };
 
@@ -36,6 +37,11 @@ sqlite3 *kj_store_db(struct kj_store *s)
 const char *kj__store_path(struct kj_store *s)
 {
 	return s->path;
+}
+
+long long kj__store_version(struct kj_store *s)
+{
+	return s->version;
 }
 
 /* The store's error from SQLite's: KJ_EBUSY for a lock, KJ_ENOMEM, else
@@ -181,18 +187,37 @@ static int identify(struct kj_store *s, int *fresh, long long *version, struct k
 	return check_tables(s, err);
 }
 
-/* A store of version 1 brought to 2 (runs.origin), in one transaction: a
- * judge killed meanwhile leaves it at 1, as it was. */
-static int upgrade(struct kj_store *s, struct kj_error *err)
+/*
+ * A store of an older version brought to this one, in one transaction: a
+ * judge killed meanwhile leaves it as it was.  Version 2 added runs.origin;
+ * version 3 keys tasks by name as well as content (keys.c), so every task
+ * and attempt of an older store is re-keyed.
+ */
+static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 {
-	char sql[512];
+	char sql[256];
+	int rc;
 
-	snprintf(sql, sizeof(sql),
-		 "ALTER TABLE runs ADD COLUMN origin TEXT;\n"
-		 "CREATE UNIQUE INDEX runs_by_origin ON runs (origin);\n"
-		 "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n"
-		 "PRAGMA user_version = %d;\n", KJ_STORE_SCHEMA_VERSION, KJ_STORE_SCHEMA_VERSION);
-	return kj_store_exec(s, sql, err);
+	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return kj__store_fail(s->db, rc, err, s->path);
+	if (version < 2)
+		rc = sqlite3_exec(s->db, "ALTER TABLE runs ADD COLUMN origin TEXT;\n"
+				  "CREATE UNIQUE INDEX runs_by_origin ON runs (origin);", NULL,
+				  NULL, NULL);
+	rc = rc == SQLITE_OK ? KJ_OK : kj__store_fail(s->db, rc, err, s->path);
+	if (rc == KJ_OK && version < 3)
+		rc = kj__store_rekey(s->db, err);
+	if (rc == KJ_OK) {
+		snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = "
+			 "'schema_version';\nPRAGMA user_version = %d;\nCOMMIT;",
+			 KJ_STORE_SCHEMA_VERSION, KJ_STORE_SCHEMA_VERSION);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		rc = rc == SQLITE_OK ? KJ_OK : kj__store_fail(s->db, rc, err, s->path);
+	}
+	if (rc != KJ_OK)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }
 
 /* quick_check: a store whose pages are damaged is refused before anything
@@ -265,6 +290,7 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 	rc = identify(s, &fresh, &version, err);
 	if (rc != KJ_OK)
 		goto fail;
+	s->version = fresh ? KJ_STORE_SCHEMA_VERSION : version;
 	if (!s->readonly) {
 		/* WAL: readers (kjudge report) never block the writer, and a
 		 * commit is durable once synced (FULL: the WAL is synced at
@@ -297,7 +323,7 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 	} else {
 		rc = integrity(s, err);
 		if (rc == KJ_OK && !s->readonly && version < KJ_STORE_SCHEMA_VERSION)
-			rc = upgrade(s, err);
+			rc = upgrade(s, version, err);
 		if (rc != KJ_OK)
 			goto fail;
 	}

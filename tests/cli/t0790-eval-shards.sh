@@ -123,9 +123,13 @@ test_expect 'bad input: exit 2 with the reason' '
 	expect_exit 2 "$KJUDGE" merge junk.db --db y.db 2>e4
 	grep -q "not a readable SQLite database" e4
 	test ! -e y.db
-	echo "{\"kjudge_plan\": 1}" >plan.json
+	echo "{\"kjudge_plan\": 7}" >plan.json
 	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db x.db --shard 0/2 --plan plan.json 2>e5
 	grep -q "not a kjudge plan" e5
+	# A plan of an older judge, whose keys name tasks by content alone.
+	echo "{\"kjudge_plan\": 1}" >plan.json
+	expect_exit 2 "$KJUDGE" eval "$suite" "$gens" --db x.db --shard 0/2 --plan plan.json 2>e6
+	grep -q "a plan of version 1, made by an older judge" e6
 '
 
 test_done

@@ -186,3 +186,46 @@ KJ_TEST(attempt_keeps_only_the_phases_a_worker_times)
 	json_decref(ph);
 	kj_attempt_close(&a);
 }
+
+/* Two tasks of the same bytes under two names: two tasks with two keys,
+ * and the same candidate for each is two attempts; the same suite
+ * discovered again gives the same keys. */
+KJ_TEST(eval_tasks_of_the_same_bytes_are_two)
+{
+	struct kj_eval_set set, again;
+	struct kj_error err;
+	char dir[4200], path[4300], k1[65], k2[65];
+	const char *task = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+	int a, b;
+
+	snprintf(dir, sizeof(dir), "%s/twins", kj_test_tmpdir());
+	KJ_CHECK(mkdir(dir, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/relu_torch.py", dir);
+	write_file(path, task);
+	snprintf(path, sizeof(path), "%s/relu2_torch.py", dir);
+	write_file(path, task);
+	kj_eval_set_init(&set);
+	kj_eval_set_init(&again);
+	KJ_CHECK_OK(kj_eval_discover_suite(dir, &set, &err), &err);
+	KJ_CHECK_OK(kj_eval_discover_suite(dir, &again, &err), &err);
+	KJ_CHECK_INT(set.n_tasks, 2);
+	a = find(&set, "relu");
+	b = find(&set, "relu2");
+	KJ_CHECK(a >= 0 && b >= 0);
+	KJ_CHECK_STR(set.tasks[a].task_sha256, set.tasks[b].task_sha256);
+	KJ_CHECK(strcmp(set.tasks[a].key, set.tasks[b].key) != 0);
+	KJ_CHECK_STR(set.tasks[a].key, again.tasks[find(&again, "relu")].key);
+
+	snprintf(path, sizeof(path), "%s/gen.jsonl", kj_test_tmpdir());
+	write_file(path, "{\"model\": \"m\", \"task\": \"relu\", \"source\": \"x = 1\"}\n"
+		   "{\"model\": \"m\", \"task\": \"relu2\", \"source\": \"x = 1\"}\n");
+	KJ_CHECK_OK(kj_eval_discover_candidates(path, &set, &err), &err);
+	KJ_CHECK_INT(set.n_cands, 2);
+	KJ_CHECK_OK(kj_eval_attempt_key(&set.tasks[set.cands[0].task], &set.cands[0], "cpu", "{}",
+					k1, &err), &err);
+	KJ_CHECK_OK(kj_eval_attempt_key(&set.tasks[set.cands[1].task], &set.cands[1], "cpu", "{}",
+					k2, &err), &err);
+	KJ_CHECK(strcmp(k1, k2) != 0);
+	kj_eval_set_release(&set);
+	kj_eval_set_release(&again);
+}

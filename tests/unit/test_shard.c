@@ -2,7 +2,7 @@
  * test_shard.c - a cluster run's parts without a cluster: the shards'
  * assignment and the plan file (lib/eval/plan.c), squeue's lines and the
  * batch script (lib/eval/slurm.c), merging stores and publishing one
- * (lib/store/merge.c), and a store of schema 1 brought to 2.
+ * (lib/store/merge.c), and a store of schema 1 brought to 3.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -410,9 +410,9 @@ KJ_TEST(shard_store_of_schema_1_is_upgraded_and_merged)
 	merge_ok(t, p1, &st);
 	KJ_CHECK_INT(one(t, "SELECT count(*) FROM runs"), 1);
 	kj_store_close(t);
-	/* Opened for writing: brought to 2. */
+	/* Opened for writing: brought to this version. */
 	KJ_CHECK_OK(kj_store_open(p1, 0, 0, &s, &err), &err);
-	KJ_CHECK_INT(one(s, "PRAGMA user_version"), 2);
+	KJ_CHECK_INT(one(s, "PRAGMA user_version"), KJ_STORE_SCHEMA_VERSION);
 	KJ_CHECK_INT(one(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
 			 "'origin'"), 1);
 	KJ_CHECK_INT(one(s, "SELECT count(*) FROM attempts"), 1);

@@ -3,10 +3,12 @@
  * file gets the schema, a second open finds it, and a file that is not a
  * store (text, another program's SQLite, a newer schema, a trimmed store, a
  * corrupt one, one locked by another writer) is refused with its reason and
- * left as it was.
+ * left as it was; the keys, and a store of schema 2 re-keyed when opened for
+ * writing or merged.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "kjudge/store.h"
+#include "store/store_internal.h"
 #include "unit.h"
 
 static void write_file(const char *path, const char *text)
@@ -160,4 +163,162 @@ KJ_TEST(store_locked_by_another_writer)
 	sqlite3_close(db);
 	KJ_CHECK_INT(kj_store_open(p, KJ_STORE_CREATE, 200, &s, &err), KJ_OK);
 	kj_store_close(s);
+}
+
+/* --- keys, and a store of schema 2 re-keyed -------------------------------------------------- */
+
+static void text_of(struct kj_store *s, const char *sql, char *out, size_t size)
+{
+	sqlite3_stmt *st = NULL;
+
+	*out = '\0';
+	KJ_CHECK(sqlite3_prepare_v2(kj_store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+KJ_TEST(store_keys_name_the_task)
+{
+	static const char zero[] = "0000000000000000000000000000000000000000000000000000000000000000";
+	static const char one[] = "1111111111111111111111111111111111111111111111111111111111111111";
+	char k1[65], k2[65], a[65];
+
+	/* Known answers: a change of either formula makes every stored key
+	 * another, and a resume judges a whole study again. */
+	KJ_CHECK_INT(kj__store_task_key("relu", "ops/relu_torch.py", zero, k1), 0);
+	KJ_CHECK_STR(k1, "58c6326775801f74f3e44d4aaddafa2799a29e138bf18aeb8c7fb60b0ed486f0");
+	KJ_CHECK_INT(kj__store_attempt_key(k1, one, "m", "0", "cpu", "0.1.0", "{}", a), 0);
+	KJ_CHECK_STR(a, "143ccd69f0ab6ae28fd87c7599c409f591c1509fbbb860e4905ebb9bd58b2917");
+	/* The same bytes under another name, or at another path: another
+	 * task. */
+	KJ_CHECK_INT(kj__store_task_key("relu2", "ops/relu_torch.py", zero, k2), 0);
+	KJ_CHECK(strcmp(k1, k2) != 0);
+	KJ_CHECK_INT(kj__store_task_key("relu", "ops2/relu_torch.py", zero, k2), 0);
+	KJ_CHECK(strcmp(k1, k2) != 0);
+	/* Lengths first: a name cannot borrow the path's bytes. */
+	KJ_CHECK_INT(kj__store_task_key("relu\n4:ops", "x", zero, k1), 0);
+	KJ_CHECK_INT(kj__store_task_key("relu", "ops\n1:x", zero, k2), 0);
+	KJ_CHECK(strcmp(k1, k2) != 0);
+}
+
+/*
+ * A store as schema 2 wrote it: tasks keyed by content, two attempts whose
+ * keys the judge makes again (one with a case and a timing), one whose key
+ * it does not, one whose task row bears another name (two tasks of the same
+ * bytes shared it).
+ */
+static void old_store(const char *path, char old_task[65], char old_a1[65])
+{
+	static const char content[] = "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+	static const char cand[] = "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd";
+	static const char settings[] = "{\"device\":\"cpu\",\"timeout_s\":30}";
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	char sql[4096], a3[65];
+
+	memcpy(old_task, content, 65);
+	KJ_CHECK_INT(kj__store_attempt_key(content, cand, "m", "0", "cpu", "0.1.0", settings,
+					   old_a1), 0);
+	KJ_CHECK_INT(kj__store_attempt_key(content, cand, "m", "1", "cpu", "0.1.0", settings,
+					   a3), 0);
+	KJ_CHECK_OK(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), &err);
+#define ATT "INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt, " \
+	"cand_sha256, origin, device, state, status, started_at) VALUES "
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO runs (started_at, judge_version, command, suite, candidates, "
+		 "settings) VALUES ('t', '0.1.0', '[]', 's', 'c', '%s');"
+		 "INSERT INTO tasks (task_key, name, path, task_sha256, source) VALUES "
+		 "('%s', 'relu', 'ops/relu_torch.py', 'x', 'src'),"
+		 "('eeee', 'other', 'ops/other_torch.py', 'y', 'src');"
+		 "INSERT INTO suite_tasks VALUES (1, '%s'), (1, 'eeee');"
+		 "INSERT INTO candidates VALUES ('%s', 'x = 1');"
+		 ATT "('%s', 1, '%s', 'relu', 'm', '0', '%s', 'o', 'cpu', 'done', 'pass', 't'),"
+		 "('ffff', 1, 'eeee', 'other', 'm', '0', '%s', 'o', 'cpu', 'done', 'fail', 't'),"
+		 "('%s', 1, '%s', 'relu2', 'm', '1', '%s', 'o', 'cpu', 'done', 'pass', 't');"
+		 "INSERT INTO case_results (attempt_key, phase, case_idx, status) VALUES "
+		 "('%s', 'verify', 1, 'pass');"
+		 "INSERT INTO timings (attempt_key, case_idx, impl_ms) VALUES ('%s', 1, 2.0);"
+		 "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+		 "PRAGMA user_version = 2;",
+		 settings, content, content, cand, old_a1, content, cand, cand, a3, content, cand,
+		 old_a1, old_a1);
+#undef ATT
+	KJ_CHECK_OK(kj_store_exec(s, sql, &err), &err);
+	kj_store_close(s);
+}
+
+/* What a re-keyed store of old_store holds. */
+static void check_rekeyed(struct kj_store *s, const char *old_task, const char *old_a1)
+{
+	static const char cand[] = "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd";
+	char task[65], a1[65], got[128], sql[512];
+
+	KJ_CHECK_INT(kj__store_task_key("relu", "ops/relu_torch.py", old_task, task), 0);
+	KJ_CHECK_INT(kj__store_attempt_key(task, cand, "m", "0", "cpu", "0.1.0",
+					   "{\"device\":\"cpu\",\"timeout_s\":30}", a1), 0);
+	text_of(s, "SELECT task_key FROM tasks WHERE name = 'relu'", got, sizeof(got));
+	KJ_CHECK_STR(got, task);
+	text_of(s, "SELECT attempt_key FROM attempts WHERE task = 'relu'", got, sizeof(got));
+	KJ_CHECK_STR(got, a1);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM case_results c JOIN timings t USING "
+		 "(attempt_key) WHERE attempt_key = '%s'", a1);
+	KJ_CHECK_INT(count(s, sql), 1);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM attempts WHERE attempt_key = '%s'",
+		 old_a1);
+	KJ_CHECK_INT(count(s, sql), 0);
+	/* Keys it cannot make again are kept; their task follows its row. */
+	text_of(s, "SELECT task_key FROM attempts WHERE attempt_key = 'ffff'", got, sizeof(got));
+	KJ_CHECK(strlen(got) == 64 && strcmp(got, "eeee") != 0);
+	/* The attempt of a task whose row bears another name keeps its key
+	 * (a resume judges it afresh). */
+	KJ_CHECK_INT(count(s, "SELECT count(*) FROM attempts WHERE task = 'relu2' AND "
+			   "attempt = '1' AND task_key = (SELECT task_key FROM tasks WHERE name = "
+			   "'relu')"), 1);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM suite_tasks WHERE task_key = '%s'", task);
+	KJ_CHECK_INT(count(s, sql), 1);
+	KJ_CHECK_INT(count(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	KJ_CHECK_INT(count(s, "SELECT count(*) FROM attempts"), 3);
+}
+
+KJ_TEST(store_of_schema_2_is_rekeyed)
+{
+	struct kj_store *s = NULL, *t = NULL;
+	struct kj_store_merge_stats st;
+	struct kj_error err;
+	char p[4096], copy[4096], old_task[65], old_a1[65], cmd[8300];
+
+	snprintf(p, sizeof(p), "%s", kj_test_path("v2.db"));
+	snprintf(copy, sizeof(copy), "%s", kj_test_path("v2-copy.db"));
+	old_store(p, old_task, old_a1);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", p, copy);
+	KJ_CHECK(system(cmd) == 0);
+
+	/* Read as it is: its keys are its own. */
+	KJ_CHECK_OK(kj_store_open(p, KJ_STORE_READONLY, 0, &s, &err), &err);
+	KJ_CHECK_INT(count(s, "PRAGMA user_version"), 2);
+	kj_store_close(s);
+
+	/* Opened for writing: brought to 3, every key made again. */
+	KJ_CHECK_OK(kj_store_open(p, 0, 0, &s, &err), &err);
+	KJ_CHECK_INT(count(s, "PRAGMA user_version"), 3);
+	KJ_CHECK_INT(count(s, "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
+	check_rekeyed(s, old_task, old_a1);
+	kj_store_close(s);
+
+	/* Merged as a source: re-keyed in a copy, the source left as it was,
+	 * no copy left behind; merged twice, nothing new. */
+	KJ_CHECK_OK(kj_store_open(kj_test_path("v3.db"), KJ_STORE_CREATE, 0, &t, &err), &err);
+	KJ_CHECK_OK(kj_store_merge(t, copy, &st, &err), &err);
+	KJ_CHECK_INT((int)st.attempts_new, 3);
+	check_rekeyed(t, old_task, old_a1);
+	KJ_CHECK_OK(kj_store_merge(t, copy, &st, &err), &err);
+	KJ_CHECK_INT((int)st.attempts_new, 0);
+	KJ_CHECK_INT(count(t, "SELECT count(*) FROM runs"), 1);
+	kj_store_close(t);
+	KJ_CHECK_OK(kj_store_open(copy, KJ_STORE_READONLY, 0, &s, &err), &err);
+	KJ_CHECK_INT(count(s, "PRAGMA user_version"), 2);
+	kj_store_close(s);
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q upgrade", kj_test_tmpdir());
+	KJ_CHECK(system(cmd) != 0);
 }
