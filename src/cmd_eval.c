@@ -278,7 +278,12 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 /* The machine of the run (runs.env): its name, its CPUs, the judge and
  * the devices; each attempt's row has its own device's environment.  NULL
  * when it cannot be made (the column stays NULL; nothing depends on it). */
-static char *run_env(const char *gpus, const char *shard, const char *plan)
+/* The run's env (docs/store.md): the machine, a shard's place, and what
+ * discovery left out ("skipped": the record of a study keeps what it did
+ * not judge, and why).  NULL when it cannot be made (the run is recorded
+ * without). */
+static char *run_env(const char *gpus, const char *shard, const char *plan,
+		     const json_t *skipped)
 {
 	static const char *const slurm_vars[] = { "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
 						  "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT",
@@ -303,6 +308,11 @@ static char *run_env(const char *gpus, const char *shard, const char *plan)
 
 		if (v && *v)
 			json_object_set_new(env, slurm_vars[i], json_string(v));
+	}
+	if (env && json_array_size(skipped) &&
+	    json_object_set_new(env, "skipped", json_deep_copy(skipped)) != 0) {
+		json_decref(env);
+		return NULL;
 	}
 	text = env ? kj_json_text(env, JSON_COMPACT, &err) : NULL;
 	json_decref(env);
@@ -337,7 +347,7 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 		return -1;
 	}
 	json_decref(argj);
-	env_text = run_env(gpus, shard, plan);
+	env_text = run_env(gpus, shard, plan, set->problems);
 	utc_now(when);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		free(args_text);

@@ -20,6 +20,12 @@
  * that is neither, beside an .orig that exists already, is refused unless
  * --force.  Every script is checked before any is written, so a refusal
  * leaves the directory as it was.
+ *
+ * It writes only inside DIR: DIR/scripts must be a real directory there (a
+ * symbolic link to one elsewhere is refused), every file is reached through
+ * that directory's descriptor, and a script that is a link, a FIFO or
+ * anything but a regular file is refused (exit 2), never opened in a way
+ * that could block or lead out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +39,7 @@
 
 #include "kjudge/fileio.h"
 #include "cli.h"
+#include "base/fs.h"
 #include "base/banned.h"
 
 enum {
@@ -163,33 +170,69 @@ static void make_script(struct text *t, const char *file, const char *command,
 	    file, command, file);
 }
 
-/* Whether the file at path is one this command wrote. */
-static int is_ours(const char *path)
+/*
+ * What stands at scripts/NAME, read through sfd (the scripts directory,
+ * checked to be DIR's own): absent (0, *st untouched), a regular file (1,
+ * its head into head when head is not NULL: an open that cannot block), or
+ * an error printed (-1): a link, a FIFO, anything but a regular file is
+ * refused, since the command replaces only what it can read and write in
+ * place.
+ */
+static int look(const struct kj_cli_command *cmd, int sfd, const char *name, const char *shown,
+		char *head, size_t size)
 {
-	char head[4096];
-	size_t n;
-	FILE *f = fopen(path, "rb");
+	struct stat st;
+	ssize_t n;
+	int fd;
 
-	if (!f)
-		return 0;
-	n = fread(head, 1, sizeof(head) - 1, f);
-	fclose(f);
-	head[n] = '\0';
-	return strstr(head, "\n" SHIM_MARK " ") != NULL;
+	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		kj_cli_error(cmd, "'%s': %s", shown, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		kj_cli_error(cmd, "'%s' is %s, not a regular file: kjudge skill replaces only "
+			     "regular files; move it away", shown,
+			     S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode)
+			     ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+		return -1;
+	}
+	if (!head)
+		return 1;
+	fd = openat(sfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		kj_cli_error(cmd, "'%s': %s", shown, fd < 0 ? strerror(errno)
+			     : "not a regular file any more");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((n = read(fd, head, size - 1)) < 0 && errno == EINTR)
+		;
+	close(fd);
+	head[n > 0 ? n : 0] = '\0';
+	return 1;
 }
 
-/* Copy path to orig, which must not exist (O_EXCL): for file systems that
- * have no hard links.  Returns 0, or -1 with errno set. */
-static int copy_excl(const char *path, const char *orig)
+/* Copy scripts/NAME to scripts/ORIG, which must not exist (O_EXCL): for file
+ * systems that have no hard links.  Returns 0, or -1 with errno set. */
+static int copy_excl(int sfd, const char *name, const char *orig)
 {
 	char buf[65536];
-	int in = open(path, O_RDONLY | O_CLOEXEC), out = -1, saved;
+	int in = openat(sfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), out = -1;
+	int saved;
 	struct stat st;
 	ssize_t n;
 
 	if (in < 0 || fstat(in, &st) != 0)
 		goto fail;
-	out = open(orig, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	out = openat(sfd, orig, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     st.st_mode & 07777);
 	if (out < 0)
 		goto fail;
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
@@ -217,7 +260,7 @@ static int copy_excl(const char *path, const char *orig)
 	return 0;
 fail_unlink:
 	saved = errno;
-	unlink(orig);
+	unlinkat(sfd, orig, 0);
 	errno = saved;
 fail:
 	saved = errno;
@@ -229,28 +272,31 @@ fail:
 	return -1;
 }
 
-/* Decide what to do with dir/NAME.  Returns 0, or KJ_EXIT_USAGE after
- * printing why not. */
-static int plan_script(const struct kj_cli_command *cmd, const char *path,
-		       const char *orig, int force, enum plan *plan)
+/* Decide what to do with scripts/NAME (path and orig are what messages
+ * call it and its .orig).  Returns 0, or KJ_EXIT_USAGE after printing why
+ * not. */
+static int plan_script(const struct kj_cli_command *cmd, int sfd, const char *name,
+		       const char *path, const char *orig, int force, enum plan *plan)
 {
-	struct stat st, so;
+	char head[4096], oname[NAME_MAX + 1];
+	int here;
 
-	if (lstat(path, &st) != 0) {
-		if (errno != ENOENT)
-			return kj_cli_error(cmd, "'%s': %s", path, strerror(errno));
+	here = sfd < 0 ? 0 : look(cmd, sfd, name, path, head, sizeof(head));
+	if (here < 0)
+		return KJ_EXIT_USAGE;
+	if (here == 0) {
 		*plan = PLAN_NEW;
 		return 0;
 	}
-	if (S_ISDIR(st.st_mode))
-		return kj_cli_error(cmd, "'%s' is a directory", path);
-	if (is_ours(path)) {
+	if (strstr(head, "\n" SHIM_MARK " ")) {
 		*plan = PLAN_REFRESH;
 		return 0;
 	}
-	if (lstat(orig, &so) != 0) {
-		if (errno != ENOENT)
-			return kj_cli_error(cmd, "'%s': %s", orig, strerror(errno));
+	snprintf(oname, sizeof(oname), "%s.orig", name);
+	here = look(cmd, sfd, oname, orig, NULL, 0);
+	if (here < 0)
+		return KJ_EXIT_USAGE;
+	if (here == 0) {
 		*plan = PLAN_KEEP_ORIG;
 		return 0;
 	}
@@ -262,18 +308,54 @@ static int plan_script(const struct kj_cli_command *cmd, const char *path,
 	return 0;
 }
 
+/*
+ * DIR's scripts directory, opened (made when missing) so that every write
+ * is relative to it: a real directory inside DIR, never a link that would
+ * lead the scripts out of it.  Its descriptor; -1 when it does not exist
+ * and make is 0; -2 after printing why not.
+ */
+static int scripts_dir(const struct kj_cli_command *cmd, int dfd, const char *sdir, int make)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dfd, "scripts", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno != ENOENT) {
+			kj_cli_error(cmd, "'%s': %s", sdir, strerror(errno));
+			return -2;
+		}
+		if (!make)
+			return -1;
+		if (mkdirat(dfd, "scripts", 0777) != 0 && errno != EEXIST) {
+			kj_cli_error(cmd, "cannot make '%s': %s", sdir, strerror(errno));
+			return -2;
+		}
+	} else if (!S_ISDIR(st.st_mode)) {
+		kj_cli_error(cmd, "'%s' is %s, not a directory: kjudge skill writes only inside "
+			     "the skill's directory", sdir, S_ISLNK(st.st_mode)
+			     ? "a symbolic link" : "a file");
+		return -2;
+	}
+	fd = openat(dfd, "scripts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		kj_cli_error(cmd, "'%s': %s", sdir, errno == ELOOP || errno == ENOTDIR
+			     ? "not a directory of the skill's own" : strerror(errno));
+		return -2;
+	}
+	return fd;
+}
+
 int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	char self[PATH_MAX], sdir[PATH_MAX], path[N_SCRIPTS][PATH_MAX],
-		orig[N_SCRIPTS][PATH_MAX];
+		orig[N_SCRIPTS][PATH_MAX], oname[NAME_MAX + 1];
 	enum plan plan[N_SCRIPTS];
 	struct kj_cli_args a;
 	struct kj_error err;
 	const char *dir;
-	struct stat st;
 	ssize_t n;
 	size_t i;
-	int rc, force;
+	int rc, force, dfd, sfd = -1;
 	mode_t mask;
 
 	kj_cli_args_init(&a);
@@ -283,52 +365,77 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 	force = a.opt[OPT_FORCE].count > 0;
 	kj_cli_args_release(&a);
 
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+	/* DIR is the user's (a link to it is theirs to make); everything
+	 * under it is reached through its descriptor. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return kj_cli_error(cmd, "'%s': not a directory", dir);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+	if (n <= 0 || (size_t)n >= sizeof(self) - 1) {
+		close(dfd);
 		return kj_cli_error(cmd, "cannot tell where this kjudge is (/proc/self/exe)");
+	}
 	self[n] = '\0';
-	if (snprintf(sdir, sizeof(sdir), "%s/scripts", dir) >= (int)sizeof(sdir))
-		return kj_cli_error(cmd, "'%s': path too long", dir);
+	rc = KJ_EXIT_USAGE;
+	if (snprintf(sdir, sizeof(sdir), "%s/scripts", dir) >= (int)sizeof(sdir)) {
+		kj_cli_error(cmd, "'%s': path too long", dir);
+		goto out;
+	}
+	sfd = scripts_dir(cmd, dfd, sdir, 0);
+	if (sfd == -2)
+		goto out;
 	for (i = 0; i < N_SCRIPTS; i++) {
 		if (snprintf(path[i], sizeof(path[i]), "%s/%s", sdir,
 			     scripts[i].file) >= (int)sizeof(path[i]) ||
 		    snprintf(orig[i], sizeof(orig[i]), "%s.orig", path[i]) >=
-			    (int)sizeof(orig[i]))
-			return kj_cli_error(cmd, "'%s': path too long", dir);
-		if ((rc = plan_script(cmd, path[i], orig[i], force, &plan[i])) != 0)
-			return rc;
+			    (int)sizeof(orig[i])) {
+			kj_cli_error(cmd, "'%s': path too long", dir);
+			goto out;
+		}
+		if (plan_script(cmd, sfd, scripts[i].file, path[i], orig[i], force, &plan[i]))
+			goto out;
 	}
-	if (mkdir(sdir, 0777) != 0 && errno != EEXIST)
-		return kj_cli_error(cmd, "cannot make '%s': %s", sdir, strerror(errno));
+	if (sfd < 0 && (sfd = scripts_dir(cmd, dfd, sdir, 1)) < 0)
+		goto out;
 	mask = umask(022);
 	umask(mask);
 	for (i = 0; i < N_SCRIPTS; i++) {
 		struct text t = { NULL, 0, 0, 0 };
 
-		if (plan[i] == PLAN_KEEP_ORIG && link(path[i], orig[i]) != 0 &&
-		    copy_excl(path[i], orig[i]) != 0)
-			return kj_cli_error(cmd, "cannot keep '%s' as '%s': %s", path[i],
-					    orig[i], strerror(errno));
+		snprintf(oname, sizeof(oname), "%s.orig", scripts[i].file);
+		if (plan[i] == PLAN_KEEP_ORIG &&
+		    linkat(sfd, scripts[i].file, sfd, oname, 0) != 0 &&
+		    copy_excl(sfd, scripts[i].file, oname) != 0) {
+			kj_cli_error(cmd, "cannot keep '%s' as '%s': %s", path[i], orig[i],
+				     strerror(errno));
+			goto out;
+		}
 		make_script(&t, scripts[i].file, scripts[i].command, self);
 		if (t.failed) {
 			free(t.s);
-			return kj_cli_error(cmd, "out of memory");
+			kj_cli_error(cmd, "out of memory");
+			rc = KJ_EXIT_FAIL;
+			goto out;
 		}
-		rc = kj_write_file_atomic(path[i], t.s, t.len, &err);
-		free(t.s);
-		if (rc != KJ_OK)
-			return kj_cli_error(cmd, "%s", err.msg);
 		/* Runnable directly too, as the originals usually are. */
-		if (chmod(path[i], 0755 & ~mask) != 0)
-			return kj_cli_error(cmd, "'%s': %s", path[i], strerror(errno));
+		rc = kj__write_file_at(sfd, scripts[i].file, t.s, t.len, 0755 & ~mask, &err);
+		free(t.s);
+		if (rc != KJ_OK) {
+			kj_cli_error(cmd, "%s: %s", sdir, err.msg);
+			rc = KJ_EXIT_USAGE;
+			goto out;
+		}
 		printf("%s: runs kjudge %s%s%s%s\n", path[i], scripts[i].command,
 		       plan[i] == PLAN_KEEP_ORIG ? " (the original is kept as " : "",
 		       plan[i] == PLAN_KEEP_ORIG ? orig[i] : "",
 		       plan[i] == PLAN_KEEP_ORIG ? ")" : "");
 	}
+	rc = KJ_EXIT_OK;
 	if (fflush(stdout) != 0)
-		return kj_cli_error(cmd, "cannot write to standard output");
-	return KJ_EXIT_OK;
+		rc = kj_cli_error(cmd, "cannot write to standard output");
+out:
+	if (sfd >= 0)
+		close(sfd);
+	close(dfd);
+	return rc;
 }

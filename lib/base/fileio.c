@@ -9,10 +9,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kjudge/fileio.h"
+#include "base/fs.h"
 #include "base/internal.h"
 
 /*
@@ -23,7 +25,16 @@
  * names need only be unlikely to collide (time, process and a stack
  * address, which differs between threads).
  */
+static int tmp_create_at(int dirfd, char *tmp, size_t size, const char *path);
+
 int kj__tmp_create(char *tmp, size_t size, const char *path)
+{
+	return tmp_create_at(AT_FDCWD, tmp, size, path);
+}
+
+/* kj__tmp_create, path relative to dirfd (O_NOFOLLOW: a link planted under
+ * the temporary name is never written through). */
+static int tmp_create_at(int dirfd, char *tmp, size_t size, const char *path)
 {
 	static const char alphabet[] =
 		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -47,7 +58,7 @@ int kj__tmp_create(char *tmp, size_t size, const char *path)
 			tmp[n - 6 + i] = alphabet[r % (sizeof(alphabet) - 1)];
 			r /= sizeof(alphabet) - 1;
 		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -162,6 +173,43 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
 				    strerror(errno));
 	return KJ_OK;
+}
+
+int kj__write_file_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+		      struct kj_error *err)
+{
+	char tmp[PATH_MAX];
+	const char *stage = "cannot write";
+	int fd, e;
+
+	if (strchr(name, '/'))
+		return kj_error_set(err, KJ_EINVAL, "'%s': not a plain name", name);
+	fd = tmp_create_at(dirfd, tmp, sizeof(tmp), name);
+	if (fd < 0)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot create a "
+				    "temporary file: %s", name, strerror(errno));
+	if (kj__write_full(fd, data, len) < 0 || (mode && fchmod(fd, mode) < 0))
+		goto fail;
+	stage = "cannot sync";
+	while (fsync(fd) < 0)
+		if (errno != EINTR)
+			goto fail;
+	stage = "cannot write";
+	e = close(fd);
+	fd = -1;
+	if (e < 0)
+		goto fail;
+	stage = "cannot rename the temporary file";
+	if (renameat(dirfd, tmp, dirfd, name) < 0)
+		goto fail;
+	(void)fsync(dirfd);
+	return KJ_OK;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	return kj_error_set(err, KJ_EIO, "'%s': %s: %s", name, stage, strerror(e));
 }
 
 int kj__write_text(const char *path, const char *text)

@@ -176,52 +176,169 @@ int kj__each_entry(const char *dir,
 	return rc;
 }
 
-char *kj__read_file(const char *path, size_t max, size_t *len, struct kj_error *err)
+/* What st is, for a message: "a FIFO", "a directory", ... */
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return "a special file";
+}
+
+/* openat(at, name) for reading as fs.h says, checked: a regular file (a
+ * directory with KJ_OPEN_DIR); shown is what messages call it.  The
+ * descriptor, or a negative code with err filled. */
+static int open_checked(int at, const char *name, const char *shown, unsigned flags,
+			struct kj_error *err)
+{
+	struct stat st;
+	int fd, e, want_dir = !!(flags & KJ_OPEN_DIR);
+
+	fd = openat(at, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		    (flags & KJ_OPEN_NOFOLLOW ? O_NOFOLLOW : 0) | (want_dir ? O_DIRECTORY : 0));
+	if (fd < 0) {
+		e = errno;
+		/* O_NOFOLLOW's ELOOP, and O_DIRECTORY's ENOTDIR, say what the
+		 * entry is better than their errno's words. */
+		if ((e == ELOOP || e == ENOTDIR) && fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISLNK(st.st_mode) || (want_dir && !S_ISDIR(st.st_mode))))
+			return kj_error_set(err, KJ_EINVAL, "'%s': %s%s", shown,
+					    S_ISLNK(st.st_mode) ? "" : "not a directory: ",
+					    S_ISLNK(st.st_mode) ? "a symbolic link (not followed)"
+								: S_ISREG(st.st_mode) ? "a file"
+								: kind_of(st.st_mode));
+		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s", shown, strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return kj_error_set(err, KJ_EIO, "'%s': %s", shown, strerror(e));
+	}
+	if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+		close(fd);
+		return kj_error_set(err, KJ_EINVAL, "'%s': not a %s (%s)", shown,
+				    want_dir ? "directory" : "regular file", kind_of(st.st_mode));
+	}
+	if (!want_dir && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		e = errno;
+		close(fd);
+		return kj_error_set(err, KJ_EIO, "'%s': %s", shown, strerror(e));
+	}
+	return fd;
+}
+
+int kj__open_regular(const char *path, unsigned flags, struct kj_error *err)
+{
+	return open_checked(AT_FDCWD, path, path, flags & ~(unsigned)KJ_OPEN_DIR, err);
+}
+
+int kj__open_beneath(const char *dir, const char *rel, unsigned flags, struct kj_error *err)
+{
+	char shown[PATH_MAX + 256], part[NAME_MAX + 1];
+	const char *p = rel;
+	int at, next;
+
+	snprintf(shown, sizeof(shown), "%s/%s", dir, rel);
+	if (!*rel)
+		return kj_error_set(err, KJ_EINVAL, "'%s': an empty path", shown);
+	if (rel[0] == '/')
+		return kj_error_set(err, KJ_EINVAL, "'%s': an absolute path, not one relative to "
+				    "'%s'", rel, dir);
+	at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (at < 0)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", dir,
+				    strerror(errno));
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		int last;
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			close(at);
+			return kj_error_set(err, KJ_EINVAL, "'%s': a path through '..', out of "
+					    "'%s'", rel, dir);
+		}
+		if (n >= sizeof(part)) {
+			close(at);
+			return kj_error_set(err, KJ_EINVAL, "'%s': a name too long", shown);
+		}
+		memcpy(part, p, n);
+		part[n] = '\0';
+		p += n;
+		while (*p == '/')
+			p++;
+		last = *p == '\0';
+		if (n == 0 || (n == 1 && part[0] == '.')) {
+			if (!last)
+				continue;
+			/* "a/" or "a/.": the directory itself. */
+			snprintf(part, sizeof(part), ".");
+		}
+		next = last ? open_checked(at, part, shown, flags | KJ_OPEN_NOFOLLOW, err)
+			    : open_checked(at, part, shown, KJ_OPEN_DIR | KJ_OPEN_NOFOLLOW, err);
+		close(at);
+		if (next < 0 || last)
+			return next;
+		at = next;
+	}
+}
+
+char *kj__read_fd(int fd, const char *name, size_t max, size_t *len, struct kj_error *err)
 {
 	struct stat st;
 	char *buf;
 	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
-		kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
-		return NULL;
-	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		kj_error_set(err, KJ_EIO, "'%s': not a regular file", path);
-		close(fd);
+		kj_error_set(err, KJ_EINVAL, "'%s': not a regular file", name);
 		return NULL;
 	}
 	if ((unsigned long long)st.st_size > max) {
-		kj_error_set(err, KJ_ELIMIT, "'%s': %lld bytes, more than the %zu allowed",
-			     path, (long long)st.st_size, max);
-		close(fd);
+		kj_error_set(err, KJ_ELIMIT, "'%s': larger than %zu bytes (%lld)", name, max,
+			     (long long)st.st_size);
 		return NULL;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		kj_error_set(err, KJ_ENOMEM, "'%s': out of memory", path);
-		close(fd);
+		kj_error_set(err, KJ_ENOMEM, "'%s': out of memory", name);
 		return NULL;
 	}
+	/* Read the size fstat gave, no more: a file that grows meanwhile is
+	 * never read past the buffer, nor past max. */
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			kj_error_set(err, KJ_EIO, "'%s': %s", path,
+			kj_error_set(err, KJ_EIO, "'%s': %s", name,
 				     n < 0 ? strerror(errno) : "shorter than it was");
 			free(buf);
-			close(fd);
 			return NULL;
 		}
 		got += (size_t)n;
 	}
-	close(fd);
 	buf[got] = '\0';
 	if (len)
 		*len = got;
+	return buf;
+}
+
+char *kj__read_file(const char *path, size_t max, size_t *len, struct kj_error *err)
+{
+	int fd = kj__open_regular(path, 0, err);
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = kj__read_fd(fd, path, max, len, err);
+	close(fd);
 	return buf;
 }
 

@@ -47,11 +47,59 @@ int kj__each_entry(const char *dir,
 		   void *ctx);
 
 /*
- * The whole regular file at path, NUL-terminated, when it is at most max
- * bytes.  *len (may be NULL) gets its length.  Returns a new buffer the
- * caller frees, or NULL with err filled (KJ_ENOENT, KJ_EIO, KJ_ENOMEM, or
- * KJ_ELIMIT when it is larger than max).
+ * Files a user, a generations file or a candidate names are opened here and
+ * nowhere else, so that no open can block and nothing but a regular file
+ * is read: O_NONBLOCK and O_NOCTTY (a FIFO or a device opens at once, and
+ * is then refused by its fstat), O_CLOEXEC, and what the flags add.  The
+ * descriptor returned has O_NONBLOCK cleared (a regular file ignores it
+ * anyway).  Errors fill err with "'PATH': why": KJ_ENOENT, KJ_EACCES,
+ * KJ_EINVAL for what is not a regular file ("not a regular file (a FIFO)",
+ * "a symbolic link"), KJ_EIO.
  */
+enum {
+	KJ_OPEN_NOFOLLOW = 1u << 0,  /* the last component may not be a link */
+	KJ_OPEN_DIR = 1u << 1,       /* kj__open_beneath: a directory, not a file */
+};
+
+/* path (followed through links unless KJ_OPEN_NOFOLLOW): its descriptor,
+ * or a negative code (KJ_E*) with err filled. */
+int kj__open_regular(const char *path, unsigned flags, struct kj_error *err);
+
+/*
+ * rel under the directory dir, held there: rel relative, no component
+ * "..", no symbolic link on the way or at the end (each component opened
+ * with O_NOFOLLOW relative to the one before, so that nothing renamed
+ * meanwhile can lead out), then a regular file as kj__open_regular has it,
+ * or with KJ_OPEN_DIR a directory.  dir itself is the caller's (links
+ * followed).  Its descriptor, or a negative code with err filled
+ * ("'DIR/REL': why"; KJ_EINVAL for an absolute path, "..", a link or a file
+ * of another kind).
+ */
+int kj__open_beneath(const char *dir, const char *rel, unsigned flags, struct kj_error *err);
+
+/*
+ * The whole regular file open at fd (kept open), NUL-terminated, when it is
+ * at most max bytes; name is what messages call it.  *len (may be NULL)
+ * gets its length.  A new buffer the caller frees, or NULL with err filled
+ * (KJ_EINVAL not a regular file, KJ_EIO, KJ_ENOMEM, or KJ_ELIMIT when it is
+ * larger than max).
+ */
+char *kj__read_fd(int fd, const char *name, size_t max, size_t *len, struct kj_error *err);
+
+/*
+ * kj_write_file_atomic (kjudge/fileio.h) relative to the directory open at
+ * dirfd, for a command that writes only inside a directory it checked:
+ * name a plain name there (no '/'), the temporary file made beside it
+ * (O_EXCL, O_NOFOLLOW), given `mode` when it is not 0, synced and renamed
+ * over name (renameat: a link at name is replaced, never written through),
+ * dirfd synced.  KJ_OK, or a code with err filled ("'NAME': why") and
+ * nothing left behind.  (lib/base/fileio.c)
+ */
+int kj__write_file_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+		      struct kj_error *err);
+
+/* kj__open_regular (no flags) and kj__read_fd: the whole regular file at
+ * path, NUL-terminated, at most max bytes. */
 char *kj__read_file(const char *path, size_t max, size_t *len, struct kj_error *err);
 
 /*

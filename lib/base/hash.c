@@ -19,6 +19,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/fs.h"
 #include "base/hash.h"
 #include "base/internal.h"
 
@@ -58,11 +59,10 @@ int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *
 	unsigned int len = 0;
 	EVP_MD_CTX *ctx;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = kj__open_regular(path, 0, err);
 
 	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path,
-				    strerror(errno));
+		return fd;
 	ctx = EVP_MD_CTX_new();
 	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
 		EVP_MD_CTX_free(ctx);

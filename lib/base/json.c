@@ -18,13 +18,16 @@
  * and one during which an allocation failed is out of memory too.  The
  * rest of kjudge calls these, never jansson's own (base/banned.h).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "kjudge/fileio.h"
+#include "base/fs.h"
 #include "base/json.h"
 #include "base/internal.h"
 
@@ -72,11 +75,28 @@ json_t *kj__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *
 
 json_t *kj__json_load_file(const char *path, size_t flags, json_error_t *je, int *oom)
 {
-	unsigned long before;
+	struct kj_error e;
+	size_t len = 0;
+	char *buf = kj__read_file(path, KJ__JSON_MAX_FILE, &len, &e);
+	json_t *v;
 
-	pthread_once(&installed, install);
-	before = failures;
-	return checked((json_load_file)(path, flags, je), before, oom);
+	if (!buf) {
+		*oom = e.code == KJ_ENOMEM;
+		if (je) {
+			memset(je, 0, sizeof(*je));
+			je->line = je->column = -1;
+			snprintf(je->source, sizeof(je->source), "%s", path);
+			snprintf(je->text, sizeof(je->text) - 1, "%.*s",
+				 (int)sizeof(je->text) - 2, e.msg);
+			/* Where jansson keeps the code (json_error_code). */
+			je->text[sizeof(je->text) - 1] = (char)json_error_cannot_open_file;
+		}
+		errno = e.code == KJ_ENOENT ? ENOENT : EIO;
+		return NULL;
+	}
+	v = kj__json_loadb(buf, len, flags, je, oom);
+	free(buf);
+	return v;
 }
 
 void kj__json_set_malloc(void *(*fn)(size_t))

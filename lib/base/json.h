@@ -39,6 +39,12 @@ static inline json_t *kj__jref(const json_t *j)
 json_t *kj__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *je, int *oom);
 json_t *kj__json_load_file(const char *path, size_t flags, json_error_t *je, int *oom);
 
+/* kj__json_load_file reads its file as kj__read_file does (base/fs.h: an
+ * open that cannot block, a regular file only), at most this many bytes;
+ * a file it cannot read is json_error_cannot_open_file with errno ENOENT
+ * when it does not exist, else EIO, and je->text saying why. */
+#define KJ__JSON_MAX_FILE (256u << 20)
+
 /*
  * json_dumps, except that a dump during which any of jansson's allocations
  * failed returns NULL with *oom = 1 (jansson 2.14 drops the bytes of a key

@@ -78,9 +78,9 @@ static int problem(struct kj_eval_set *set, const char *where, const char *fmt, 
 /* Name what was skipped: {"where", "why"}.  Returns KJ_OK or KJ_ENOMEM. */
 static int problem(struct kj_eval_set *set, const char *where, const char *fmt, ...)
 {
-	char why[600];
+	char why[600], *w, *y;
 	va_list ap;
-	json_t *p;
+	json_t *p = NULL;
 
 	if (!set->problems && !(set->problems = json_array()))
 		return KJ_ENOMEM;
@@ -89,7 +89,13 @@ static int problem(struct kj_eval_set *set, const char *where, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	p = json_pack("{s:s, s:s}", "where", where, "why", why);
+	/* A file's name is bytes: made valid UTF-8 (JSON's, the store's). */
+	w = kj__text_cleans(where, 2 * PATH_MAX);
+	y = kj__text_cleans(why, sizeof(why));
+	if (w && y)
+		p = json_pack("{s:s, s:s}", "where", w, "why", y);
+	free(w);
+	free(y);
 	if (!p || json_array_append_new(set->problems, p) != 0)
 		return KJ_ENOMEM;
 	return KJ_OK;
@@ -102,7 +108,21 @@ struct walk {
 	size_t n, cap;
 	int failed;             /* KJ_ENOMEM, or an errno seen */
 	char dir_failed[PATH_MAX];
+	/* Where what the walk leaves out is named (set->problems), or NULL;
+	 * in a suite, only the names ending in ".py" or ".json" (a task or a
+	 * cases file: its other files are neither anyway). */
+	struct kj_eval_set *set;
+	int suite;
 };
+
+/* The walk's callbacks return -2 when out of memory (-1 is
+ * kj__each_entry's: a directory that cannot be opened). */
+static int problem_oom(int rc)
+{
+	return rc == KJ_ENOMEM ? -2 : 0;
+}
+
+static int ends_with(const char *s, const char *suffix);
 
 static int walk_add(struct walk *w, const char *rel)
 {
@@ -130,6 +150,18 @@ struct walk_dir {
 
 static int walk_dir(struct walk *w, const char *root, const char *rel, int depth);
 
+/* An entry the walk does not take, named with why (0, or -2 when out of
+ * memory). */
+static int walk_skip(const struct walk_dir *d, const char *rel, const char *why)
+{
+	char where[PATH_MAX + 8];
+
+	if (!d->w->set || (d->w->suite && !ends_with(rel, ".py") && !ends_with(rel, ".json")))
+		return 0;
+	snprintf(where, sizeof(where), "%s/%s", d->root, rel);
+	return problem_oom(problem(d->w->set, where, "%s", why));
+}
+
 static int walk_entry(void *ctx, const char *name, const struct stat *st)
 {
 	struct walk_dir *d = ctx;
@@ -139,12 +171,22 @@ static int walk_entry(void *ctx, const char *name, const struct stat *st)
 		return 0;
 	if (snprintf(rel, sizeof(rel), "%s%s%s", d->rel, *d->rel ? "/" : "", name) >=
 	    (int)sizeof(rel))
-		return 0;
-	if (S_ISDIR(st->st_mode))
-		return d->depth < MAX_DEPTH ? walk_dir(d->w, d->root, rel, d->depth + 1) : 0;
+		return walk_skip(d, name, "a path too long");
+	if (S_ISDIR(st->st_mode)) {
+		if (d->depth >= MAX_DEPTH)
+			return d->w->suite ? 0 : walk_skip(d, rel, "a directory deeper than "
+							   "16 levels (not read)");
+		return walk_dir(d->w, d->root, rel, d->depth + 1);
+	}
 	if (S_ISREG(st->st_mode))
-		return walk_add(d->w, rel) ? -1 : 0;
-	return 0; /* links and special files are not read */
+		return walk_add(d->w, rel) ? -2 : 0;
+	/* Links are not followed (they could lead anywhere), and nothing but
+	 * a regular file is read. */
+	if (S_ISLNK(st->st_mode))
+		return walk_skip(d, rel, "a symbolic link (not followed)");
+	return walk_skip(d, rel, S_ISFIFO(st->st_mode) ? "not a regular file (a FIFO)"
+			 : S_ISSOCK(st->st_mode) ? "not a regular file (a socket)"
+			 : "not a regular file (a device)");
 }
 
 static int walk_dir(struct walk *w, const char *root, const char *rel, int depth)
@@ -154,10 +196,21 @@ static int walk_dir(struct walk *w, const char *root, const char *rel, int depth
 	int rc;
 
 	snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+	errno = 0;
 	rc = kj__each_entry(path, walk_entry, &d);
-	if (rc == -1 && !w->failed) {
-		w->failed = errno ? errno : EIO;
-		snprintf(w->dir_failed, sizeof(w->dir_failed), "%s", path);
+	if (rc == -1) {
+		int e = errno ? errno : EIO;
+
+		/* A folder of candidates under the root that cannot be read:
+		 * named, and the walk goes on (a suite's is an error: its
+		 * tasks are every metric's denominator). */
+		if (*rel && w->set && !w->suite)
+			return problem_oom(problem(w->set, path, "cannot be read: %s",
+						   strerror(e)));
+		if (!w->failed) {
+			w->failed = e;
+			snprintf(w->dir_failed, sizeof(w->dir_failed), "%s", path);
+		}
 	}
 	return rc;
 }
@@ -176,10 +229,15 @@ static void walk_release(struct walk *w)
 	free(w->paths);
 }
 
-/* Every regular file under root, relative, sorted. */
-static int walk(const char *root, struct walk *w, struct kj_error *err)
+/* Every regular file under root, relative, sorted; what is left out (links,
+ * special files, folders that cannot be read) named in set->problems when
+ * set is not NULL. */
+static int walk(const char *root, struct walk *w, struct kj_eval_set *set, int suite,
+		struct kj_error *err)
 {
 	memset(w, 0, sizeof(*w));
+	w->set = set;
+	w->suite = suite;
 	if (walk_dir(w, root, "", 0) != 0) {
 		int e = w->failed;
 
@@ -189,7 +247,9 @@ static int walk(const char *root, struct walk *w, struct kj_error *err)
 		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s", w->dir_failed,
 				    strerror(e));
 	}
-	qsort(w->paths, w->n, sizeof(*w->paths), cmp_str);
+	/* qsort's array may not be NULL, even empty (a folder of links only). */
+	if (w->n)
+		qsort(w->paths, w->n, sizeof(*w->paths), cmp_str);
 	return KJ_OK;
 }
 
@@ -298,7 +358,7 @@ int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_e
 		return kj_error_set(err, KJ_ENOENT, "'%s': the suite is not a directory", dir);
 	if (kj__eval_is_spec_suite(dir))
 		return kj__eval_discover_specs(dir, set, err);
-	rc = walk(dir, &w, err);
+	rc = walk(dir, &w, set, 1, err);
 	if (rc != KJ_OK)
 		return rc;
 	for (i = 0; i < w.n && rc == KJ_OK; i++) {
@@ -406,18 +466,27 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 	return KJ_OK;
 }
 
-/* Read a candidate file; a file that cannot be read is a problem. */
+/*
+ * Read a candidate file, rel under dir, held there (kj__open_beneath: no
+ * absolute path, no "..", no symbolic link, nothing but a regular file, an
+ * open that cannot block); a file that cannot be read is a problem, its
+ * message after `what`.
+ */
 static int add_cand_file(struct kj_eval_set *set, int task, const char *model,
-			 const char *attempt, const char *path, struct kj_eval_cand *extra,
-			 const char *origin)
+			 const char *attempt, const char *dir, const char *rel,
+			 struct kj_eval_cand *extra, const char *origin, const char *what)
 {
 	struct kj_error e;
 	size_t len = 0;
-	char *src = kj__read_file(path, MAX_SOURCE, &len, &e);
+	char *src = NULL;
+	int fd = kj__open_beneath(dir, rel, 0, &e);
 
+	if (fd >= 0) {
+		src = kj__read_fd(fd, rel, MAX_SOURCE, &len, &e);
+		close(fd);
+	}
 	if (!src)
-		return e.code == KJ_ENOMEM ? KJ_ENOMEM
-					   : problem(set, origin, "cannot read it: %s", e.msg);
+		return e.code == KJ_ENOMEM ? KJ_ENOMEM : problem(set, origin, "%s%s", what, e.msg);
 	return add_cand(set, task, model, attempt, src, len, origin, extra);
 }
 
@@ -448,7 +517,7 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", root, strerror(errno));
 	snprintf(rootname, sizeof(rootname), "%s", base_name(real));
 	free(real);
-	rc = walk(root, &w, err);
+	rc = walk(root, &w, set, 0, err);
 	if (rc != KJ_OK)
 		return rc;
 	for (i = 0; i < w.n && rc == KJ_OK; i++) {
@@ -478,7 +547,8 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 				continue;
 			}
 			snprintf(attempt, sizeof(attempt), "%ld", sample);
-			rc = add_cand_file(set, t, model, attempt, path, NULL, path);
+			rc = add_cand_file(set, t, model, attempt, root, rel, NULL, path,
+					   "cannot read it: ");
 			continue;
 		}
 		if (!ends_with(base, ".py"))
@@ -501,7 +571,8 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 			rc = problem(set, path, "no task '%s' in the suite", task);
 			continue;
 		}
-		rc = add_cand_file(set, t, model, attempt, path, NULL, path);
+		rc = add_cand_file(set, t, model, attempt, root, rel, NULL, path,
+				   "cannot read it: ");
 	}
 	walk_release(&w);
 	return rc == KJ_ENOMEM ? oom(err) : rc;
@@ -522,24 +593,34 @@ static int opt_count(json_t *o, const char *key, long long *v)
 	return 1;
 }
 
-/* One line of a JSONL file: a candidate, or a problem. */
+/* One line of a JSONL file: a candidate, or a problem.  The line is read
+ * strictly (kjudge/jschema.h): a key given twice, NaN, a number beyond
+ * int64 or binary64 is refused with the column, as a spec's would be. */
 static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *where,
 		      const char *line, size_t len)
 {
-	json_error_t je;
-	int is_oom = 0, t;
-	json_t *o = kj__json_loadb(line, len, 0, &je, &is_oom), *x;
+	struct kj_error je;
+	int t, rc;
+	json_t *o = NULL, *x;
 	struct kj_eval_cand extra;
 	const char *task, *model, *attempt = NULL, *src, *path;
 	char attempt_buf[32];
-	int rc, spec = set->n_tasks > 0 && set->tasks[0].spec_target != NULL;
+	int spec = set->n_tasks > 0 && set->tasks[0].spec_target != NULL;
 	json_t *files;
 
-	if (!o)
-		return is_oom ? KJ_ENOMEM : problem(set, where, "not JSON: %s", je.text);
-	if (!json_is_object(o)) {
-		rc = problem(set, where, "not a JSON object");
-		goto out;
+	rc = kj_jsonx_loadb(line, len, NULL, KJ_JSONX_OBJECT, &o, &je);
+	if (rc == KJ_ENOMEM)
+		return KJ_ENOMEM;
+	if (rc != KJ_OK) {
+		/* "<buffer>:1:COL: what": the line is the problem's, the
+		 * column is said as one. */
+		const char *at = strncmp(je.msg, "<buffer>:1:", 11) == 0 ? je.msg + 11 : NULL;
+		const char *what = at ? strchr(at, ':') : NULL;
+
+		if (what && what[1] == ' ')
+			return problem(set, where, "not JSON: column %.*s: %s", (int)(what - at), at,
+				       what + 2);
+		return problem(set, where, "not JSON: %s", je.msg);
 	}
 	task = json_string_value(json_object_get(o, "task"));
 	model = json_string_value(json_object_get(o, "model"));
@@ -609,9 +690,19 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	}
 	if (spec) {
 		char full[PATH_MAX];
+		struct kj_error e;
+		int fd = -1;
 
-		if (path && snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : dir,
-				     path[0] == '/' ? "" : "/", path) >= (int)sizeof(full)) {
+		/* A translation's directory, held under the JSONL's as a
+		 * torch candidate's file is. */
+		if (path && (fd = kj__open_beneath(dir, path, KJ_OPEN_DIR, &e)) < 0) {
+			rc = e.code == KJ_ENOMEM ? KJ_ENOMEM : problem(set, where, "\"path\": %s",
+									e.msg);
+			goto out;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (path && snprintf(full, sizeof(full), "%s/%s", dir, path) >= (int)sizeof(full)) {
 			rc = problem(set, where, "\"path\" is too long");
 			goto out;
 		}
@@ -629,51 +720,87 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 		copy[n] = '\0';
 		rc = add_cand(set, t, model, attempt, copy, n, where, &extra);
 	} else {
-		char full[PATH_MAX];
-
-		if (snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : dir,
-			     path[0] == '/' ? "" : "/", path) >= (int)sizeof(full)) {
-			rc = problem(set, where, "\"path\" is too long");
-			goto out;
-		}
-		rc = add_cand_file(set, t, model, attempt, full, &extra, where);
+		rc = add_cand_file(set, t, model, attempt, dir, path, &extra, where,
+				   "\"path\": ");
 	}
 out:
 	json_decref(o);
 	return rc;
 }
 
+/*
+ * The next line of f into *line (grown as needed, at most MAX_LINE + 1
+ * bytes kept: a longer line is read to its end and *len says MAX_LINE + 1),
+ * its newline dropped.  1 a line, 0 the end, -1 out of memory or a read
+ * error (ferror tells which).
+ */
+static int next_line(FILE *f, char **line, size_t *cap, size_t *len)
+{
+	int c, any = 0;
+
+	*len = 0;
+	while ((c = getc_unlocked(f)) != EOF) {
+		any = 1;
+		if (c == '\n')
+			break;
+		if (*len > MAX_LINE)
+			continue;
+		if (*len + 1 >= *cap) {
+			size_t n = *cap ? *cap * 2 : 4096;
+			char *p;
+
+			if (n > (size_t)MAX_LINE + 2)
+				n = (size_t)MAX_LINE + 2;
+			if (!(p = realloc(*line, n)))
+				return -1;
+			*line = p;
+			*cap = n;
+		}
+		(*line)[(*len)++] = (char)c;
+	}
+	if (ferror(f))
+		return -1;
+	if (*line)
+		(*line)[*len] = '\0';
+	return any;
+}
+
 static int discover_jsonl(const char *file, struct kj_eval_set *set, struct kj_error *err)
 {
 	char dir[PATH_MAX], where[PATH_MAX + 32];
 	const char *slash = strrchr(file, '/');
-	FILE *f = fopen(file, "r");
+	FILE *f;
 	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	size_t cap = 0, len;
 	long lineno = 0;
-	int rc = KJ_OK;
+	int rc = KJ_OK, got, fd;
 
-	if (!f)
-		return kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", file, strerror(errno));
+	/* The user's file: an open that cannot block, a regular file only. */
+	fd = kj__open_regular(file, 0, err);
+	if (fd < 0)
+		return fd;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return oom(err);
+	}
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
 	else
 		snprintf(dir, sizeof(dir), ".");
+	if (slash == file)
+		snprintf(dir, sizeof(dir), "/");
 	errno = 0;
-	while (rc == KJ_OK && (n = getline(&line, &cap, f)) >= 0) {
-		size_t len = (size_t)n;
-
+	while (rc == KJ_OK && (got = next_line(f, &line, &cap, &len)) > 0) {
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%ld", file, lineno);
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			len--;
-		if (len == 0)
-			continue;
 		if (len > MAX_LINE) {
 			rc = problem(set, where, "longer than %u bytes", MAX_LINE);
 			continue;
 		}
+		while (len && line[len - 1] == '\r')
+			len--;
+		if (len == 0)
+			continue;
 		if (memchr(line, '\0', len)) {
 			rc = problem(set, where, "holds a NUL byte");
 			continue;
@@ -682,6 +809,8 @@ static int discover_jsonl(const char *file, struct kj_eval_set *set, struct kj_e
 	}
 	if (rc == KJ_OK && ferror(f))
 		rc = kj_error_set(err, KJ_EIO, "'%s': %s", file, strerror(errno ? errno : EIO));
+	else if (rc == KJ_OK && got < 0)
+		rc = KJ_ENOMEM;
 	free(line);
 	fclose(f);
 	return rc == KJ_ENOMEM ? oom(err) : rc;
@@ -690,14 +819,19 @@ static int discover_jsonl(const char *file, struct kj_eval_set *set, struct kj_e
 int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
 				struct kj_error *err)
 {
-	if (kj__is_dir(path) && set->n_tasks > 0 && set->tasks[0].spec_target)
-		return kj__eval_spec_dir(path, set, err);
-	if (kj__is_dir(path))
+	struct stat st;
+
+	/* stat, not open: a FIFO named as the candidates is refused below,
+	 * without blocking. */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (set->n_tasks > 0 && set->tasks[0].spec_target)
+			return kj__eval_spec_dir(path, set, err);
 		return discover_dir(path, set, err);
-	if (kj__is_file(path))
-		return discover_jsonl(path, set, err);
-	return kj_error_set(err, KJ_ENOENT, "'%s': no such directory or JSONL file of "
-			    "candidates", path);
+	}
+	if (stat(path, &st) < 0)
+		return kj_error_set(err, KJ_ENOENT, "'%s': no such directory or JSONL file of "
+				    "candidates", path);
+	return discover_jsonl(path, set, err);
 }
 
 /* For lib/eval/spec_suite.c (eval_internal.h). */

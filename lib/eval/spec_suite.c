@@ -282,8 +282,8 @@ static int read_entry(void *ctx, const char *name, const struct stat *st)
 	if (S_ISDIR(st->st_mode))
 		return read_tree(r, sub, depth + 1);
 	if (!S_ISREG(st->st_mode)) {
-		snprintf(r->why, sizeof(r->why), "'%.200s' is not a regular file (a link or a "
-			 "special file)", sub);
+		snprintf(r->why, sizeof(r->why), "'%.200s' is %s", sub, S_ISLNK(st->st_mode)
+			 ? "a symbolic link (not followed)" : "not a regular file (a special file)");
 		return 1;
 	}
 	if (json_object_size(r->files) >= MAX_FILES) {
@@ -418,8 +418,10 @@ static int on_level(void *ctx, const char *name, const struct stat *st)
 		return 0;
 	snprintf(where, sizeof(where), "%s/%s", l->path, name);
 	if (!S_ISDIR(st->st_mode)) {
-		l->rc = kj__eval_problem(l->set, where, "not a directory (MODEL/TASK/ATTEMPT/ "
-					 "holds a translation's files)");
+		l->rc = kj__eval_problem(l->set, where, S_ISLNK(st->st_mode)
+					 ? "a symbolic link (not followed)"
+					 : "not a directory (MODEL/TASK/ATTEMPT/ holds a "
+					   "translation's files)");
 		return l->rc != KJ_OK;
 	}
 	if (l->depth == 2) {

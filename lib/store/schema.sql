@@ -18,7 +18,9 @@ CREATE TABLE runs (
 	suite         TEXT NOT NULL,        -- the suite's directory
 	candidates    TEXT NOT NULL,        -- the candidates' directory or JSONL
 	settings      TEXT NOT NULL,        -- JSON: every setting that changes a verdict
-	env           TEXT,                 -- JSON: machine, device, versions
+	env           TEXT,                 -- JSON: machine, device, versions, and
+	                                    -- "skipped": what of the suite and the
+	                                    -- candidates it left out and why
 	origin        TEXT                  -- NULL: a run of this store; else the run
 	                                    -- of another store merged in (kjudge
 	                                    -- merge): the key it is known by

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "validate/validate_internal.h"
 
 const TSLanguage *tree_sitter_python(void);
@@ -503,49 +504,24 @@ static int is_cuda_name(const char *path)
 int kj_validate_file(struct kj_validator *v, const char *path,
 		     struct kj_vresult *res, struct kj_error *err)
 {
-	struct stat st;
+	struct kj_error e;
 	char *buf, *dir, *slash;
 	size_t n = 0;
 	int fd, rc;
 
 	kj_vresult_release(res);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A file the user or a task names: an open that cannot block, a
+	 * regular file only, read up to the analysis' limit. */
+	fd = kj__open_regular(path, 0, err);
 	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno), "cannot open '%s': %s",
-				    path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return kj_error_set(err, KJ_EINVAL, "'%s' is not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > KJ_VALIDATE_MAX_FILE) {
-		close(fd);
-		return kj_error_set(err, KJ_ELIMIT, "'%s': larger than %u bytes", path,
-				    KJ_VALIDATE_MAX_FILE);
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return kj_error_set(err, KJ_ENOMEM, "out of memory reading '%s'", path);
-	}
-	/* Read to the end, bounded: a file that grew since fstat is cut at the
-	 * size it had, never read past the buffer. */
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = kj_error_set(err, kj_err_from_errno(errno), "cannot read '%s': %s",
-					  path, strerror(errno));
-			close(fd);
-			free(buf);
-			return rc;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+		return fd;
+	buf = kj__read_fd(fd, path, KJ_VALIDATE_MAX_FILE, &n, &e);
 	close(fd);
+	if (!buf) {
+		if (err)
+			*err = e;
+		return e.code;
+	}
 	dir = strdup(path);
 	if (!dir) {
 		free(buf);

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fs.h"
 #include "validate/validate_internal.h"
 
 /* --- references ---------------------------------------------------------- */
@@ -2522,9 +2523,9 @@ static void add_source_files(struct py *P, struct kj__vcuda *m, uint32_t node)
 	for (c = first_named(P, node); c != KJ__VNONE; c = next_named(P, c)) {
 		const char *name = const_string(P, c);
 		char path[4096];
-		FILE *fp;
-		char *buf;
-		size_t n;
+		struct kj_error e;
+		char *buf, *text;
+		size_t n = 0;
 		uint32_t row = N(c).row;
 
 		if (!name || !*name || !P->cx->dir) {
@@ -2535,22 +2536,21 @@ static void add_source_files(struct py *P, struct kj__vcuda *m, uint32_t node)
 			snprintf(path, sizeof(path), "%s", name);
 		else
 			snprintf(path, sizeof(path), "%s/%s", P->cx->dir, name);
-		fp = fopen(path, "rb");
-		if (!fp) {
+		/* A file the candidate names: an open that cannot block (a FIFO,
+		 * /dev/stdin), a regular file only, at most the analysis'
+		 * limit. */
+		text = kj__read_file(path, KJ_VALIDATE_MAX_FILE, &n, &e);
+		if (!text) {
 			kj__vcuda_missing(P->cx, m, kj__arena_printf(&P->cx->work,
-								     "the source '%s' cannot be read",
+								     e.code == KJ_ELIMIT
+								     ? "the source '%s' is too large"
+								     : "the source '%s' cannot be read",
 								     name));
 			continue;
 		}
-		buf = kj__arena_alloc(&P->cx->work, KJ_VALIDATE_MAX_FILE + 1);
-		n = fread(buf, 1, KJ_VALIDATE_MAX_FILE + 1, fp);
-		fclose(fp);
-		if (n > KJ_VALIDATE_MAX_FILE) {
-			kj__vcuda_missing(P->cx, m, kj__arena_printf(&P->cx->work,
-								     "the source '%s' is too large",
-								     name));
-			continue;
-		}
+		buf = kj__arena_alloc(&P->cx->work, n + 1);
+		memcpy(buf, text, n + 1);
+		free(text);
 		/* its lines are reported at the load() call's line */
 		kj__vcuda_add(P->cx, m, buf, n, &row, 1);
 	}

@@ -354,9 +354,15 @@ int kj_vrules_new(struct kj_vrules **out, const char *path, struct kj_error *err
 		over = kj__json_load_file(path, JSON_REJECT_DUPLICATES, &jerr, &oom);
 		if (!over) {
 			json_decref(def);
-			return oom ? kj_error_set(err, KJ_ENOMEM, "'%s': out of memory reading it", path)
-				   : kj_error_set(err, KJ_ERULES, "'%s': %s (line %d)", path,
-						  jerr.text, jerr.line);
+			if (oom)
+				return kj_error_set(err, KJ_ENOMEM, "'%s': out of memory reading it",
+						    path);
+			/* A file that cannot be read (missing, a FIFO) says so
+			 * itself; a parse error has its line. */
+			if (json_error_code(&jerr) == json_error_cannot_open_file)
+				return kj_error_set(err, KJ_ERULES, "%s", jerr.text);
+			return kj_error_set(err, KJ_ERULES, "'%s': %s (line %d)", path, jerr.text,
+					    jerr.line);
 		}
 		rc = check_doc(over, path, err);
 		ext = json_string_value(json_object_get(over, "extends"));

@@ -146,6 +146,27 @@ test_expect 'scripts of a kjudge that is gone run the kjudge on PATH, or say the
 	grep -q "validate_triton_impl.py: kjudge is neither at .*we.ird.dir.*kjudge nor on PATH" e.txt
 '
 
+test_expect 'skill writes only inside DIR: a linked scripts/, a FIFO or a linked script is refused (exit 2)' '
+	mkdir -p elsewhere a b/scripts c/scripts
+	echo secret > secret
+	# scripts/ a link to a folder outside DIR: nothing is written there.
+	ln -s "$SCRATCH/elsewhere" a/scripts
+	expect_exit 2 timeout 20 $KJUDGE skill a 2> e1.txt
+	grep -q "a/scripts. is a symbolic link, not a directory: kjudge skill writes only inside" e1.txt
+	test -z "$(ls elsewhere)"
+	# A script that is a FIFO: refused at once, never opened to block.
+	mkfifo b/scripts/verify.py
+	expect_exit 2 timeout 20 $KJUDGE skill b 2> e2.txt
+	grep -q "b/scripts/verify.py. is a FIFO, not a regular file" e2.txt
+	test -p b/scripts/verify.py && test ! -e b/scripts/benchmark.py
+	# A script that is a link: neither followed nor kept as an .orig.
+	ln -s "$SCRATCH/secret" c/scripts/benchmark.py
+	expect_exit 2 timeout 20 $KJUDGE skill c 2> e3.txt
+	grep -q "c/scripts/benchmark.py. is a symbolic link, not a regular file" e3.txt
+	test -L c/scripts/benchmark.py && test ! -e c/scripts/benchmark.py.orig
+	test "$(cat secret)" = secret
+'
+
 test_expect 'bad operands: not a directory, none, two' '
 	expect_exit 2 $KJUDGE skill nowhere 2> e.txt
 	test "$(cat e.txt)" = "kjudge skill: '"'"'nowhere'"'"': not a directory"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # t0630-study.sh - the README's example of a study: kjudge eval over
-# examples/ with the generations of two models (examples/study/
-# generations.jsonl), then kjudge report; the verdicts, and the report's
+# examples/ with the generations of two models (examples/study.jsonl),
+# then kjudge report; the verdicts, and the report's
 # figures against the ones computed by hand from the generations.  Needs
 # $KJ_PYTHON with torch and Triton (CPU).
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$KJ_TESTS/.." && pwd)
 
 test_expect 'the study of the README: eval, then report' '
-	"$KJUDGE" eval "$root/examples" "$root/examples/study/generations.jsonl" --db study.db \
+	"$KJUDGE" eval "$root/examples" "$root/examples/study.jsonl" --db study.db \
 		--time_budget 0.5 --repeats 5 >out 2>err || { cat out err; false; }
 	grep -q "4 tasks, 5 attempts" out
 	grep -q "5 attempts: 3 passed (1 clean), 2 failed, 0 judge or task errors" out

@@ -11,8 +11,18 @@
 test_expect 'the kernel layer and the replay check hold under eval' '
 	mkdir suite
 	cp "$KJ_TESTS/eval/cheats/scale2_torch.py" "$KJ_TESTS/candidates/tasks/matmul_torch.py" suite/
-	"$KJUDGE" eval suite "$KJ_TESTS/eval/cheats/generations.jsonl" --db c.db \
-		--time_budget 1 >out 2>err || { cat out err; false; }
+	# Their sources inline: a "path" may not lead out of the JSONL'"'"'s folder.
+	"$KJ_PYTHON" - <<PY
+import json, os
+t = os.environ["KJ_TESTS"]
+with open("gens.jsonl", "w") as f:
+    for task, model, path in (("scale2", "sly", "eval/cheats/sum_for_show.py"),
+                              ("matmul", "memo", "candidates/content_memo/candidate.py"),
+                              ("matmul", "honest", "candidates/honest_matmul/candidate.py")):
+        f.write(json.dumps({"task": task, "model": model, "attempt": 0,
+                            "source": open(os.path.join(t, path)).read()}) + "\n")
+PY
+	"$KJUDGE" eval suite gens.jsonl --db c.db --time_budget 1 >out 2>err || { cat out err; false; }
 	"$KJ_PYTHON" - <<PY
 import sqlite3
 rows = {r[0]: r[1:] for r in sqlite3.connect("c.db").execute(
