@@ -708,15 +708,26 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 		kj_cli_error(cmd, "/proc/self/exe: %s", strerror(errno));
 		goto out;
 	}
+	/* The shards' logs are named in an #SBATCH line: a path sbatch or
+	 * Slurm would read otherwise is refused before anything is made or
+	 * submitted (exit 2), the one given and the one it resolves to. */
 	if (x->slurm_dir) {
+		if (kj_eval_slurm_path_ok(x->slurm_dir, &err) != KJ_OK) {
+			kj_cli_error(cmd, "--slurm-dir %s", err.msg);
+			goto out;
+		}
 		if (kj__mkdirs(x->slurm_dir, 0755) < 0 || abs_path(cmd, x->slurm_dir, slurm_dir))
 			goto out;
 	} else {
 		snprintf(slurm_dir, sizeof(slurm_dir), "%.4080s.slurm", db);
-		if (kj__mkdirs(slurm_dir, 0755) < 0) {
-			kj_cli_error(cmd, "'%s': %s", slurm_dir, strerror(errno));
-			goto out;
-		}
+	}
+	if (kj_eval_slurm_path_ok(slurm_dir, &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s%s", x->slurm_dir ? "--slurm-dir " : "--db ", err.msg);
+		goto out;
+	}
+	if (!x->slurm_dir && kj__mkdirs(slurm_dir, 0755) < 0) {
+		kj_cli_error(cmd, "'%s': %s", slurm_dir, strerror(errno));
+		goto out;
 	}
 
 	/* A plan of this store still in the queue: follow it (the same

@@ -246,9 +246,18 @@ struct kj_eval_slurm_job {
 /* The batch script (sh) of `sbatch --array=0-(K-1)`: each array task runs
  * `kjudge eval ... --shard $SLURM_ARRAY_TASK_ID/K --plan ... --publish ...`
  * into a store under ${KJ_SHARD_DIR:-${TMPDIR:-/tmp}} on its node.  Every
- * word single-quoted; a word with a newline is refused (KJ_EINVAL).  The
- * caller frees the text; NULL with err filled. */
+ * shell word single-quoted; the logs' directory in its #SBATCH --output
+ * line single-quoted for sbatch's reader, a quote escaped and each '%'
+ * doubled for Slurm's filename patterns.  A word with a newline, or a logs
+ * directory kj_eval_slurm_path_ok refuses, is KJ_EINVAL.  The caller frees
+ * the text; NULL with err filled. */
 char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *err);
+
+/* Whether path can be written into an #SBATCH line (the logs' directory
+ * of the shards, under --slurm-dir or FILE.slurm): no newline, and no
+ * backslash (sbatch would read it as an escape, Slurm as "replace no
+ * filename pattern").  KJ_OK, or KJ_EINVAL with err saying why. */
+int kj_eval_slurm_path_ok(const char *path, struct kj_error *err);
 
 /* One array task (or job) as squeue lists it. */
 struct kj_eval_slurm_task {

@@ -29,6 +29,43 @@ static int word_ok(const char *s)
 	return s && *s && !strchr(s, '\n') && !strchr(s, '\r');
 }
 
+int kj_eval_slurm_path_ok(const char *path, struct kj_error *err)
+{
+	if (!word_ok(path))
+		return kj_error_set(err, KJ_EINVAL, "'%s': a path with a newline (or none) cannot "
+				    "be written into a batch script", path ? path : "");
+	/* sbatch reads a backslash in an #SBATCH line as an escape, and Slurm
+	 * a backslash in an output file's name as "replace no pattern": %a
+	 * would stay %a, every shard's log one file. */
+	if (strchr(path, '\\'))
+		return kj_error_set(err, KJ_EINVAL, "'%s': a path with a backslash cannot be "
+				    "an #SBATCH --output (Slurm would replace none of its %%a); "
+				    "choose another --db or --slurm-dir", path);
+	return KJ_OK;
+}
+
+/*
+ * dir, then the filename pattern `pattern`, as one value of an #SBATCH line
+ * (kj_eval_slurm_path_ok said dir can be one): single-quoted, since sbatch
+ * groups quoted text there (a blank stays inside); a quote of dir escaped
+ * with a backslash, and each of its '%' doubled (Slurm's filename patterns
+ * read %% as one %, and %j, %a, %u as the job, the task, the user).
+ */
+static void sbatch_path(FILE *f, const char *dir, const char *pattern)
+{
+	fputc('\'', f);
+	for (; *dir; dir++) {
+		if (*dir == '%')
+			fputs("%%", f);
+		else if (*dir == '\'')
+			fputs("\\'", f);
+		else
+			fputc(*dir, f);
+	}
+	fputs(pattern, f);
+	fputc('\'', f);
+}
+
 char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *err)
 {
 	char *text = NULL;
@@ -36,12 +73,15 @@ char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *e
 	FILE *f;
 	int i;
 
-	/* A name with a newline would end an #SBATCH line early. */
+	/* A name with a newline would end an #SBATCH line, or a line of the
+	 * script, early. */
 	if (!word_ok(j->kjudge) || !word_ok(j->suite) || !word_ok(j->cands) ||
 	    !word_ok(j->plan_path) || !word_ok(j->shards_dir) || !word_ok(j->logs_dir) ||
 	    !word_ok(j->plan_id) || j->shards < 1)
 		return kj_error_set(err, KJ_EINVAL, "a path with a newline, or no shards: "
 				    "cannot be written into a batch script"), NULL;
+	if (kj_eval_slurm_path_ok(j->logs_dir, err) != KJ_OK)
+		return NULL;
 	for (i = 0; i < j->n_eval_args; i++)
 		if (!word_ok(j->eval_args[i]))
 			return kj_error_set(err, KJ_EINVAL, "an argument with a newline cannot "
@@ -55,7 +95,9 @@ char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *e
 		   "# on the node's own disk (SQLite's WAL needs one) and publishes it\n"
 		   "# atomically into the shared directory as it goes and when done.\n"
 		   "#SBATCH --job-name=kjudge-%.8s\n"
-		   "#SBATCH --output=%s/shard-%%a.out\n"
+		   "#SBATCH --output=", j->plan_id, j->plan_id);
+	sbatch_path(f, j->logs_dir, "/shard-%a.out");
+	fprintf(f, "\n"
 		   "#SBATCH --open-mode=append\n"
 		   "#SBATCH --requeue\n"
 		   "set -u\n"
@@ -64,7 +106,7 @@ char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *e
 		   "${SLURM_RESTART_COUNT:-0}, $(date -u +%%Y-%%m-%%dT%%H:%%M:%%SZ)\"\n"
 		   "local=\"${KJ_SHARD_DIR:-${TMPDIR:-/tmp}}/kjudge-shard-%s\"\n"
 		   "mkdir -p \"$local\" || exit 1\n"
-		   "exec ", j->plan_id, j->plan_id, j->logs_dir, j->shards, j->plan_id);
+		   "exec ", j->shards, j->plan_id);
 	sh_word(f, j->kjudge);
 	fputs(" eval ", f);
 	sh_word(f, j->suite);

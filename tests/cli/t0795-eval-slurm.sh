@@ -5,7 +5,9 @@
 # with --wait; one running array task requeued with `scontrol requeue`,
 # another's kjudge killed with kill -9 (--wait submits that shard again);
 # the merged store ends with the verdicts of a local run, each attempt
-# once, and the report reads it while it is merged.  The cluster is stopped
+# once, and the report reads it while it is merged.  The study's store is
+# in a folder whose name holds a blank and a '%' (Slurm's %j): the shards'
+# logs, named in job.sh's #SBATCH line, land in it.  The cluster is stopped
 # and nothing is left running.  Needs Slurm and munge (scripts/install-deps
 # installs them) and $KJ_PYTHON with torch (CPU).
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +20,11 @@ mkdir -p "$cdir" "$kj_root/node"
 trap '"$cluster" stop "$cdir" >/dev/null 2>&1; rm -rf "$kj_root"' EXIT
 
 verdicts() { eval_verdicts "$1"; }
+
+# Where the study's store is: a blank and a '%' that sbatch and Slurm's
+# filename patterns would read otherwise.
+study="$kj_root/a b%j"
+mkdir -p "$study"
 
 # alive PID: a process that runs (this machine's PID 1 may leave zombies).
 alive() { grep -q '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" 2>/dev/null; }
@@ -37,7 +44,7 @@ test_expect 'a local run: the reference verdicts' '
 '
 
 test_expect 'a 4-shard array, one task requeued, one kjudge killed: the local verdicts' '
-	db=$kj_root/study.db
+	db=$study/study.db
 	KJ_SHARD_DIR=$kj_root/node KJ_SLURM_POLL_S=1 "$KJUDGE" eval "$suite" "$gens" --db "$db" \
 		--slurm --shards 4 --device cpu --verify-only -j 1 --wait >out 2>err &
 	waiter=$!
@@ -84,6 +91,12 @@ test_expect 'a 4-shard array, one task requeued, one kjudge killed: the local ve
 	wait $waiter || { echo "--wait exit $?"; cat out err; false; }
 	cat out err
 	grep -q "submitted job $job (array 0-3)" out
+	# Every shard'"'"'s log in the folder job.sh names, not in "a", "b%j" or
+	# "b<JOBID>" beside it.
+	for k in 0 1 2 3; do
+		grep -q "^kjudge shard $k/4: job" "$db.slurm"/plan-*/logs/shard-$k.out
+	done
+	test ! -e "$kj_root/a" && test "$(ls "$kj_root" | grep -c "^a b")" = 1
 	grep -q "shard $killed/4 ended without finishing; submitted again as job" err
 	grep -q "attempts of plan .*: 4 passed (1 clean), 3 failed, 0 judge or task errors, 0 not judged" out
 	verdicts "$db" >got.txt
@@ -106,11 +119,11 @@ PY
 
 test_expect 'the same command again: nothing left to judge, nothing submitted' '
 	before=$(squeue -h | wc -l)
-	KJ_SHARD_DIR=$kj_root/node "$KJUDGE" eval "$suite" "$gens" --db "$kj_root/study.db" --slurm \
+	KJ_SHARD_DIR=$kj_root/node "$KJUDGE" eval "$suite" "$gens" --db "$study/study.db" --slurm \
 		--shards 4 --device cpu --verify-only -j 1 --wait >out 2>err
 	grep -q "nothing to judge" out
 	test "$(squeue -h | wc -l)" = "$before"
-	verdicts "$kj_root/study.db" >got.txt
+	verdicts "$study/study.db" >got.txt
 	diff "$kj_root/ref.txt" got.txt
 '
 
@@ -137,7 +150,7 @@ test_expect 'without --wait: the options reach sbatch; the same command finds th
 test_expect 'the shards merged again by hand change nothing' '
 	cp "$kj_root/study-final.db" m.db
 	verdicts m.db >before.txt
-	"$KJUDGE" merge "$kj_root"/study.db.slurm/plan-*/shards/shard-*.db --db m.db >mout
+	"$KJUDGE" merge "$study"/study.db.slurm/plan-*/shards/shard-*.db --db m.db >mout
 	test "$(grep -c "0 attempts new, 0 replacing" mout)" = 4
 	verdicts m.db >after.txt
 	diff before.txt after.txt

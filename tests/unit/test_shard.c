@@ -203,7 +203,7 @@ KJ_TEST(shard_batch_script_quotes_every_word)
 	char *text = kj_eval_slurm_script(&j, &err);
 
 	KJ_CHECK(text != NULL);
-	KJ_CHECK(strstr(text, "#SBATCH --output=/d/logs/shard-%a.out") != NULL);
+	KJ_CHECK(strstr(text, "#SBATCH --output='/d/logs/shard-%a.out'\n") != NULL);
 	KJ_CHECK(strstr(text, "'/s u/ite'") != NULL);
 	KJ_CHECK(strstr(text, "'/opt/it'\\''s/python'") != NULL);
 	KJ_CHECK(strstr(text, "--shard \"$i/4\"") != NULL);
@@ -211,6 +211,89 @@ KJ_TEST(shard_batch_script_quotes_every_word)
 	j.suite = "/a\nb";
 	KJ_CHECK(kj_eval_slurm_script(&j, &err) == NULL);
 	KJ_CHECK_INT(err.code, KJ_EINVAL);
+}
+
+/*
+ * The value of an #SBATCH line as sbatch reads it (Slurm 22.05's
+ * _get_argument: quotes group, a backslash escapes the next character, an
+ * unquoted '#' or blank ends it), then as Slurm names the output file
+ * (%% one '%', %a the array task, here "7", %j the job, "42"): what a
+ * shard's log would be.
+ */
+static void sbatch_output(const char *text, char *out, size_t size)
+{
+	const char *p = strstr(text, "#SBATCH --output=");
+	char value[4096], q = 0;
+	size_t n = 0, o = 0;
+	int esc = 0;
+
+	KJ_CHECK(p != NULL);
+	for (p += strlen("#SBATCH --output="); *p && *p != '\n' && n + 1 < sizeof(value); p++) {
+		if (esc) {
+			esc = 0;
+		} else if (*p == '\\') {
+			esc = 1;
+			continue;
+		} else if (q) {
+			if (*p == q) {
+				q = 0;
+				continue;
+			}
+		} else if (*p == '"' || *p == '\'') {
+			q = *p;
+			continue;
+		} else if (*p == ' ' || *p == '#') {
+			break;
+		}
+		value[n++] = *p;
+	}
+	value[n] = '\0';
+	KJ_CHECK(q == 0 && !esc);
+	for (p = value; *p && o + 3 < size; p++) {
+		if (*p == '%' && (p[1] == '%' || p[1] == 'a' || p[1] == 'j')) {
+			const char *with = p[1] == '%' ? "%" : p[1] == 'a' ? "7" : "42";
+
+			memcpy(out + o, with, strlen(with));
+			o += strlen(with);
+			p++;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* Paths with a blank, a '%' (%j a pattern of Slurm's), a quote and a '#':
+ * sbatch reads back exactly the logs' directory; a backslash is refused
+ * before anything is written. */
+KJ_TEST(shard_script_output_path_escaped_for_sbatch)
+{
+	static const char *const dirs[] = { "/d/a b/logs", "/d/100%/x%j/logs", "/d/it's/logs",
+					    "/d/#1 \"q\"/logs", "/d/%%a/logs" };
+	struct kj_eval_slurm_job j = { "/bin/kjudge", "/s", "/c", "/d/plan.json", "/d/shards",
+				       NULL, "0123456789abcdef", 2, NULL, 0 };
+	struct kj_error err;
+	char want[4200], got[4200];
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *text;
+
+		j.logs_dir = dirs[i];
+		text = kj_eval_slurm_script(&j, &err);
+		KJ_CHECK(text != NULL);
+		sbatch_output(text, got, sizeof(got));
+		snprintf(want, sizeof(want), "%s/shard-7.out", dirs[i]);
+		KJ_CHECK_STR(got, want);
+		free(text);
+	}
+	j.logs_dir = "/d/back\\slash/logs";
+	KJ_CHECK(kj_eval_slurm_script(&j, &err) == NULL);
+	KJ_CHECK_INT(err.code, KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "backslash") != NULL);
+	KJ_CHECK_INT(kj_eval_slurm_path_ok("/d/back\\slash", &err), KJ_EINVAL);
+	KJ_CHECK_INT(kj_eval_slurm_path_ok("/d/a b/100%", &err), KJ_OK);
+	KJ_CHECK_INT(kj_eval_slurm_path_ok("/d/a\nb", &err), KJ_EINVAL);
 }
 
 /* --- merging ----------------------------------------------------------------------------- */
