@@ -419,7 +419,7 @@ static int all_digits(const char *s)
  * m->path (len bytes), which are on `level`, looking down to `levels`. */
 static int mask_entries(struct masker *m, size_t len, int levels, int level)
 {
-	char buf[1024];
+	char buf[4096];
 	long n;
 	int fd = open(m->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e;
 
@@ -436,7 +436,8 @@ static int mask_entries(struct masker *m, size_t len, int levels, int level)
 			int r = 0;
 
 			off += d->d_reclen;
-			if (!strcmp(name, ".") || !strcmp(name, "..") ||
+			/* A link leads where the view leads: nothing to mask. */
+			if (d->d_type == DT_LNK || !strcmp(name, ".") || !strcmp(name, "..") ||
 			    (m->procfs && all_digits(name)))
 				continue;
 			if (len + 1 + nl >= sizeof(m->path)) {
@@ -450,7 +451,6 @@ static int mask_entries(struct masker *m, size_t len, int levels, int level)
 					continue;  /* gone since it was listed */
 				goto fail;
 			}
-			/* A link leads where the view leads: nothing to mask. */
 			if (S_ISLNK(st.st_mode))
 				continue;
 			if (private_entry(&st))
