@@ -18,9 +18,9 @@
  *                                           writable binds of
  *                                           sb->rw, a minimal /dev (GPU
  *                                           nodes only when sb->gpu), a new
- *                                           read-only /proc, a private /tmp,
- *                                           masks over what the host lets
- *                                           no other user read; then
+ *                                           /proc, a private /tmp, masks
+ *                                           over what the host lets no other
+ *                                           user read; then
  *                                           pivot_root, hostname, rlimits,
  *                                           drops every capability, sets
  *                                           no_new_privs and a seccomp filter
@@ -44,9 +44,11 @@
  * judge's groups.  So the view must not show what the host protects by
  * its permission bits alone.  Every read-only bind is read-only all the
  * way down (the mounts under it too: a cgroup hierarchy under /sys, the
- * /etc/hosts of a container), /proc is mounted read-only (no sysctl, no
- * sysrq), /dev holds no terminal, and wherever the binds show them, these
- * trees are masked: every entry that its owner or group may read and the
+ * /etc/hosts of a container), /proc's own entries are read-only (no
+ * sysctl, no sysrq, no switch of a driver; its processes' entries stay
+ * writable, as CUDA needs), /dev holds no terminal, and wherever the binds
+ * show them, these trees are masked: every entry that its owner or group
+ * may read and the
  * host lets no other user read (a file without read permission for
  * "other", a directory without read and search permission for it) gets an
  * empty mode-0000 file or directory bound read-only over it:

@@ -365,7 +365,7 @@ struct masker {
 	char file[4160], dir[4160];  /* the masks, in the new root */
 	char path[4160];             /* root + the entry looked at */
 	size_t root_len;
-	int procfs;                  /* skip /proc's process directories */
+	int procfs;                  /* /proc (see seal_here) */
 	char failed[60];             /* the step that failed, for the judge */
 };
 
@@ -403,6 +403,25 @@ static int private_entry(const struct stat *st)
 static int mask_here(const struct masker *m, int is_dir)
 {
 	if (mount(is_dir ? m->dir : m->file, m->path, NULL, MS_BIND, NULL) < 0)
+		return -1;
+	return mount(NULL, m->path, NULL, MS_REMOUNT | MS_BIND | MASK_FLAGS, NULL);
+}
+
+/*
+ * One of /proc's own entries (not a process's directory, not a link: self,
+ * thread-self, mounts and net lead into the worker's own processes) bound
+ * read-only over itself, when it is a directory or anyone may write it:
+ * /proc/sys (a sysctl checks no capability, only that its writer is root,
+ * as a root judge's worker is), /proc/sysrq-trigger, /proc/irq, /proc/bus,
+ * /proc/driver (the NVIDIA driver's suspend), ...  /proc itself stays
+ * writable for the worker's own processes: CUDA's driver writes there, and
+ * fails with error 304 on a read-only /proc.
+ */
+static int seal_here(const struct masker *m, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode) && !(st->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))
+		return 0;
+	if (mount(m->path, m->path, NULL, MS_BIND, NULL) < 0)
 		return -1;
 	return mount(NULL, m->path, NULL, MS_REMOUNT | MS_BIND | MASK_FLAGS, NULL);
 }
@@ -455,6 +474,8 @@ static int mask_entries(struct masker *m, size_t len, int levels, int level)
 				continue;
 			if (private_entry(&st))
 				r = mask_here(m, S_ISDIR(st.st_mode));
+			else if (m->procfs)
+				r = seal_here(m, &st);
 			else if (S_ISDIR(st.st_mode) && levels == MASK_ALL && level >= MASK_MAX_LEVEL)
 				r = mask_here(m, 1);
 			else if (S_ISDIR(st.st_mode) && (levels == MASK_ALL || level < levels))
@@ -743,11 +764,8 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	STEP("make /dev", make_dev(root, sb->gpu, sb->tmp_bytes ? sb->tmp_bytes : 64LL << 20));
 	snprintf(p, sizeof(p), "%s/proc", root);
 	STEP("make /proc", mkdir(p, 0555));
-	/* Read-only: the worker is the judge's user outside, root where the
-	 * judge is root, and /proc/sys and /proc/sysrq-trigger check no
-	 * capability, only that. */
-	STEP("mount /proc", mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-				  NULL));
+	/* Its own entries are made read-only with the masks (seal_here). */
+	STEP("mount /proc", mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
 	snprintf(p, sizeof(p), "%s/tmp", root);
 	snprintf(opt, sizeof(opt), "mode=1777,size=%lld",
 		 sb->tmp_bytes ? sb->tmp_bytes : 256LL << 20);
