@@ -1273,14 +1273,30 @@ static int same_real(const char *real, const char *path)
 	return path && path[0] && realpath(path, r) && !strcmp(r, real);
 }
 
+/* Whether the real path `real` is the directory `dir` (real path of
+ * `dir` taken) or one directly in it. */
+static int is_or_in(const char *real, const char *dir)
+{
+	char d[PATH_MAX];
+	size_t n;
+
+	if (!realpath(dir, d))
+		return 0;
+	n = strlen(d);
+	if (strncmp(real, d, n) != 0)
+		return 0;
+	return real[n] == '\0' || (real[n] == '/' && real[n + 1] && !strchr(real + n + 1, '/'));
+}
+
 /*
  * Why a directory the configuration names (PYTHONPATH, LD_LIBRARY_PATH,
  * CUDA_HOME, the Python installation) is never bound whole, or NULL: it is
- * the whole file system, a home directory (root's, one of /home's, the
- * judge's own), or a tree of the host's private and changing files, where
- * users keep keys, histories, mail, sockets and databases.  Directories
- * inside them are bound as any other (a Python under /root/.pyenv, a
- * virtual environment in a home): the configuration named them.
+ * the whole file system, a home directory (root's, /home or one in it,
+ * wherever /home leads, the judge's own), or a tree of the host's private
+ * and changing files, where users keep keys, histories, mail, sockets and
+ * databases.  Directories inside them are bound as any other (a Python
+ * under /root/.pyenv, a virtual environment in a home): the configuration
+ * named them.
  */
 static const char *never_whole(const struct ttask *tt, const char *real)
 {
@@ -1296,8 +1312,7 @@ static const char *never_whole(const struct ttask *tt, const char *real)
 	for (i = 0; i < sizeof(host) / sizeof(host[0]); i++)
 		if (!strcmp(real, host[i]))
 			return "the host's private files";
-	if (!strcmp(real, "/root") || !strcmp(real, "/home") ||
-	    (!strncmp(real, "/home/", 6) && real[6] && !strchr(real + 6, '/')) ||
+	if (!strcmp(real, "/root") || is_or_in(real, "/home") ||
 	    same_real(real, kj_config_env(tt->cfg, "HOME")) ||
 	    (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &got) == 0 && got &&
 	     same_real(real, got->pw_dir)))
