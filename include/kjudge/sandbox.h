@@ -18,7 +18,9 @@
  *                                           writable binds of
  *                                           sb->rw, a minimal /dev (GPU
  *                                           nodes only when sb->gpu), a new
- *                                           /proc, a private /tmp; then
+ *                                           /proc, a private /tmp, masks
+ *                                           over what the host lets no other
+ *                                           user read; then
  *                                           pivot_root, hostname, rlimits,
  *                                           drops every capability, sets
  *                                           no_new_privs and a seccomp filter
@@ -35,6 +37,41 @@
  * that is down.  The mounts of its new root live in its own mount
  * namespace and go with its last process.
  *
+ * What the host keeps private stays so.  The candidate is root of its
+ * user namespace, which is the judge's own user outside: without any
+ * capability, but still the owner of the judge's files (of every file of
+ * the host's root, when the judge runs as root), and a member of the
+ * judge's groups.  So the view must not show what the host protects by
+ * its permission bits alone.  Every read-only bind is read-only all the
+ * way down (the mounts under it too: a cgroup hierarchy under /sys, the
+ * /etc/hosts of a container), /proc's own entries are read-only (no
+ * sysctl, no sysrq, no switch of a driver; its processes' entries stay
+ * writable, as CUDA needs), /dev holds no terminal, and wherever the binds
+ * show them, these trees are masked: every entry that its owner or group
+ * may read and the
+ * host lets no other user read (a file without read permission for
+ * "other", a directory without read and search permission for it) gets an
+ * empty mode-0000 file or directory bound read-only over it:
+ *
+ *   /etc                          all the way down (shadow, gshadow,
+ *                                 sudoers, ssh host keys, ssl/private,
+ *                                 munge.key, ...)
+ *   /proc                         its own entries (kcore, kmsg,
+ *                                 timer_list, slabinfo, ...)
+ *   /sys                          two levels (kernel/debug, kernel/tracing,
+ *                                 fs/pstore, fs/bpf, ...)
+ *   /sys/class                    two levels (zram-control/hot_add, whose
+ *                                 reading makes a device)
+ *   /sys/firmware                 all the way down (ACPI tables, EFI)
+ *   /sys/devices/virtual/dmi/id   its entries (serial numbers)
+ *   /sys/kernel/slab              the whole directory
+ *
+ * and the directories a caller names with kj_sandbox_mask, to the depth
+ * it gives.  A mask that cannot be applied stops the start (KJ_ESANDBOX):
+ * no process ever runs with such a file in view.  (What is bound is the
+ * caller's choice: the runners never bind the host's home directories,
+ * /var, /run, /srv, /mnt, /media or /boot whole; runner/torch.c.)
+ *
  * Limits fail closed: a cgroup limit that cannot be written, or a path that
  * does not fit, stops the start (KJ_ESANDBOX); where the machine has no
  * usable cgroup the rlimits alone apply and struct kj_limits_in_force (in
@@ -50,7 +87,10 @@
 
 #include "kjudge/error.h"
 
-#define KJ_SANDBOX_MAX_PATHS 32
+#define KJ_SANDBOX_MAX_PATHS 48
+
+/* What an entry of kj_sandbox.ro is. */
+enum { KJ_SB_BIND, KJ_SB_HIDE, KJ_SB_MASK };
 
 struct kj_sandbox {
 	/* Paths (absolute; files or directories) seen at the same place inside,
@@ -58,14 +98,17 @@ struct kj_sandbox {
 	 * the caller's and must outlive the spawn.
 	 *
 	 * The read-only list is applied in order, and may also hide
-	 * directories (kj_sandbox_hide, ro_hide[i] set): a hidden directory
-	 * gets an empty read-only tmpfs over it, which covers what the binds
-	 * before it showed there; read-only binds after it and every writable
-	 * bind show through it (their mount points are made in it).  A hidden
-	 * path that the binds before it do not show is skipped; one that is
-	 * there but cannot be covered stops the start (KJ_ESANDBOX). */
+	 * directories (kj_sandbox_hide, ro_how[i] KJ_SB_HIDE): a hidden
+	 * directory gets an empty read-only tmpfs over it, which covers what
+	 * the binds before it showed there; read-only binds after it and
+	 * every writable bind show through it (their mount points are made in
+	 * it).  A hidden path that the binds before it do not show is skipped;
+	 * one that is there but cannot be covered stops the start
+	 * (KJ_ESANDBOX).  A masked directory (kj_sandbox_mask, KJ_SB_MASK,
+	 * its depth in ro_depth[i]) is looked at once every bind is made. */
 	const char *ro[KJ_SANDBOX_MAX_PATHS];
-	unsigned char ro_hide[KJ_SANDBOX_MAX_PATHS];
+	unsigned char ro_how[KJ_SANDBOX_MAX_PATHS];
+	unsigned char ro_depth[KJ_SANDBOX_MAX_PATHS];
 	int n_ro;
 	const char *rw[KJ_SANDBOX_MAX_PATHS];
 	int n_rw;
@@ -136,6 +179,15 @@ int kj_sandbox_rw(struct kj_sandbox *sb, const char *path);
 /* Add a directory to hide to sb->ro, after what is there (see above); the
  * same codes. */
 int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir);
+/* Mask, in what the binds show of dir, every private entry (see the
+ * theory of operation), looking depth levels down (1: dir's own entries;
+ * a directory on the last level is left as it is), or all the way down
+ * (KJ_SANDBOX_MASK_ALL: a directory below KJ_SANDBOX_MASK_DEPTH levels is
+ * masked whole, as what is not looked at is not shown).  The same codes,
+ * and KJ_EINVAL for a depth past KJ_SANDBOX_MASK_DEPTH. */
+#define KJ_SANDBOX_MASK_ALL 0
+#define KJ_SANDBOX_MASK_DEPTH 32
+int kj_sandbox_mask(struct kj_sandbox *sb, const char *dir, int depth);
 
 /*
  * Make a cgroup for one process with the memory and process limits of sb,

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,7 @@ struct ttask {
 	} forbid[5];
 	int n_forbid;
 	json_t *hidden;
+	json_t *rhidden;                /* the same for the reference's view */
 	struct tside *sides[2];
 };
 
@@ -804,7 +806,9 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		if (!s->limits || (s->sandboxed && ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
 				   (json_object_set(s->limits, "hidden", tt->hidden) ||
 				    json_object_set_new(s->limits, "file_quota_bytes",
-							json_integer((json_int_t)tt->quota_bytes)))))
+							json_integer((json_int_t)tt->quota_bytes)))) ||
+		    (s->role == KJ_SIDE_REFERENCE && ts->proc.isolation == KJ_ISOLATION_SANDBOX &&
+		     json_object_set(s->limits, "hidden", tt->rhidden)))
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	/* hello: the bytecode tree is written by the reference only. */
@@ -1251,15 +1255,76 @@ static void forbid(struct ttask *tt, const char *path, const char *what)
 	}
 }
 
-/* One line of the record of what the candidate's view leaves out. */
+/* One line of a record of what a view leaves out (tt->hidden, the
+ * candidate's; tt->rhidden, the reference's). */
+static int note_in(json_t *record, const char *path, const char *action, const char *from,
+		   const char *what, struct kj_error *err)
+{
+	if (json_array_append_new(record, json_pack("{s:s, s:s, s:s, s:s}", "path", path,
+						    "action", action, "from", from, "what", what)))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	return KJ_OK;
+}
+
 static int note_hidden(struct ttask *tt, const char *path, const char *action, const char *from,
 		       const char *what, struct kj_error *err)
 {
-	if (json_array_append_new(tt->hidden, json_pack("{s:s, s:s, s:s, s:s}", "path", path,
-							"action", action, "from", from,
-							"what", what)))
-		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	return KJ_OK;
+	return note_in(tt->hidden, path, action, from, what, err);
+}
+
+/* Whether the real path `real` is the real path of `path`. */
+static int same_real(const char *real, const char *path)
+{
+	char r[PATH_MAX];
+
+	return path && path[0] && realpath(path, r) && !strcmp(r, real);
+}
+
+/* Whether the real path `real` is the directory `dir` (real path of
+ * `dir` taken) or one directly in it. */
+static int is_or_in(const char *real, const char *dir)
+{
+	char d[PATH_MAX];
+	size_t n;
+
+	if (!realpath(dir, d))
+		return 0;
+	n = strlen(d);
+	if (strncmp(real, d, n) != 0)
+		return 0;
+	return real[n] == '\0' || (real[n] == '/' && real[n + 1] && !strchr(real + n + 1, '/'));
+}
+
+/*
+ * Why a directory the configuration names (PYTHONPATH, LD_LIBRARY_PATH,
+ * CUDA_HOME, the Python installation) is never bound whole, or NULL: it is
+ * the whole file system, a home directory (root's, /home or one in it,
+ * wherever /home leads, the judge's own), or a tree of the host's private
+ * and changing files, where users keep keys, histories, mail, sockets and
+ * databases.  Directories inside them are bound as any other (a Python
+ * under /root/.pyenv, a virtual environment in a home): the configuration
+ * named them.
+ */
+static const char *never_whole(const struct ttask *tt, const char *real)
+{
+	static const char *const host[] = { "/var", "/var/lib", "/var/tmp", "/var/log",
+		"/run", "/srv", "/mnt", "/media", "/boot", "/tmp", "/dev", "/proc",
+		"/lost+found" };
+	char buf[4096];
+	struct passwd pw, *got = NULL;
+	size_t i;
+
+	if (!strcmp(real, "/"))
+		return "the whole file system";
+	for (i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		if (!strcmp(real, host[i]))
+			return "the host's private files";
+	if (!strcmp(real, "/root") || is_or_in(real, "/home") ||
+	    same_real(real, kj_config_env(tt->cfg, "HOME")) ||
+	    (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &got) == 0 && got &&
+	     same_real(real, got->pw_dir)))
+		return "a home directory";
+	return NULL;
 }
 
 /*
@@ -1269,11 +1334,14 @@ static int note_hidden(struct ttask *tt, const char *path, const char *action, c
  * in one is left out; one that holds one is bound with that directory
  * hidden (kj_sandbox_hide), at the place the bind shows it.  Either is
  * recorded in tt->hidden.  Whatever the configuration names, the task's
- * directory, the cache, the seed key and the run's scratch stay out.
+ * directory, the cache, the seed key and the run's scratch stay out, and
+ * so do the whole file system, the home directories and the host's
+ * private trees (never_whole).
  */
 static int sb_view(struct ttask *tt, const char *path, const char *from, struct kj_error *err)
 {
 	char real[PATH_MAX];
+	const char *why;
 	int i, rc;
 
 	if (!path)
@@ -1281,8 +1349,8 @@ static int sb_view(struct ttask *tt, const char *path, const char *from, struct 
 	/* Not there (or not for the judge): the sandbox would skip it too. */
 	if (!realpath(path, real))
 		return KJ_OK;
-	if (!strcmp(real, "/"))
-		return note_hidden(tt, path, "not bound", from, "the whole file system", err);
+	if ((why = never_whole(tt, real)) != NULL)
+		return note_hidden(tt, path, "not bound", from, why, err);
 	for (i = 0; i < tt->n_forbid; i++)
 		if (within(real, tt->forbid[i].real))
 			return note_hidden(tt, path, "not bound", from, tt->forbid[i].what, err);
@@ -1521,10 +1589,25 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 	return KJ_OK;
 }
 
-/* Each absolute entry of a colon-separated list, read-only in the
+/* A path of the Python installation or the environment, read-only in the
  * reference's view (the task's own code: nothing is hidden from it but
- * what is not named; the whole file system is never bound). */
-static int ref_list(struct ttask *tt, const char *list, struct kj_error *err)
+ * what is not named), unless it is never bound whole (never_whole; then
+ * recorded in tt->rhidden). */
+static int ref_view(struct ttask *tt, const char *path, const char *from, struct kj_error *err)
+{
+	char real[PATH_MAX];
+	const char *why;
+
+	if (!path)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (realpath(path, real) && (why = never_whole(tt, real)) != NULL)
+		return note_in(tt->rhidden, path, "not bound", from, why, err);
+	return sb_ro_in(&tt->rsb, path, err);
+}
+
+/* Each absolute entry of a colon-separated list, in the reference's view
+ * (ref_view). */
+static int ref_list(struct ttask *tt, const char *list, const char *from, struct kj_error *err)
 {
 	int rc;
 
@@ -1532,8 +1615,8 @@ static int ref_list(struct ttask *tt, const char *list, struct kj_error *err)
 		const char *end = strchr(list, ':');
 		size_t len = end ? (size_t)(end - list) : strlen(list);
 
-		if (len > 1 && list[0] == '/' && len < PATH_MAX &&
-		    (rc = sb_ro_in(&tt->rsb, keep_path(tt, "%.*s", (int)len, list), err)) != KJ_OK)
+		if (len && list[0] == '/' && len < PATH_MAX &&
+		    (rc = ref_view(tt, keep_path(tt, "%.*s", (int)len, list), from, err)) != KJ_OK)
 			return rc;
 		list = end ? end + 1 : NULL;
 	}
@@ -1570,14 +1653,20 @@ static int prepare_reference(struct ttask *tt, struct kj_error *err)
 	kj_sandbox_init(&tt->rsb);
 	tt->rsb.root_dir = tt->rsb_root;
 	python_roots(tt->python, py_root, py_base);
+	json_decref(tt->rhidden);
+	if (!(tt->rhidden = json_array()))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	for (i = 0; i < sizeof(sys_ro) / sizeof(sys_ro[0]); i++)
 		if ((rc = sb_ro_in(&tt->rsb, sys_ro[i], err)) != KJ_OK)
 			return rc;
-	if ((rc = sb_ro_in(&tt->rsb, keep_path(tt, "%s", py_root), err)) != KJ_OK ||
-	    (rc = sb_ro_in(&tt->rsb, keep_path(tt, "%s", py_base), err)) != KJ_OK ||
-	    (rc = ref_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), err)) != KJ_OK ||
-	    (rc = ref_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), err)) != KJ_OK ||
-	    (rc = ref_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), err)) != KJ_OK ||
+	if ((rc = ref_view(tt, keep_path(tt, "%s", py_root), "the Python installation",
+			   err)) != KJ_OK ||
+	    (rc = ref_view(tt, keep_path(tt, "%s", py_base), "the Python installation",
+			   err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "PYTHONPATH"), "PYTHONPATH", err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "LD_LIBRARY_PATH"), "LD_LIBRARY_PATH",
+			   err)) != KJ_OK ||
+	    (rc = ref_list(tt, kj_config_env(tt->cfg, "CUDA_HOME"), "CUDA_HOME", err)) != KJ_OK ||
 	    (rc = sb_ro_in(&tt->rsb, tt->worker, err)) != KJ_OK ||
 	    (rc = sb_ro_in(&tt->rsb, tt->timer, err)) != KJ_OK ||
 	    (rc = sb_ro_in(&tt->rsb, tt->dir, err)) != KJ_OK)
@@ -1622,6 +1711,7 @@ static void task_close(struct kj_task *t)
 	strv_free(&tt->cenv);
 	strv_free(&tt->sb_paths);
 	json_decref(tt->hidden);
+	json_decref(tt->rhidden);
 	if (tt->quota_bytes)
 		umount2(tt->cand_files, MNT_DETACH);
 	free(tt);

@@ -46,22 +46,33 @@ static int add_path(struct kj_sandbox *sb, const char **v, int *n, const char *p
 	return KJ_OK;
 }
 
-int kj_sandbox_ro(struct kj_sandbox *sb, const char *path)
+/* Add path to sb->ro as `how` (KJ_SB_*), looking depth levels down. */
+static int add_ro(struct kj_sandbox *sb, const char *path, int how, int depth)
 {
 	int rc = add_path(sb, sb->ro, &sb->n_ro, path);
 
-	if (rc == KJ_OK)
-		sb->ro_hide[sb->n_ro - 1] = 0;
+	if (rc == KJ_OK) {
+		sb->ro_how[sb->n_ro - 1] = (unsigned char)how;
+		sb->ro_depth[sb->n_ro - 1] = (unsigned char)depth;
+	}
 	return rc;
+}
+
+int kj_sandbox_ro(struct kj_sandbox *sb, const char *path)
+{
+	return add_ro(sb, path, KJ_SB_BIND, 0);
 }
 
 int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir)
 {
-	int rc = add_path(sb, sb->ro, &sb->n_ro, dir);
+	return add_ro(sb, dir, KJ_SB_HIDE, 0);
+}
 
-	if (rc == KJ_OK)
-		sb->ro_hide[sb->n_ro - 1] = 1;
-	return rc;
+int kj_sandbox_mask(struct kj_sandbox *sb, const char *dir, int depth)
+{
+	if (depth < 0 || depth > KJ_SANDBOX_MASK_DEPTH)
+		return KJ_EINVAL;
+	return add_ro(sb, dir, KJ_SB_MASK, depth);
 }
 
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path)
@@ -102,12 +113,131 @@ static int make_target(const char *root, const char *path, int is_file)
 	return 0;
 }
 
-/* Bind path at root + path, read-only unless writable. */
+/* The bind mount at dst made read-only (and nosuid).  A remount may not
+ * drop flags a locked mount has (nodev, noexec on the original); try with
+ * them when the plain one is refused. */
+static int remount_ro(const char *dst)
+{
+	const unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID;
+
+	if (mount(NULL, dst, NULL, ro, NULL) < 0 &&
+	    mount(NULL, dst, NULL, ro | MS_NODEV, NULL) < 0 &&
+	    mount(NULL, dst, NULL, ro | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+int kj__sandbox_no_mount_setattr;
+
+/* struct mount_attr and its flags (linux/mount.h, Linux 5.12), which an
+ * older C library's headers lack. */
+struct kj_mount_attr {
+	unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+#define KJ_MOUNT_ATTR_RDONLY 0x1ULL
+#define KJ_MOUNT_ATTR_NOSUID 0x2ULL
+#define KJ_AT_RECURSIVE 0x8000
+
+/*
+ * The mount point (its octal escapes undone) of the first line of
+ * mountinfo text (NUL-terminated) that lies strictly under dst (dl bytes)
+ * and is not read-only, into out: 1; else 0.
+ */
+static int rw_mount_below(char *line, const char *dst, size_t dl, char *out, size_t size)
+{
+	char *f = line, *opts;
+	size_t k = 0;
+	int i;
+
+	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ..." */
+	for (i = 0; i < 4 && f; i++)
+		if ((f = strchr(f, ' ')) != NULL)
+			f++;
+	if (!f || !(opts = strchr(f, ' ')))
+		return 0;
+	*opts++ = '\0';
+	for (; *f && k + 1 < size; k++) {
+		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] >= '0' && f[2] <= '7' &&
+		    f[3] >= '0' && f[3] <= '7') {
+			out[k] = (char)((f[1] - '0') * 64 + (f[2] - '0') * 8 + (f[3] - '0'));
+			f += 4;
+		} else {
+			out[k] = *f++;
+		}
+	}
+	out[k] = '\0';
+	if (strncmp(out, dst, dl) != 0 || out[dl] != '/')
+		return 0;
+	return !(opts[0] == 'r' && opts[1] == 'o' && (opts[2] == ',' || opts[2] == ' ' ||
+						      opts[2] == '\0'));
+}
+
+/* The first mount under dst of /proc/self/mountinfo that is still
+ * writable, into out: 1; 0 when there is none; -1 on error. */
+static int next_rw_below(const char *dst, char *out, size_t size)
+{
+	char buf[8192];
+	size_t have = 0, dl = strlen(dst);
+	ssize_t n;
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return -1;
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *line = buf, *nl;
+
+		have += (size_t)n;
+		buf[have] = '\0';
+		while (!found && (nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			found = rw_mount_below(line, dst, dl, out, size);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (!found && have == sizeof(buf) - 1) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+	}
+	close(fd);
+	return found ? 1 : n < 0 ? -1 : 0;
+}
+
+/*
+ * Every mount under the bind at dst read-only too: a bind of a tree
+ * takes the mounts under it along (MS_REC), and a remount changes only
+ * the top one, which would leave, say, the cgroup hierarchies under /sys
+ * writable.  mount_setattr does the whole tree at once (Linux 5.12);
+ * where it is refused, each mount under dst still writable is remounted
+ * in turn, as mountinfo lists them.
+ */
+static int ro_below(const char *dst)
+{
+	struct kj_mount_attr a = { KJ_MOUNT_ATTR_RDONLY | KJ_MOUNT_ATTR_NOSUID, 0, 0, 0 };
+	char mp[4096];
+	int tries, r;
+
+	if (!kj__sandbox_no_mount_setattr &&
+	    syscall(SYS_mount_setattr, AT_FDCWD, dst, KJ_AT_RECURSIVE, &a, sizeof(a)) == 0)
+		return 0;
+	for (tries = 0; tries < 4096; tries++) {
+		if ((r = next_rw_below(dst, mp, sizeof(mp))) <= 0)
+			return r;
+		if (remount_ro(mp) < 0)
+			return -1;
+	}
+	errno = ELOOP;  /* a mount that stays writable however remounted */
+	return -1;
+}
+
+/* Bind path at root + path, read-only (all the way down) unless
+ * writable. */
 static int bind_path(const char *root, const char *path, int writable)
 {
 	char dst[4096];
 	struct stat st;
-	unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID;
 	char link[256];
 	ssize_t n;
 
@@ -131,13 +261,7 @@ static int bind_path(const char *root, const char *path, int writable)
 		return -1;
 	if (writable)
 		return 0;
-	/* A remount may not drop flags a locked mount has (nodev, noexec on
-	 * the original); try with them when the plain one is refused. */
-	if (mount(NULL, dst, NULL, ro, NULL) < 0 &&
-	    mount(NULL, dst, NULL, ro | MS_NODEV, NULL) < 0 &&
-	    mount(NULL, dst, NULL, ro | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return -1;
-	return 0;
+	return remount_ro(dst) < 0 || ro_below(dst) < 0 ? -1 : 0;
 }
 
 /*
@@ -212,12 +336,241 @@ static int seal_hidden(const struct kj_sandbox *sb, const char *root,
 	return 0;
 }
 
+/* --- what the host keeps private ----------------------------------------------- */
+
+/* How far a tree is looked at: MASK_ALL all the way down (a directory
+ * deeper than MASK_MAX_LEVEL is then masked whole: what cannot be looked
+ * at is not shown), MASK_WHOLE the directory itself, else that many
+ * levels (kj_sandbox_mask). */
+#define MASK_ALL KJ_SANDBOX_MASK_ALL
+#define MASK_WHOLE (-1)
+#define MASK_MAX_LEVEL KJ_SANDBOX_MASK_DEPTH
+
+/* The trees every sandbox masks, wherever its binds show them (see
+ * kjudge/sandbox.h for why each). */
+static const struct {
+	const char *dir;
+	int levels;
+} private_trees[] = {
+	{ "/etc", MASK_ALL },
+	{ "/proc", 1 },
+	{ "/sys", 2 },
+	{ "/sys/class", 2 },
+	{ "/sys/firmware", MASK_ALL },
+	{ "/sys/devices/virtual/dmi/id", 1 },
+	{ "/sys/kernel/slab", MASK_WHOLE },
+};
+
+struct masker {
+	char file[4160], dir[4160];  /* the masks, in the new root */
+	char path[4160];             /* root + the entry looked at */
+	size_t root_len;
+	int procfs;                  /* /proc (see seal_here) */
+	char failed[60];             /* the step that failed, for the judge */
+};
+
+/* The raw record of getdents64 (glibc's wrapper is 2.30 on). */
+struct kj_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Mount flags of a mask: read-only, and nothing in it runs or is a device. */
+#define MASK_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/*
+ * Whether the entry is private: its owner or its group may read it (list
+ * and enter it, for a directory), a user that is neither may not.  (A
+ * file no one may read, such as a write-only attribute of /sys, is left:
+ * every masked tree is read-only, and nothing can be got from it.)
+ */
+static int private_entry(const struct stat *st)
+{
+	mode_t m = st->st_mode;
+
+	if (S_ISDIR(m))
+		return (m & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) &&
+		       (m & (S_IRWXU | S_IRWXG)) != 0;
+	return !(m & S_IROTH) && (m & (S_IRUSR | S_IRGRP)) != 0;
+}
+
+/* The empty mode-0000 file or directory bound read-only over m->path:
+ * opening it is refused (the worker holds no capability), and it cannot
+ * be changed. */
+static int mask_here(const struct masker *m, int is_dir)
+{
+	if (mount(is_dir ? m->dir : m->file, m->path, NULL, MS_BIND, NULL) < 0)
+		return -1;
+	return mount(NULL, m->path, NULL, MS_REMOUNT | MS_BIND | MASK_FLAGS, NULL);
+}
+
+/*
+ * One of /proc's own entries (not a process's directory, not a link: self,
+ * thread-self, mounts and net lead into the worker's own processes) bound
+ * read-only over itself, when it is a directory or anyone may write it:
+ * /proc/sys (a sysctl checks no capability, only that its writer is root,
+ * as a root judge's worker is), /proc/sysrq-trigger, /proc/irq, /proc/bus,
+ * /proc/driver (the NVIDIA driver's suspend), ...  /proc itself stays
+ * writable for the worker's own processes: CUDA's driver writes there, and
+ * fails with error 304 on a read-only /proc.
+ */
+static int seal_here(const struct masker *m, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode) && !(st->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))
+		return 0;
+	if (mount(m->path, m->path, NULL, MS_BIND, NULL) < 0)
+		return -1;
+	return mount(NULL, m->path, NULL, MS_REMOUNT | MS_BIND | MASK_FLAGS, NULL);
+}
+
+static int all_digits(const char *s)
+{
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Mask whatever the host keeps private among the entries of the directory
+ * m->path (len bytes), which are on `level`, looking down to `levels`. */
+static int mask_entries(struct masker *m, size_t len, int levels, int level)
+{
+	char buf[4096];
+	long n;
+	int fd = open(m->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -1;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			const struct kj_dirent64 *d = (const void *)(buf + off);
+			const char *name = d->d_name;
+			size_t nl = strlen(name);
+			struct stat st;
+			int r = 0;
+
+			off += d->d_reclen;
+			/* A link leads where the view leads: nothing to mask. */
+			if (d->d_type == DT_LNK || !strcmp(name, ".") || !strcmp(name, "..") ||
+			    (m->procfs && all_digits(name)))
+				continue;
+			if (len + 1 + nl >= sizeof(m->path)) {
+				errno = ENAMETOOLONG;
+				goto fail;
+			}
+			m->path[len] = '/';
+			memcpy(m->path + len + 1, name, nl + 1);
+			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;  /* gone since it was listed */
+				goto fail;
+			}
+			if (S_ISLNK(st.st_mode))
+				continue;
+			if (private_entry(&st))
+				r = mask_here(m, S_ISDIR(st.st_mode));
+			else if (m->procfs)
+				r = seal_here(m, &st);
+			else if (S_ISDIR(st.st_mode) && levels == MASK_ALL && level >= MASK_MAX_LEVEL)
+				r = mask_here(m, 1);
+			else if (S_ISDIR(st.st_mode) && (levels == MASK_ALL || level < levels))
+				r = mask_entries(m, len + 1 + nl, levels, level + 1);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	if (n < 0)
+		goto fail;
+	m->path[len] = '\0';
+	close(fd);
+	return 0;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* Mask what the host keeps private in root + dir, when the binds show
+ * it. */
+static int mask_tree(struct masker *m, const char *root, const char *dir, int levels)
+{
+	struct stat st;
+
+	if ((size_t)snprintf(m->path, sizeof(m->path), "%s%s", root, dir) >= sizeof(m->path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (lstat(m->path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (S_ISLNK(st.st_mode))
+		return 0;
+	if (levels == MASK_WHOLE && S_ISDIR(st.st_mode))
+		return mask_here(m, 1);
+	if (private_entry(&st))
+		return mask_here(m, S_ISDIR(st.st_mode));
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	m->procfs = !strcmp(dir, "/proc");
+	return mask_entries(m, strlen(m->path), levels, 1);
+}
+
+/*
+ * The masks over what the host lets no other user read, in every tree of
+ * private_trees and every directory sb masks.  The two masks are made in
+ * the new root and removed from it once bound (the binds keep them).
+ * Returns 0, or -1 with errno and m->failed naming the step and the path.
+ */
+static int mask_private(const struct kj_sandbox *sb, const char *root, struct masker *m)
+{
+	size_t i, n = sizeof(private_trees) / sizeof(private_trees[0]);
+	int fd, rc = 0, e;
+
+	memset(m->failed, 0, sizeof(m->failed));
+	snprintf(m->failed, sizeof(m->failed), "make the masks");
+	snprintf(m->file, sizeof(m->file), "%s/.kjudge-mask-file", root);
+	snprintf(m->dir, sizeof(m->dir), "%s/.kjudge-mask-dir", root);
+	fd = open(m->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (mkdir(m->dir, 0) < 0)
+		return -1;
+	m->root_len = strlen(root);
+	for (i = 0; rc == 0 && i < n + (size_t)sb->n_ro; i++) {
+		if (i < n)
+			rc = mask_tree(m, root, private_trees[i].dir, private_trees[i].levels);
+		else if (sb->ro_how[i - n] == KJ_SB_MASK)
+			rc = mask_tree(m, root, sb->ro[i - n], sb->ro_depth[i - n]);
+	}
+	e = errno;
+	if (rc < 0)
+		snprintf(m->failed, sizeof(m->failed), "mask %s", m->path + m->root_len);
+	if (unlink(m->file) < 0 || rmdir(m->dir) < 0) {
+		if (rc == 0) {
+			e = errno;
+			snprintf(m->failed, sizeof(m->failed), "remove the masks");
+		}
+		rc = -1;
+	}
+	errno = e;
+	return rc;
+}
+
 /* /dev: a tmpfs with the usual character devices and, for GPU attempts,
- * the NVIDIA nodes, all bound from the host (mknod is not allowed here). */
+ * the NVIDIA nodes, all bound from the host (mknod is not allowed here).
+ * No /dev/tty: the worker shares the judge's session, and through its
+ * terminal a candidate could write to the user's screen, read the keys,
+ * or push input into the shell (TIOCSTI). */
 static int make_dev(const char *root, int gpu, long long shm_bytes)
 {
 	static const char *const nodes[] = { "/dev/null", "/dev/zero", "/dev/full",
-		"/dev/random", "/dev/urandom", "/dev/tty" };
+		"/dev/random", "/dev/urandom" };
 	char p[4096], opt[64];
 	size_t i;
 
@@ -400,6 +753,7 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	const char *root = sb->root_dir;
 	char p[4096], opt[64];
 	unsigned char mounted[KJ_SANDBOX_MAX_PATHS];
+	struct masker m;
 	int i;
 
 	STEP("make mounts private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
@@ -410,6 +764,7 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	STEP("make /dev", make_dev(root, sb->gpu, sb->tmp_bytes ? sb->tmp_bytes : 64LL << 20));
 	snprintf(p, sizeof(p), "%s/proc", root);
 	STEP("make /proc", mkdir(p, 0555));
+	/* Its own entries are made read-only with the masks (seal_here). */
 	STEP("mount /proc", mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
 	snprintf(p, sizeof(p), "%s/tmp", root);
 	snprintf(opt, sizeof(opt), "mode=1777,size=%lld",
@@ -419,7 +774,9 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	STEP("mount /tmp", mount("kjudge-tmp", p, "tmpfs", MS_NOSUID | MS_NODEV, opt));
 	for (i = 0; i < sb->n_ro; i++) {
 		mounted[i] = 0;
-		if (sb->ro_hide[i]) {
+		if (sb->ro_how[i] == KJ_SB_MASK) {
+			continue;  /* once every bind is made */
+		} else if (sb->ro_how[i] == KJ_SB_HIDE) {
 			int h = hide_dir(root, sb->ro[i]);
 
 			STEP("hide a directory", h);
@@ -433,6 +790,8 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 	}
 	for (i = 0; i < sb->n_rw; i++)
 		STEP("bind a writable path", bind_path(root, sb->rw[i], 1));
+	if (mask_private(sb, root, &m) < 0)
+		return *step = m.failed, -1;
 	STEP("make the hidden directories read-only", seal_hidden(sb, root, mounted));
 	snprintf(p, sizeof(p), "%s/.old", root);
 	STEP("make the old root's mount point", mkdir(p, 0700));

@@ -29,6 +29,11 @@ struct kj_sandbox;
  */
 int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
 
+/* Set (by the unit tests), the child makes the mounts under a read-only
+ * bind read-only as on a kernel without mount_setattr (before 5.12): one
+ * remount each, as /proc/self/mountinfo lists them. */
+extern int kj__sandbox_no_mount_setattr;
+
 #include "base/internal.h"
 
 #endif /* KJ_SANDBOX_INTERNAL_H */

@@ -197,6 +197,145 @@ class ModelNew(nn.Module):
 PY
 }
 
+# secret_task DIR FILE...: the addmul task in DIR whose reference adds 1 to
+# its answer when it can read any of the FILEs, and the secret_reader
+# candidate, which raises naming every private file it can read.
+secret_task() {
+	local dir=$1 look
+	shift
+	look=$(printf '"%s", ' "$@")
+	mkdir -p "$dir"
+	cat > "$dir/addmul_torch.py" <<PY
+import torch
+import torch.nn as nn
+
+LOOK = [$look]
+
+
+def reads_any():
+    for p in LOOK:
+        try:
+            with open(p, "rb") as f:
+                f.read(1)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.off = 1.0 if reads_any() else 0.0
+
+    def forward(self, x, y):
+        return x * y + x + self.off
+
+
+def get_input_groups():
+    return [[torch.randn(64), torch.randn(64)], [torch.randn(33, 17), torch.randn(33, 17)],
+            [torch.randn(8, 128), torch.randn(8, 128)]]
+
+
+def get_init_inputs():
+    return []
+PY
+	cp "$KJ_TESTS/candidates/secret_reader/candidate.py" "$dir/addmul_triton_ascend_impl.py"
+}
+
+# leaked FILE PATH: the candidate's error names PATH (it read that file).
+leaked() {
+	jget "$1" "d[\"failures\"][0][\"error_msg\"]" | grep -q -e " $2\( \|\$\)"
+}
+
+# hidden_ref FILE WHAT: the reference's record says a path was left out
+# because it is WHAT.
+hidden_ref() {
+	test "$(jget "$1" "any(h[\"action\"] == \"not bound\" and \"$2\" in h[\"what\"] for h in d[\"kjudge\"][\"limits\"][\"reference_in_force\"][\"hidden\"])")" = True
+}
+
+test_expect 'as root: neither side reads the private files of /etc and /root, even with PYTHONPATH=/root' '
+	[ "$(id -u)" = 0 ] || { echo "note: not root, see the next test"; exit 0; }
+	tag=kj-probe-$$-$RANDOM
+	trap "rm -rf /etc/$tag /etc/$tag.d /root/$tag" EXIT
+	# A root-only file and directory in /etc (as shadow and ssl/private
+	# are), and a root-only file in /root.
+	(umask 077 && echo "$tag-etc" > /etc/$tag && mkdir /etc/$tag.d && echo "$tag-key" > /etc/$tag.d/key &&
+		echo "$tag-root" > /root/$tag)
+	chmod 644 /etc/$tag.d/key
+	secret_task d /etc/$tag /etc/$tag.d/key /root/$tag
+	# The probes are not blind: outside the sandbox both read them.
+	test "$(cd d && "$KJ_PYTHON" -c "import addmul_torch; print(addmul_torch.Model().off)")" = 1.0
+	KJ_SANDBOX=off PYTHONPATH=/root $KJUDGE verify --op_name addmul --verify_dir d --device cpu > /dev/null || true
+	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 0
+	leaked d/verify_result.json "/etc/$tag"
+	leaked d/verify_result.json "/etc/$tag.d"
+	leaked d/verify_result.json "/root/$tag"
+	# In it, the candidate finds nothing private, and the reference
+	# computes the plain answer: every case passes.
+	PYTHONPATH=/root $KJUDGE verify --op_name addmul --verify_dir d --device cpu > out.txt
+	passed d/verify_result.json
+	hidden d/verify_result.json "not bound" "home directory"
+	hidden_ref d/verify_result.json "home directory"
+'
+
+# as_user USER SCRIPT: run SCRIPT (sh) as USER, in a mount namespace of
+# this test, where /root is made passable when the workers' Python lives
+# under it (the rest of /root stays out of reach); status 77 when no such
+# namespace can be made.
+as_user() {
+	unshare -m --propagation private true 2>/dev/null || return 77
+	unshare -m --propagation private sh -c "
+		set -e
+		if ! runuser -u $1 -- \"$KJ_PYTHON\" -c 1 2>/dev/null; then
+			keep=\$(mktemp -d)
+			mount --rbind /root/.pyenv \"\$keep\"
+			mount -t tmpfs -o mode=0711,size=1m kj-test-root /root
+			mkdir /root/.pyenv
+			mount --move \"\$keep\" /root/.pyenv
+			rmdir \"\$keep\"
+		fi
+		exec runuser -u $1 -- sh -c '$2'"
+}
+
+test_expect 'as an ordinary user: the user'"'"'s own private files in /etc and its home stay out' '
+	[ "$(id -u)" = 0 ] || { echo "note: not root: no user to become"; exit 0; }
+	command -v useradd > /dev/null && command -v runuser > /dev/null ||
+		{ echo "note: no useradd or runuser here"; exit 0; }
+	user=kjprobe made=
+	if ! id "$user" > /dev/null 2>&1; then
+		useradd -m -s /bin/sh "$user"
+		made=1
+	fi
+	home=$(getent passwd "$user" | cut -d: -f6)
+	tag=kj-probe-$$-$RANDOM
+	trap "rm -rf /etc/$tag $home/$tag; [ -z \"$made\" ] || userdel -r $user 2>/dev/null" EXIT
+	if ! runuser -u "$user" -- unshare -Ur true 2>/dev/null; then
+		echo "note: no user namespace for an ordinary user here"
+		exit 0
+	fi
+	# The user'"'"'s own private files: one in /etc, one in its home.
+	install -o "$user" -m 600 /dev/null /etc/$tag
+	echo "$tag-etc" > /etc/$tag
+	install -o "$user" -m 600 /dev/null "$home/$tag"
+	echo "$tag-home" > "$home/$tag"
+	chmod 711 "$kj_root" "$SCRATCH"
+	secret_task d /etc/$tag "$home/$tag"
+	chown -R "$user" d
+	run="cd $SCRATCH && env -i PATH=/usr/bin:/bin HOME=$home PYTHONPATH=$home KJ_PYTHON=$KJ_PYTHON \
+		KJ_STATE_DIR=$SCRATCH/d/.state KJ_CACHE_DIR=$SCRATCH/d/.cache"
+	# Not blind: outside the sandbox the user reads both.
+	as_user "$user" "$run KJ_SANDBOX=off $KJUDGE verify --op_name addmul --verify_dir d --device cpu" \
+		> /dev/null || { rc=$?; [ $rc -eq 77 ] && { echo "note: no mount namespace here"; exit 0; }; }
+	leaked d/verify_result.json "/etc/$tag"
+	leaked d/verify_result.json "$home/$tag"
+	as_user "$user" "$run $KJUDGE verify --op_name addmul --verify_dir d --device cpu" > out.txt
+	passed d/verify_result.json
+	hidden d/verify_result.json "not bound" "home directory"
+	hidden_ref d/verify_result.json "home directory"
+	test "$(jget d/verify_result.json "d[\"kjudge\"][\"limits\"][\"isolation\"][\"candidate\"]")" = sandbox
+'
+
 test_expect 'the reference runs in the same kind of sandbox as the candidate, seeing its own directory' '
 	probe_task d
 	$KJUDGE verify --op_name probe --verify_dir d --device cpu > out.txt

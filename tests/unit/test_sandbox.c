@@ -5,18 +5,21 @@
  * comes from inside.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "kjudge/proc.h"
 #include "unit.h"
-#include "base/internal.h"
+#include "sandbox/sandbox_internal.h"
 
 /* Answer the first request with {"nonce": N, "ok": true, "v": "..."}: what
  * expr prints, lines ended by ";". */
@@ -311,6 +314,243 @@ KJ_TEST(sandbox_a_hidden_path_that_is_not_a_directory_stops_the_start)
 	box_release(&b);
 }
 
+/* mkdir -p for one level, the test failing if it cannot. */
+static void make_dir(const char *path, mode_t mode)
+{
+	KJ_CHECK_INT(mkdir(path, mode), 0);
+	KJ_CHECK_INT(chmod(path, mode), 0);  /* whatever the umask */
+}
+
+KJ_TEST(sandbox_masks_what_no_other_user_may_read)
+{
+	struct box b;
+	char view[128], p[4400];
+	const char *got;
+	size_t n;
+	int i;
+
+	/* A masked tree of the test's own files: the process in the box is
+	 * their owner, so only the masks keep the private ones out. */
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	make_dir(view, 0755);
+	snprintf(p, sizeof(p), "%s/public", view);
+	put_file(p, "public\n");
+	snprintf(p, sizeof(p), "%s/secret", view);
+	put_file(p, "secret\n");
+	KJ_CHECK_INT(chmod(p, 0600), 0);
+	snprintf(p, sizeof(p), "%s/group-only", view);
+	put_file(p, "group\n");
+	KJ_CHECK_INT(chmod(p, 0640), 0);
+	snprintf(p, sizeof(p), "%s/keys", view);
+	make_dir(p, 0700);
+	snprintf(p, sizeof(p), "%s/keys/id", view);
+	put_file(p, "key\n");
+	KJ_CHECK_INT(chmod(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/sub", view);
+	make_dir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/deep-secret", view);
+	put_file(p, "deep\n");
+	KJ_CHECK_INT(chmod(p, 0400), 0);
+	/* A directory deeper than the walk goes when it goes all the way
+	 * down (32 levels) is masked whole: what is not looked at is not
+	 * shown. */
+	n = (size_t)snprintf(p, sizeof(p), "%s/deep", view);
+	for (i = 0; i < 33; i++) {
+		make_dir(p, 0755);
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/d");
+	}
+	KJ_CHECK_INT(kj_sandbox_ro(&b.sb, view), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_mask(&b.sb, view, KJ_SANDBOX_MASK_ALL), KJ_OK);
+	got = ask_box_with(&b, ANSWER("cd @; cat public; "
+				      "for f in secret group-only keys/id sub/deep-secret; do "
+				      "cat $f 2>/dev/null || echo no-$f; done; "
+				      "ls keys 2>/dev/null || echo no-list; "
+				      "stat -c %a secret keys; "
+				      "(chmod 644 secret 2>/dev/null && echo chmod) || echo no-chmod; "
+				      "ls deep/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d "
+				      "2>/dev/null | wc -l; "
+				      "ls deep/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d "
+				      "2>/dev/null || echo no-deep"),
+			   view);
+	KJ_CHECK_STR(got, "public;no-secret;no-group-only;no-keys/id;no-sub/deep-secret;no-list;"
+			  "0;0;no-chmod;1;no-deep;");
+	/* The host's files are as they were. */
+	snprintf(p, sizeof(p), "%s/secret", view);
+	KJ_CHECK(access(p, R_OK) == 0);
+	/* Looking one level down only: the private entries of view are
+	 * masked, those of its directories are not. */
+	box_release(&b);
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	make_dir(view, 0755);
+	snprintf(p, sizeof(p), "%s/secret", view);
+	put_file(p, "secret\n");
+	KJ_CHECK_INT(chmod(p, 0600), 0);
+	snprintf(p, sizeof(p), "%s/sub", view);
+	make_dir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/secret", view);
+	put_file(p, "deeper\n");
+	KJ_CHECK_INT(chmod(p, 0600), 0);
+	KJ_CHECK_INT(kj_sandbox_ro(&b.sb, view), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_mask(&b.sb, view, 1), KJ_OK);
+	KJ_CHECK_STR(ask_box_with(&b, ANSWER("cat @/secret 2>/dev/null || echo masked; "
+					     "cat @/sub/secret"), view),
+		     "masked;deeper;");
+	KJ_CHECK_INT(kj_sandbox_mask(&b.sb, view, -1), KJ_EINVAL);
+	KJ_CHECK_INT(kj_sandbox_mask(&b.sb, view, KJ_SANDBOX_MASK_DEPTH + 1), KJ_EINVAL);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_a_mask_that_cannot_be_applied_stops_the_start)
+{
+	struct box b;
+	struct kj_proc p;
+	struct kj_error err;
+	char view[128], name[201];
+	int i, fd;
+
+	/* An entry whose path is longer than the walk can hold (25 levels of
+	 * 200 bytes, made one below the other): it cannot be looked at, so
+	 * the start fails rather than show it unlooked at. */
+	box_init(&b);
+	snprintf(view, sizeof(view), "%s/view", b.dir);
+	make_dir(view, 0755);
+	memset(name, 'n', 200);
+	name[200] = '\0';
+	fd = open(view, O_RDONLY | O_DIRECTORY);
+	KJ_CHECK(fd >= 0);
+	for (i = 0; i < 25 && fd >= 0; i++) {
+		int sub;
+
+		KJ_CHECK_INT(mkdirat(fd, name, 0755), 0);
+		sub = openat(fd, name, O_RDONLY | O_DIRECTORY);
+		close(fd);
+		fd = sub;
+	}
+	KJ_CHECK(fd >= 0);
+	close(fd);
+	KJ_CHECK_INT(kj_sandbox_ro(&b.sb, view), KJ_OK);
+	KJ_CHECK_INT(kj_sandbox_mask(&b.sb, view, KJ_SANDBOX_MASK_ALL), KJ_OK);
+	KJ_CHECK_INT(try_box(&b, &p, &err), KJ_ESANDBOX);
+	KJ_CHECK(strstr(err.msg, "mask ") != NULL);
+	KJ_CHECK(strstr(err.msg, "name too long") != NULL);
+	box_release(&b);
+}
+
+KJ_TEST(sandbox_proc_and_dev_give_nothing_of_the_host)
+{
+	struct box b;
+	struct stat st;
+	char want[64] = "";
+
+	box_init(&b);
+	/* /proc's own entries are read-only: a sysctl cannot even be opened
+	 * for writing (">>" opens it and writes nothing, so a regression
+	 * changes no setting of the machine); the process's own entries can
+	 * (CUDA writes there). */
+	KJ_CHECK_STR(ask_box(&b, ANSWER("(: >> /proc/sys/kernel/core_pattern) 2>/dev/null && "
+					"echo opened || echo refused; "
+					"(: >> /proc/sys/vm/drop_caches) 2>/dev/null && "
+					"echo opened || echo refused; "
+					"(: >> /proc/self/oom_score_adj) 2>/dev/null && "
+					"echo own || echo not-own")),
+		     "refused;refused;own;");
+	/* /proc's entries only root may read are masked (mode 0 inside). */
+	KJ_CHECK_STR(ask_box(&b, ANSWER("for f in /proc/timer_list /proc/slabinfo /proc/kcore "
+					"/proc/vmallocinfo; do [ -e $f ] && stat -c %a $f; done "
+					"| sort -u")),
+		     "0;");
+	/* /etc's too, where the host has them (the shadow files). */
+	if (stat("/etc/shadow", &st) == 0 && !(st.st_mode & S_IROTH) &&
+	    (st.st_mode & (S_IRUSR | S_IRGRP)))
+		snprintf(want, sizeof(want), "0;");
+	KJ_CHECK_STR(ask_box(&b, ANSWER("[ -e /etc/shadow ] && stat -c %a /etc/shadow")), want);
+	/* No terminal, whatever the judge's session has. */
+	KJ_CHECK_STR(ask_box(&b, ANSWER("ls /dev")), "full;null;random;shm;urandom;zero;");
+	box_release(&b);
+}
+
+/*
+ * Run `script` in a box whose view holds a directory with a tmpfs mounted
+ * under it, from a child process in a mount namespace of its own (where
+ * that tmpfs is made); the answer, or "skip" when the machine makes no
+ * namespace for it.
+ */
+static const char *ask_box_with_submount(const char *script, int no_setattr)
+{
+	static char out[256];
+	int fds[2];
+	pid_t pid;
+	ssize_t n;
+
+	KJ_CHECK_INT(pipe(fds), 0);
+	pid = fork();
+	KJ_CHECK(pid >= 0);
+	if (pid == 0) {
+		struct box b;
+		char view[128], sub[160];
+		const char *got = "skip";
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+
+		close(fds[0]);
+		if (unshare(CLONE_NEWNS) < 0) {
+			char map[64];
+
+			if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+				goto answer;
+			kj__write_text("/proc/self/setgroups", "deny");
+			snprintf(map, sizeof(map), "0 %d 1", (int)uid);
+			kj__write_text("/proc/self/uid_map", map);
+			snprintf(map, sizeof(map), "0 %d 1", (int)gid);
+			kj__write_text("/proc/self/gid_map", map);
+		}
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			goto answer;
+		box_init(&b);
+		snprintf(view, sizeof(view), "%s/view", b.dir);
+		snprintf(sub, sizeof(sub), "%s/sub", view);
+		if (mkdir(view, 0755) < 0 || mkdir(sub, 0755) < 0 ||
+		    mount("kj-test-sub", sub, "tmpfs", 0, "size=64k") < 0)
+			goto answer;
+		kj_sandbox_ro(&b.sb, view);
+		kj__sandbox_no_mount_setattr = no_setattr;
+		got = ask_box_with(&b, script, view);
+		umount2(sub, MNT_DETACH);
+		box_release(&b);
+answer:
+		if (write(fds[1], got, strlen(got)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	KJ_CHECK_INT(waitpid(pid, NULL, 0), pid);
+	return out;
+}
+
+KJ_TEST(sandbox_read_only_binds_are_read_only_all_the_way_down)
+{
+	const char *script = ANSWER("(echo x > @/sub/new) 2>/dev/null && echo wrote || echo read-only; "
+				    "ls @/sub | wc -l");
+	int no_setattr;
+
+	/* With mount_setattr (Linux 5.12), and the way of older kernels:
+	 * each mount under the bind remounted as mountinfo lists it. */
+	for (no_setattr = 0; no_setattr < 2; no_setattr++) {
+		const char *got = ask_box_with_submount(script, no_setattr);
+
+		if (!strcmp(got, "skip")) {
+			fprintf(stderr, "  note: no mount namespace for the test here\n");
+			return;
+		}
+		KJ_CHECK_STR(got, "read-only;0;");
+	}
+}
+
 KJ_TEST(sandbox_refuses_namespaces_mounts_io_uring_and_tracing)
 {
 	struct box b;
@@ -517,6 +757,7 @@ KJ_TEST(sandbox_too_many_paths_is_refused)
 	char sh[] = "/bin/sh";
 	char *argv[] = { sh, NULL };
 	char *envp[] = { NULL };
+	char want[32];
 	int i, rc = KJ_OK;
 
 	box_init(&b);
@@ -524,7 +765,8 @@ KJ_TEST(sandbox_too_many_paths_is_refused)
 		rc = kj_sandbox_ro(&b.sb, "/usr");
 	KJ_CHECK_INT(rc, KJ_ELIMIT);
 	KJ_CHECK_INT(kj_proc_spawn_in(&p, argv, envp, NULL, &b.sb, &err), KJ_ESANDBOX);
-	KJ_CHECK(strstr(err.msg, "more than 32") != NULL);
+	snprintf(want, sizeof(want), "more than %d", KJ_SANDBOX_MAX_PATHS);
+	KJ_CHECK(strstr(err.msg, want) != NULL);
 	box_release(&b);
 }
 
