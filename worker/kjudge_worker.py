@@ -1205,13 +1205,13 @@ class Worker:
         lat.sort()
         return max(3 * lat[int(0.99 * (len(lat) - 1))], 0.005)
 
-    def _timed_call(self, inputs, flush, stream, thr):
+    def _timed_call(self, inputs, flush, stream, thr, made=None):
         if flush is not None:
             flush.fill_(0)
         kjt = self._kjt
         if kjt.kjt_begin(stream) != 0:
             raise RuntimeError("the native timer failed to start a sample")
-        out = self.model(*inputs)
+        out = self.model(*inputs) if made is None else made
         if kjt.kjt_end(stream, thr) != 0:
             raise RuntimeError("the native timer failed to end a sample")
         return out
@@ -1254,6 +1254,12 @@ class Worker:
         from `seed` just before it and dropped after it: inputs the code
         under test has never seen (nor could have found in this worker
         before that call), whose outputs are those of set `set`.
+
+        With empty (the reference's worker), each timed call returns the
+        outputs the model made for its set before the round, untimed, and
+        everything around the call is as in any round: what the round
+        costs is the harness's cost, which the judge takes off both sides'
+        rounds.
         """
         torch = self.torch
         laps, lap = self._phases()
@@ -1273,6 +1279,7 @@ class Worker:
         key = (req["case"], tuple(seeds), check)
         if getattr(self, "_round_key", None) != key:
             self._round_key = self._round_sets = self._round_before = None
+            self._empty_key = self._empty_outs = None
             self._round_kept = {}
             self._round_sets = [self._inputs(req["case"], sd, params) for sd in seeds]
             self._round_before = [self._snapshot(x) for x in self._round_sets] if check else None
@@ -1305,10 +1312,17 @@ class Worker:
         probe_inputs = probe_before = None
         calls = []
         kjt = self._kjt
+        empty = None
         with torch.no_grad():
             for _ in range(warmup):
                 self.model(*sets[0])
                 self._check_harness()
+            if req.get("empty"):
+                if getattr(self, "_empty_key", None) != self._round_key:
+                    self._empty_key = self._empty_outs = None
+                    self._empty_outs = [self.model(*x) for x in sets]
+                    self._empty_key = self._round_key
+                empty = self._empty_outs
             lap("warmup_s")
             if cuda:
                 torch.cuda.synchronize()
@@ -1333,7 +1347,8 @@ class Worker:
                         # the new inputs' calls and the cycled ones compare.
                         self._seed(seeds[k])
                         torch.cuda.synchronize()
-                    out = self._timed_call(sets[k], flush, stream, thr)
+                    out = self._timed_call(sets[k], flush, stream, thr,
+                                           empty[k] if empty is not None else None)
                 self._check_harness()
                 outs = self._outputs(out)
                 for o in outs:

@@ -195,7 +195,8 @@ struct kj_bench_opts {
 	size_t flush_bytes;             /* default 256 MiB */
 	int skip_framework;             /* use framework_latency_ms for the reference */
 	double framework_latency_ms;
-	/* The baseline's median per case, measured earlier in the batch (eval
+	/* The baseline's figure per case (kj_latency.judge_ms), measured
+	 * earlier in the batch (eval
 	 * shares one baseline among a task's candidates, so their speedups
 	 * have one denominator): a case k < n_ref_ms with ref_ms[k] > 0 is
 	 * timed on the candidate's side only, its reference latency that
@@ -203,6 +204,12 @@ struct kj_bench_opts {
 	 * Borrowed: the caller's, for the call. */
 	const double *ref_ms;
 	int n_ref_ms;
+	/* The harness's cost per timed call the reference's worker measured
+	 * with that baseline (kj_latency.overhead_ms), per case as ref_ms:
+	 * the candidate's judge_ms is its rounds' wall time less this.  A
+	 * case without one (0, or NULL) measures it again with rounds of
+	 * empty calls on the reference's worker. */
+	const double *ref_over_ms;
 };
 
 void kj_bench_opts_init(struct kj_bench_opts *b);

@@ -81,6 +81,10 @@ struct kj_call {
 	int probe_at;
 	uint64_t probe_seed;
 	int probe_set;
+	/* The reference's worker only: each timed call returns the outputs
+	 * the side's model made for its set before the round (untimed), so
+	 * that the round costs what the harness costs around a call */
+	int empty;
 	/* With check: per set, how many distinct outputs of this case the
 	 * judge has already checked in earlier rounds on this side (NULL: none;
 	 * n_known entries, the others 0).  The side names those by number

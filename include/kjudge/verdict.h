@@ -160,6 +160,19 @@ const char *kj_category_name(enum kj_category c);
 /* Longest message a case keeps, in bytes (verify.py keeps 2000 characters). */
 #define KJ_CASE_MSG_MAX 4000
 
+/*
+ * One side's timing of a case.  The samples (n, mean ... max, the median's
+ * interval, escaped) are the native harness's, taken inside the side's own
+ * process: a distribution to report and a figure to cross-check, never
+ * what a speedup rests on.  judge_ms is the judge's own: per timed call,
+ * the median over the side's rounds of the round's wall time (from the
+ * request sent to the reply received, on the judge's monotonic clock) per
+ * call, less the harness's cost per call measured on the reference's
+ * worker (overhead_ms); the speedup is the ratio of the two sides'
+ * judge_ms.  round_sample_ms is the median over the same rounds of the
+ * round's mean sample: the samples' figure the cross-check compares with
+ * judge_ms.
+ */
 struct kj_latency {
 	int n;                  /* samples */
 	double mean_ms, median_ms, stdev_ms, min_ms, max_ms;
@@ -167,6 +180,11 @@ struct kj_latency {
 	double escaped_ms_total;
 	double peak_memory_mb;
 	char timer[24];
+	int rounds;             /* timed rounds the judge's figures come from */
+	double judge_ms;        /* the judge's clock (above); 0: not measured */
+	double judge_ci_low_ms, judge_ci_high_ms; /* its 95 % interval */
+	double round_sample_ms; /* the samples' figure per round (above) */
+	double overhead_ms;     /* the harness's cost per call taken off */
 };
 
 struct kj_case {
@@ -187,10 +205,15 @@ struct kj_case {
 	struct kj_latency ref, cand;
 	int ref_given;          /* ref came from --framework_latency_ms */
 	int ref_cached;         /* ref came from the cache */
-	double speedup;         /* ref mean / cand mean; NaN when undefined */
+	double speedup;         /* ref.judge_ms / cand.judge_ms; NaN when
+				 * undefined */
 	double unseen_ms;       /* the fastest call on inputs the candidate had
 				 * never seen (0: none made) */
 	double unseen_ref_ms;   /* the same of the reference's (0: none made) */
+	/* The cross-check of the samples against the judge's clock: each
+	 * side's round_sample_ms / judge_ms (the reference's 1 when it was
+	 * not timed here), and the least the candidate's may be */
+	double check_ratio_ref, check_ratio_cand, check_ratio_min;
 };
 
 /* An empty case: a judge error "not judged", index i. */

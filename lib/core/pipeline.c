@@ -1060,6 +1060,11 @@ static double median_of(struct dvec *d)
 struct timed {
 	struct dvec ms, esc;     /* every timed sample */
 	struct dvec over;        /* per round: (judge's wall - samples) / calls */
+	struct dvec wall;        /* per round: judge's wall / calls */
+	struct dvec smean;       /* per round: samples / calls */
+	int empty;               /* its rounds are of empty calls (the
+				  * reference's worker: the harness's cost) */
+	int known_borrowed;      /* `known` is another's (not freed here) */
 	double peak_mb;
 	double idle_sync_ms;
 	char timer[24];
@@ -1078,7 +1083,10 @@ static void timed_release(struct timed *t)
 	free(t->ms.v);
 	free(t->esc.v);
 	free(t->over.v);
-	free(t->known);
+	free(t->wall.v);
+	free(t->smean.v);
+	if (!t->known_borrowed)
+		free(t->known);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -1128,6 +1136,10 @@ static double desc_bytes(const json_t *desc)
 #define PROBE_SETS 3
 #define PROBE_BATCHES 2
 #define REPLAY_RATIO 5.0
+
+/* The fewest timed rounds per side the judge's figures are medians of
+ * (unless --max_repeats ends the rounds first). */
+#define MIN_ROUNDS 3
 
 /*
  * One round of side s: `n_calls` timed calls cycling through the sets from
@@ -1190,6 +1202,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		call.n_known = acc->n_known;
 	/* Both sides alike, as for the rest of the work around the calls. */
 	call.export_outputs = devout;
+	call.empty = acc->empty;
 	if (other && other->loaded) {
 		rc = other->ops->freeze(other, 1, err);
 		if (rc != KJ_OK)
@@ -1334,7 +1347,8 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 				goto out;
 			}
 		}
-		if (dvec_add(&acc->over, (wall - sum) / n_calls)) {
+		if (dvec_add(&acc->over, (wall - sum) / n_calls) ||
+		    dvec_add(&acc->wall, wall / n_calls) || dvec_add(&acc->smean, sum / n_calls)) {
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1457,6 +1471,100 @@ static int replay_tripped(double fastest, double fastest_r, double med_c, double
 	       fastest - med_c > 2 * launch_ms;
 }
 
+/* The median absolute deviation of d, scaled to a standard deviation's
+ * (1.4826: normal data). */
+static double mad_of(struct dvec *d)
+{
+	struct dvec dev = { NULL, 0, 0 };
+	double m = median_of(d), r;
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (dvec_add(&dev, fabs(d->v[i] - m)) != KJ_OK) {
+			free(dev.v);
+			return INFINITY; /* no spread known: no bound can be met */
+		}
+	r = 1.4826 * median_of(&dev);
+	free(dev.v);
+	return r;
+}
+
+/*
+ * A side's figures from the judge's clock (kj_latency's judge_ms and its
+ * interval, round_sample_ms, overhead_ms), its rounds' wall time per call
+ * less `over`, the harness's cost per call.  Call after kj__latency.
+ */
+static int judge_figures(struct timed *t, double over, struct kj_latency *l)
+{
+	struct dvec j = { NULL, 0, 0 };
+	struct kj_latency f;
+	size_t i;
+	int rc = KJ_OK;
+
+	for (i = 0; rc == KJ_OK && i < t->wall.n; i++)
+		rc = dvec_add(&j, t->wall.v[i] - over);
+	if (rc == KJ_OK)
+		rc = kj__latency(j.v, NULL, j.n, 0, NULL, &f);
+	free(j.v);
+	if (rc != KJ_OK)
+		return rc;
+	l->rounds = (int)t->wall.n;
+	l->judge_ms = f.median_ms;
+	l->judge_ci_low_ms = f.ci_low_ms;
+	l->judge_ci_high_ms = f.ci_high_ms;
+	l->round_sample_ms = median_of(&t->smean);
+	l->overhead_ms = over;
+	return KJ_OK;
+}
+
+/*
+ * The cross-check.  Each side's samples, as a figure per round, over its
+ * judge's-clock figure: the reference's (trusted code, in the same harness)
+ * says what the ratio is for honest work here, about 1.  The candidate's
+ * may fall below it by CHECK_REL of its figure, plus CHECK_SPREAD times the
+ * spread of the harness's cost per call over the reference's rounds, plus
+ * CHECK_ABS (per device kind): what two workers running the same code
+ * differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the figures
+ * these come from).  Samples that claim less than that are not the time
+ * the calls took: TimingMismatch.  The speedup never rests on them; this
+ * makes a forgery a failure instead of a wasted effort.
+ */
+#define CHECK_REL_CPU 0.10
+#define CHECK_REL_GPU 0.05
+#define CHECK_ABS_CPU 0.02  /* ms */
+#define CHECK_ABS_GPU 0.002 /* ms */
+#define CHECK_SPREAD 3.0
+
+static int check_samples(struct kj_case *c, int timing_ref, double over, double spread, int gpu,
+			 struct kj_error *err)
+{
+	double jc = c->cand.judge_ms, rc_ = 0, rr = 1.0, slack, least;
+
+	if (timing_ref && c->ref.judge_ms > 0)
+		rr = c->ref.round_sample_ms / c->ref.judge_ms;
+	/* The reference's ratio counts as no more than 1: its samples
+	 * claiming more than its rounds held leaves no room for a candidate's
+	 * to claim less. */
+	if (rr > 1.0)
+		rr = 1.0;
+	slack = (gpu ? CHECK_REL_GPU : CHECK_REL_CPU) +
+		(CHECK_SPREAD * spread + (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU)) /
+			(jc > 0 ? jc : 1e-9);
+	least = rr * (1.0 - slack);
+	if (jc > 0)
+		rc_ = c->cand.round_sample_ms / jc;
+	c->check_ratio_ref = rr;
+	c->check_ratio_cand = rc_;
+	c->check_ratio_min = least;
+	if (!(jc > 0) || rc_ >= least)
+		return KJ_OK;
+	return kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate's samples say %.4g ms a call, "
+			    "its rounds on the judge's clock %.4g ms a call less the harness's %.4g "
+			    "ms: a ratio of %.3g, where the reference's is %.3g and the least "
+			    "allowed %.3g", c->cand.round_sample_ms, jc + over, over, rc_, rr,
+			    least) == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
 		      struct kj_case *c, int *redo, struct kj_error *err)
@@ -1466,19 +1574,33 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	struct golden *gold = calloc((size_t)n_gold, sizeof(*gold));
 	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
 	uint64_t probe_seeds[PROBE_BATCHES * PROBE_SETS];
-	struct timed tr, tc;
+	struct timed tr, tc, te;
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
 	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
+	double cand_floor = 0;
 	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
 	int timing_ref = !b->skip_framework && !(shared_ref > 0);
+	/* The harness's cost per call: from the reference's rounds, else as
+	 * measured with the shared baseline, else from rounds of empty calls
+	 * on the reference's worker. */
+	double shared_over = !timing_ref && shared_ref > 0 && b->ref_over_ms &&
+			     b->ref_over_ms[k] > 0 ? b->ref_over_ms[k] : 0;
+	int timing_empty = !timing_ref && !(shared_over > 0);
 	size_t least;
 
 	memset(&tr, 0, sizeof(tr));
 	memset(&tc, 0, sizeof(tc));
+	memset(&te, 0, sizeof(te));
 	tr.known = calloc((size_t)n_gold, sizeof(int));
 	tc.known = calloc((size_t)n_gold, sizeof(int));
 	tr.n_known = tc.n_known = n_gold;
+	/* The empty calls' outputs are the reference's own: one numbering
+	 * of distinct outputs on its worker. */
+	te.known = tr.known;
+	te.n_known = tr.n_known;
+	te.known_borrowed = 1;
+	te.empty = 1;
 	c->input_set = 1;
 	if (!gold || !seeds || !tr.known || !tc.known) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -1543,7 +1665,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	rc = device_limits(t, a, res, c, &ok, err);
 	if (rc != KJ_OK || !ok)
 		goto out;
-	if (timing_ref) {
+	if (timing_ref || timing_empty) {
 		rc = ensure_side(&t->ref, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
@@ -1577,8 +1699,18 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			if (w > 100000)
 				w = 100000;
 		}
+		/* The empty calls' outputs are made in this round, untimed
+		 * and outside every measured one. */
+		if (timing_empty) {
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					0, 0, 1, &te, 0, NULL, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
 	}
-	/* Interleaved rounds until both medians are known well enough. */
+	/* Interleaved rounds until both medians are known well enough, and
+	 * at least MIN_ROUNDS of them: the judge's figures are medians over
+	 * rounds. */
 	least = b->repeats > 5 ? (size_t)b->repeats : 5;
 	for (;;) {
 		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
@@ -1610,6 +1742,14 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 					goto out;
 			}
 		}
+		/* The harness alone, on the reference's worker, where the
+		 * reference itself is not timed. */
+		if (timing_empty) {
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					offset, round_calls, 0, &te, 1, NULL, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
 		offset = (offset + round_calls) % n_sets;
 		rounds++;
 		if ((rc = median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
@@ -1617,6 +1757,8 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			goto out;
 		if (tc.ms.n >= (size_t)b->max_repeats)
 			break;
+		if (rounds < MIN_ROUNDS)
+			continue;
 		if (tc.ms.n >= (size_t)b->repeats && (!timing_ref || tr.ms.n >= (size_t)b->repeats) &&
 		    rel_c <= b->target_ci && (!timing_ref || rel_r <= b->target_ci))
 			break;
@@ -1679,38 +1821,32 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			goto out;
 		}
 	}
-	/* The judge's clock: what the candidate's round took beyond its own
-	 * samples, per call, against what the same harness needs around the
-	 * reference's calls. */
+	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
+	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
+				   KJ_OK)) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* The judge's clock decides.  Each side's figure is the median over
+	 * its rounds of the round's wall time per call less the harness's
+	 * cost per call, which the reference's worker measured (its rounds'
+	 * time its own samples do not account for; or empty calls'; or the
+	 * shared baseline's): the same amount taken off both sides.  Then the
+	 * candidate's samples are checked against it (judge_figures). */
 	{
-		double over_c = median_of(&tc.over);
-		double over_r = timing_ref ? median_of(&tr.over) : 1.0;
-		/* The candidate's side also keeps and compares every call's
-		 * outputs (a copy and a read of them: three passes at the
-		 * device's copy bandwidth), the rest of the harness is the same;
-		 * beyond that, a margin for noise: 1.5 times the reference's
-		 * overhead again (on the H200 an honest candidate's was up to
-		 * 1.98 times the reference's, KernelBench's 95_CrossEntropyLoss),
-		 * 50 us, and a quarter of its median call. */
-		double check_ms = 3 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
-		double allowed = 2.5 * over_r + 0.05 + 0.25 * (timing_ref ? med_r : med_c) + check_ms;
+		double over = timing_ref ? median_of(&tr.over)
+			      : timing_empty ? median_of(&te.over) : shared_over;
+		double spread = timing_ref ? mad_of(&tr.over) : timing_empty ? mad_of(&te.over) : 0;
+		int gpu = !strcmp(tc.timer, "cuda_event");
 
-		/* On the CPU the harness shares the cores with whatever else
-		 * runs: a wider margin (the physical floor still holds), and one
-		 * that grows with the candidate's own call (a 476 ms call of a
-		 * Triton kernel in the interpreter lost 17 ms to the scheduler
-		 * here; hiding 5 % of a call gains a cheat 5 %). */
-		if (strcmp(tc.timer, "cuda_event"))
-			allowed += 0.5 * over_r + 0.45 + 0.05 * med_c;
-
-		if (over_c > allowed) {
-			rc = kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the judge's clock saw %.4g ms per "
-					  "timed call that the candidate's samples do not account for "
-					  "(the reference's harness needs %.4g ms around a call; its "
-					  "median sample is %.4g ms)", over_c, over_r, med_c) == KJ_OK
-				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		if (judge_figures(&tc, over, &c->cand) != KJ_OK ||
+		    (timing_ref && judge_figures(&tr, over, &c->ref) != KJ_OK)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
+		rc = check_samples(c, timing_ref, over, spread, gpu, err);
+		if (rc != KJ_OK || c->type != KJ_ET_NOT_JUDGED)
+			goto out;
 	}
 	/* The physical floor: a call cannot be faster than the smallest kernel,
 	 * or than writing its outputs once at the device's copy bandwidth. */
@@ -1736,33 +1872,39 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 		if (bytes_ms > floor_ms)
 			floor_ms = bytes_ms;
-		if (med_c < floor_ms) {
-			rc = kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's median call took "
+		/* The samples' median, and the judge's figure however high
+		 * its interval reaches. */
+		if (med_c < floor_ms || c->cand.judge_ci_high_ms < floor_ms) {
+			double m = med_c < floor_ms ? med_c : c->cand.judge_ci_high_ms;
+
+			rc = kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's %s call took "
 					  "%.4g ms, less than the device needs for it (%.4g ms: %.0f "
-					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)", med_c,
+					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)",
+					  med_c < floor_ms ? "median" : "judge-clocked", m,
 					  floor_ms, out_bytes, res->copy_gbs, res->launch_ms) == KJ_OK
 				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
-	}
-	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
-	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
-				   KJ_OK)) {
-		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
+		cand_floor = floor_ms;
 	}
 	if (!timing_ref) {
 		memset(&c->ref, 0, sizeof(c->ref));
-		c->ref.mean_ms = c->ref.median_ms = shared_ref > 0 ? shared_ref
-								  : b->framework_latency_ms;
+		c->ref.mean_ms = c->ref.median_ms = c->ref.judge_ms =
+			shared_ref > 0 ? shared_ref : b->framework_latency_ms;
+		c->ref.overhead_ms = c->cand.overhead_ms;
 		c->ref_given = 1;
 		c->ref_cached = shared_ref > 0;
 	}
 	c->timed = 1;
-	/* Medians, not means: timing samples are skewed, and a few slow calls
-	 * (a page fault, a clock change) move a mean far more than a median. */
-	c->speedup = c->ref.median_ms > 0 && c->cand.median_ms > 0
-			     ? c->ref.median_ms / c->cand.median_ms : 0.0;
+	/* The judge's figures: a median over rounds of what its clock saw (a
+	 * few slow calls move a round's mean, seldom the median of rounds).
+	 * A candidate's figure the harness's noise put below the physical
+	 * floor counts as the floor. */
+	{
+		double jc = c->cand.judge_ms > cand_floor ? c->cand.judge_ms : cand_floor;
+
+		c->speedup = c->ref.judge_ms > 0 && jc > 0 ? c->ref.judge_ms / jc : 0.0;
+	}
 	c->compared = (int)gold[0].outputs->n;
 	c->expected = (int)gold[0].outputs->n;
 	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
@@ -1777,6 +1919,7 @@ out:
 	free(seeds);
 	timed_release(&tr);
 	timed_release(&tc);
+	timed_release(&te);
 	kj__clear_dir(t->cand.out_dir, ".npy");
 	kj__clear_dir(t->ref.out_dir, ".npy");
 	return rc;

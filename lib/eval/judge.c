@@ -302,10 +302,12 @@ static json_t *case_record(const struct kj_case *c)
 	    (c->metrics && json_object_set(r, "metrics", c->metrics)) ||
 	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
 	    (c->timed && json_object_set_new(r, "timing",
-			json_pack("{s:f, s:f, s:i, s:i, s:f, s:s, s:b}", "ref_median_ms",
-				  c->ref.median_ms, "impl_median_ms", c->cand.median_ms,
-				  "ref_samples", c->ref.n, "impl_samples", c->cand.n,
-				  "speedup", c->speedup, "timer", c->cand.timer,
+			json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:s, s:b}",
+				  "ref_ms", c->ref.judge_ms, "impl_ms", c->cand.judge_ms,
+				  "ref_overhead_ms", c->ref.overhead_ms,
+				  "ref_median_ms", c->ref.median_ms, "impl_median_ms",
+				  c->cand.median_ms, "ref_samples", c->ref.n, "impl_samples",
+				  c->cand.n, "speedup", c->speedup, "timer", c->cand.timer,
 				  "ref_measured", !c->ref_given)))) {
 		json_decref(r);
 		return NULL;
@@ -373,9 +375,9 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 		if (b == SQLITE_OK)
 			b = sqlite3_bind_int(st, 2, c->index + 1);
 		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 3, c->cand.median_ms);
+			b = sqlite3_bind_double(st, 3, c->cand.judge_ms);
 		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 4, c->ref.median_ms);
+			b = sqlite3_bind_double(st, 4, c->ref.judge_ms);
 		if (b == SQLITE_OK)
 			b = c->speedup > 0 && isfinite(c->speedup)
 				    ? sqlite3_bind_double(st, 5, c->speedup) : sqlite3_bind_null(st, 5);
@@ -635,10 +637,11 @@ struct run {
 
 /*
  * The batch's baseline of the task on this device: per case, the
- * reference's median the first attempt that measured it recorded (same
- * task, device and settings).  *ref gets n doubles (0: none for that case;
- * all 0 when no attempt measured any), the caller's to free.  The store's
- * failure is an error; an empty result is not.
+ * reference's figure (the judge's clock) the first attempt that measured it
+ * recorded (same task, device and settings), and the harness's cost per
+ * call measured with it.  *ref gets 2n doubles, the figures then the costs
+ * (0: none for that case; all 0 when no attempt measured any), the caller's
+ * to free.  The store's failure is an error; an empty result is not.
  */
 static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, double **ref,
 			 struct kj_error *err)
@@ -646,11 +649,12 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 	sqlite3_stmt *st = NULL;
 	int rc, b;
 
-	*ref = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+	*ref = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof(double));
 	if (!*ref)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	b = sqlite3_prepare_v2(x->db,
-		"SELECT t.case_idx, t.ref_ms FROM timings t JOIN attempts a USING (attempt_key) "
+		"SELECT t.case_idx, t.ref_ms, json_extract(t.record, '$.timing.ref_overhead_ms') "
+		"FROM timings t JOIN attempts a USING (attempt_key) "
 		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
 		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
 		"json_extract(t.record, '$.timing.ref_measured') = 1 "
@@ -668,8 +672,10 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 	while (b == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int k = sqlite3_column_int(st, 0) - 1;
 
-		if (k >= 0 && k < n)
+		if (k >= 0 && k < n) {
 			(*ref)[k] = sqlite3_column_double(st, 1);
+			(*ref)[n + k] = sqlite3_column_double(st, 2);
+		}
 	}
 	if (b == SQLITE_OK && rc != SQLITE_DONE)
 		b = rc;
@@ -843,6 +849,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		rc = load_baseline(rn->x, rn->slot, t.n_cases, &base, &bench->err);
 		if (rc == KJ_OK) {
 			bo.ref_ms = base;
+			bo.ref_over_ms = base + t.n_cases;
 			bo.n_ref_ms = t.n_cases;
 			rn->x->phase = "benchmark";
 			rc = kj_benchmark(&t, &a, &rn->s->judge, &bo, &hooks, &br, &bench->err);

@@ -1024,6 +1024,15 @@ static int op_send(struct kj_side *s, const struct kj_call *call, struct kj_erro
 				"case", call->case_idx, "seeds", seeds, "schedule", schedule,
 				"warmup", call->warmup, "flush_bytes", (json_int_t)call->flush_bytes,
 				"out_dir", call->out_dir, "tag", call->tag, "check", call->check);
+		if (req && call->empty && (s->role != KJ_SIDE_REFERENCE ||
+					   json_object_set_new(req, "empty", json_true()))) {
+			json_decref(req);
+			return kj_error_set(err, s->role != KJ_SIDE_REFERENCE ? KJ_EINVAL
+										 : KJ_ENOMEM,
+					    s->role != KJ_SIDE_REFERENCE
+						    ? "empty calls are the reference's worker's"
+						    : "out of memory");
+		}
 		if (req && call->check && call->known && call->n_known > 0) {
 			json_t *known = json_array();
 

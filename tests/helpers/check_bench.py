@@ -16,7 +16,11 @@ cases'), "may_fail_with": [names] (for "pass": a case may instead fail with
 one of these, e.g. a candidate whose own busy loops slow its harness past
 what its samples account for), "args": [extra benchmark arguments]
 (optional), "task": FILE of tests/candidates/tasks/ to time on instead of
-addmul_torch.py (optional)}.
+addmul_torch.py (optional), "files": [files copied beside the candidate,
+paths relative to its directory] (optional), "twin": NAME, "twin_within":
+F (optional: a candidate that passes must not claim more than (1 + F)
+times the speedup of its honest twin, timed in the same run: a timing
+forgery may fail or gain nothing)}.
 
 Prints "ok   bench: NAME" or "FAIL bench: NAME" with the reasons, one per
 candidate, and a closing "# done: N candidates, K failed" line.
@@ -34,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CANDIDATES = os.path.join(HERE, "..", "candidates")
 
 
-def check(exp, rc, perf):
+def check(exp, rc, perf, twin_speedup=None):
     bad = []
     if rc != 0:
         bad.append(f"exit status {rc}, expected 0 (a benchmark that ran)")
@@ -68,15 +72,25 @@ def check(exp, rc, perf):
                 bad.append(f"speedup {sp}, more than {exp['speedup_max']} (its honest twin's is about 1)")
             if "speedup_min" in exp and sp < exp["speedup_min"]:
                 bad.append(f"speedup {sp}, less than {exp['speedup_min']}")
+            if twin_speedup is not None and sp > twin_speedup * (1 + exp["twin_within"]):
+                bad.append(f"speedup {sp}, more than {1 + exp['twin_within']:g} times its "
+                           f"honest twin's {twin_speedup}: the forgery paid")
     return bad
 
 
-def run_one(name, kjudge, device, work):
+def run_one(name, kjudge, device, work, twins):
     cdir = os.path.join(CANDIDATES, name)
     with open(os.path.join(cdir, "bench.json")) as f:
         exp = json.load(f)
+    twin_speedup = None
+    if exp.get("twin"):
+        twin_speedup = twins.get(exp["twin"])
+        if twin_speedup is None:
+            return [f"its honest twin {exp['twin']} did not pass"], None
     vdir = os.path.join(work, name)
     os.makedirs(vdir)
+    for f in exp.get("files", []):
+        shutil.copy(os.path.join(cdir, f), os.path.join(vdir, os.path.basename(f)))
     task = exp.get("task")
     shutil.copy(os.path.join(CANDIDATES, "tasks", task) if task
                 else os.path.join(CANDIDATES, "addmul_torch.py"),
@@ -90,16 +104,16 @@ def run_one(name, kjudge, device, work):
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
         rc, err = p.returncode, p.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
-        return ["the judge did not end within 600 s"]
+        return ["the judge did not end within 600 s"], None
     try:
         with open(out) as f:
             perf = json.load(f)
     except (OSError, ValueError):
         perf = None
-    bad = check(exp, rc, perf)
+    bad = check(exp, rc, perf, twin_speedup)
     if bad and err.strip():
         bad.append("judge stderr ends: " + err.strip()[-300:])
-    return bad
+    return bad, perf
 
 
 def main():
@@ -113,9 +127,17 @@ def main():
     kjudge = shlex.split(args.kjudge)
     work = tempfile.mkdtemp(prefix="kj-bench-")
     failed = 0
+    twins = {}
+    # The honest twins first: the forgeries are compared with them.
+    wanted = set()
+    for n in names:
+        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
+            wanted.add(json.load(f).get("twin"))
+    names = [n for n in names if n in wanted] + [n for n in names if n not in wanted]
     try:
         for n in names:
-            bad = run_one(n, kjudge, args.device, work)
+            bad, perf = run_one(n, kjudge, args.device, work, twins)
+            twins[n] = None if bad else (perf or {}).get("speedup_vs_torch")
             print(("FAIL" if bad else "ok  ") + f" bench: {n}", flush=True)
             for b in bad:
                 print(f"    | {b}", flush=True)
