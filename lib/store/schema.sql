@@ -124,8 +124,8 @@ CREATE TABLE case_results (
 CREATE TABLE timings (
 	attempt_key TEXT NOT NULL REFERENCES attempts(attempt_key),
 	case_idx    INTEGER NOT NULL,
-	impl_ms     REAL,                    -- the candidate's median
-	ref_ms      REAL,                    -- the baseline's (framework) median
+	impl_ms     REAL,                    -- the candidate's judge_ms (the judge's clock)
+	ref_ms      REAL,                    -- the baseline's (framework) judge_ms
 	speedup     REAL,                    -- ref_ms / impl_ms
 	impl_samples INTEGER,
 	ref_samples  INTEGER,
