@@ -210,6 +210,9 @@ struct kj_bench_opts {
 	 * case without one (0, or NULL) measures it again with rounds of
 	 * empty calls on the reference's worker. */
 	const double *ref_over_ms;
+	/* The same baseline's samples' median per case, for the speedup's
+	 * samples' side (0 or NULL: ref_ms stands for it). */
+	const double *ref_median_ms;
 };
 
 void kj_bench_opts_init(struct kj_bench_opts *b);

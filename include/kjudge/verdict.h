@@ -205,8 +205,15 @@ struct kj_case {
 	struct kj_latency ref, cand;
 	int ref_given;          /* ref came from --framework_latency_ms */
 	int ref_cached;         /* ref came from the cache */
-	double speedup;         /* ref.judge_ms / cand.judge_ms; NaN when
+	double speedup;         /* the speedup (docs/cli.md, "The judge's
+				 * clock"): the samples' medians' ratio
+				 * within the judge's interval; NaN when
 				 * undefined */
+	double judge_speedup;   /* the judge's own: the median over pairs of
+				 * rounds of their judge's figures' ratio */
+	double judge_speedup_lo, judge_speedup_hi; /* its 95 % interval */
+	int speedup_bounded;    /* the samples' ratio fell outside that
+				 * interval: the speedup is its nearest end */
 	double unseen_ms;       /* the fastest call on inputs the candidate had
 				 * never seen (0: none made) */
 	double unseen_ref_ms;   /* the same of the reference's (0: none made) */

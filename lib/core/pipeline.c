@@ -1561,6 +1561,57 @@ static int judge_figures(struct timed *t, double over, struct kj_latency *l)
 }
 
 /*
+ * The speedup.  The judge's own is the median over pairs of rounds (the
+ * reference's and the candidate's of one ABBA pair, so that what changed
+ * between pairs falls on both) of the ratio of their judge's figures, each
+ * round's wall time per call less the harness's cost `over` (the given or
+ * shared baseline's figure `ref_j` where the reference was not timed); the
+ * candidate's no less than the physical floor.  Its 95 % interval is the
+ * median's (order statistics).  The samples' medians measure a call to the
+ * microsecond where the judge's clock sees rounds: their ratio is the
+ * speedup when it lies within the judge's interval, else the nearer end of
+ * it (speedup_bounded): the speedup never exceeds what the judge's clock
+ * saw by more than that interval, whatever the samples say.
+ */
+static int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref, double over,
+			 double ref_j, double ref_med, double floor_ms, struct kj_case *c)
+{
+	struct dvec r = { NULL, 0, 0 };
+	struct kj_latency l;
+	size_t i, n = timing_ref && tr->wall.n < tc->wall.n ? tr->wall.n : tc->wall.n;
+	double s;
+
+	for (i = 0; i < n; i++) {
+		double jr = timing_ref ? tr->wall.v[i] - over : ref_j, jc = tc->wall.v[i] - over;
+
+		if (jc < floor_ms)
+			jc = floor_ms;
+		if (jr > 0 && jc > 0 && dvec_add(&r, jr / jc) != KJ_OK) {
+			free(r.v);
+			return KJ_ENOMEM;
+		}
+	}
+	if (kj__latency(r.v, NULL, r.n, 0, NULL, &l) != KJ_OK) {
+		free(r.v);
+		return KJ_ENOMEM;
+	}
+	free(r.v);
+	c->judge_speedup = l.median_ms;
+	c->judge_speedup_lo = l.ci_low_ms;
+	c->judge_speedup_hi = l.ci_high_ms;
+	s = ref_med > 0 && c->cand.median_ms > 0 ? ref_med / c->cand.median_ms : 0.0;
+	c->speedup_bounded = 0;
+	if (!r.n) {
+		s = 0.0; /* no round the judge could figure: no speedup */
+	} else if (!(s >= l.ci_low_ms && s <= l.ci_high_ms)) {
+		s = s > l.ci_high_ms ? l.ci_high_ms : l.ci_low_ms;
+		c->speedup_bounded = 1;
+	}
+	c->speedup = s;
+	return KJ_OK;
+}
+
+/*
  * The cross-check.  Each side's samples, as a figure per round, over its
  * judge's-clock figure: the reference's (trusted code, in the same harness)
  * says what the ratio is for honest work here, about 1.  The candidate's
@@ -1762,6 +1813,9 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 		if (rounds > 0 && per > 0)
 			round_calls = (int)(round_ms / per); /* about round_ms of each side per round */
+		/* --max_repeats spread over MIN_ROUNDS rounds at least. */
+		if (b->max_repeats / MIN_ROUNDS > 0 && round_calls > b->max_repeats / MIN_ROUNDS)
+			round_calls = b->max_repeats / MIN_ROUNDS;
 		if (round_calls < 3)
 			round_calls = 3;
 		if (round_calls > 1000)
@@ -1936,19 +1990,20 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		memset(&c->ref, 0, sizeof(c->ref));
 		c->ref.mean_ms = c->ref.median_ms = c->ref.judge_ms =
 			shared_ref > 0 ? shared_ref : b->framework_latency_ms;
+		if (shared_ref > 0 && b->ref_median_ms && b->ref_median_ms[k] > 0)
+			c->ref.median_ms = b->ref_median_ms[k];
 		c->ref.overhead_ms = c->cand.overhead_ms;
 		c->ref_given = 1;
 		c->ref_cached = shared_ref > 0;
 	}
 	c->timed = 1;
-	/* The judge's figures: a median over rounds of what its clock saw (a
-	 * few slow calls move a round's mean, seldom the median of rounds).
-	 * A candidate's figure the harness's noise put below the physical
-	 * floor counts as the floor. */
 	{
-		double jc = c->cand.judge_ms > cand_floor ? c->cand.judge_ms : cand_floor;
-
-		c->speedup = c->ref.judge_ms > 0 && jc > 0 ? c->ref.judge_ms / jc : 0.0;
+		rc = judge_speedup(&tr, &tc, timing_ref, c->cand.overhead_ms, c->ref.judge_ms,
+				   c->ref.median_ms, cand_floor, c);
+		if (rc != KJ_OK) {
+			rc = kj_error_set(err, rc, "out of memory");
+			goto out;
+		}
 	}
 	c->compared = (int)gold[0].outputs->n;
 	c->expected = (int)gold[0].outputs->n;

@@ -321,17 +321,14 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 				put(&r, rec, "speedup_vs_torch", json_null());
 			} else {
 				put(&r, rec, "speedup_vs_torch", json_real(s));
-				put(&r, rec, "speedup_of", json_string("judge_ms"));
-				/* The speedup's interval from the two judge's
-				 * figures' (each 95 %): conservative, lowest over
-				 * highest. */
-				if (!c->ref_given && c->cand.judge_ci_high_ms > 0 &&
-				    c->cand.judge_ci_low_ms > 0 &&
-				    isfinite(c->ref.judge_ci_low_ms / c->cand.judge_ci_high_ms) &&
-				    isfinite(c->ref.judge_ci_high_ms / c->cand.judge_ci_low_ms))
-					put(&r, rec, "speedup_ci95", json_pack("[f, f]",
-						round_to(c->ref.judge_ci_low_ms / c->cand.judge_ci_high_ms, 1e4),
-						round_to(c->ref.judge_ci_high_ms / c->cand.judge_ci_low_ms, 1e4)));
+				put(&r, rec, "speedup_of", json_string(c->speedup_bounded
+					? "judge_ms" : "median_ms"));
+				/* The judge's own speedup and its interval, which
+				 * bounds the speedup. */
+				put(&r, rec, "judge_speedup", json_real(round_to(c->judge_speedup, 1e4)));
+				put(&r, rec, "speedup_ci95", json_pack("[f, f]",
+					round_to(c->judge_speedup_lo, 1e4),
+					round_to(c->judge_speedup_hi, 1e4)));
 				put(&r, rec, "timing_check", json_pack("{s:f, s:f, s:f}",
 					"reference_ratio", round_to(c->check_ratio_ref, 1e4),
 					"implementation_ratio", round_to(c->check_ratio_cand, 1e4),

@@ -302,9 +302,12 @@ static json_t *case_record(const struct kj_case *c)
 	    (c->metrics && json_object_set(r, "metrics", c->metrics)) ||
 	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
 	    (c->timed && json_object_set_new(r, "timing",
-			json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:s, s:b}",
-				  "ref_ms", c->ref.judge_ms, "impl_ms", c->cand.judge_ms,
+			json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:i, s:i, s:f, s:s, s:b}",
+				  "ref_judge_ms", c->ref.judge_ms, "impl_judge_ms", c->cand.judge_ms,
 				  "ref_overhead_ms", c->ref.overhead_ms,
+				  "judge_speedup", c->judge_speedup,
+				  "judge_speedup_hi", c->judge_speedup_hi,
+				  "speedup_bounded", c->speedup_bounded,
 				  "ref_median_ms", c->ref.median_ms, "impl_median_ms",
 				  c->cand.median_ms, "ref_samples", c->ref.n, "impl_samples",
 				  c->cand.n, "speedup", c->speedup, "timer", c->cand.timer,
@@ -375,9 +378,9 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 		if (b == SQLITE_OK)
 			b = sqlite3_bind_int(st, 2, c->index + 1);
 		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 3, c->cand.judge_ms);
+			b = sqlite3_bind_double(st, 3, c->cand.median_ms);
 		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 4, c->ref.judge_ms);
+			b = sqlite3_bind_double(st, 4, c->ref.median_ms);
 		if (b == SQLITE_OK)
 			b = c->speedup > 0 && isfinite(c->speedup)
 				    ? sqlite3_bind_double(st, 5, c->speedup) : sqlite3_bind_null(st, 5);
@@ -637,11 +640,11 @@ struct run {
 
 /*
  * The batch's baseline of the task on this device: per case, the
- * reference's figure (the judge's clock) the first attempt that measured it
- * recorded (same task, device and settings), and the harness's cost per
- * call measured with it.  *ref gets 2n doubles, the figures then the costs
- * (0: none for that case; all 0 when no attempt measured any), the caller's
- * to free.  The store's failure is an error; an empty result is not.
+ * reference's figure on the judge's clock the first attempt that measured
+ * it recorded (same task, device and settings), and the harness's cost per
+ * call and the samples' median measured with it.  *ref gets 3n doubles,
+ * the figures, the costs, the medians (0: none for that case; all 0 when no
+ * attempt measured any), the caller's to free.  The store's failure is an error; an empty result is not.
  */
 static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, double **ref,
 			 struct kj_error *err)
@@ -649,14 +652,16 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 	sqlite3_stmt *st = NULL;
 	int rc, b;
 
-	*ref = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof(double));
+	*ref = calloc((size_t)(n > 0 ? 3 * n : 1), sizeof(double));
 	if (!*ref)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	b = sqlite3_prepare_v2(x->db,
-		"SELECT t.case_idx, t.ref_ms, json_extract(t.record, '$.timing.ref_overhead_ms') "
+		"SELECT t.case_idx, json_extract(t.record, '$.timing.ref_judge_ms'), "
+		"json_extract(t.record, '$.timing.ref_overhead_ms'), t.ref_ms "
 		"FROM timings t JOIN attempts a USING (attempt_key) "
 		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
 		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
+		"json_extract(t.record, '$.timing.ref_judge_ms') > 0 AND "
 		"json_extract(t.record, '$.timing.ref_measured') = 1 "
 		"ORDER BY a.finished_at DESC, a.attempt_key DESC", -1, &st, NULL);
 	if (b == SQLITE_OK)
@@ -675,6 +680,7 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 		if (k >= 0 && k < n) {
 			(*ref)[k] = sqlite3_column_double(st, 1);
 			(*ref)[n + k] = sqlite3_column_double(st, 2);
+			(*ref)[2 * n + k] = sqlite3_column_double(st, 3);
 		}
 	}
 	if (b == SQLITE_OK && rc != SQLITE_DONE)
@@ -850,6 +856,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		if (rc == KJ_OK) {
 			bo.ref_ms = base;
 			bo.ref_over_ms = base + t.n_cases;
+			bo.ref_median_ms = base + 2 * t.n_cases;
 			bo.n_ref_ms = t.n_cases;
 			rn->x->phase = "benchmark";
 			rc = kj_benchmark(&t, &a, &rn->s->judge, &bo, &hooks, &br, &bench->err);

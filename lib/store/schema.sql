@@ -124,9 +124,10 @@ CREATE TABLE case_results (
 CREATE TABLE timings (
 	attempt_key TEXT NOT NULL REFERENCES attempts(attempt_key),
 	case_idx    INTEGER NOT NULL,
-	impl_ms     REAL,                    -- the candidate's judge_ms (the judge's clock)
-	ref_ms      REAL,                    -- the baseline's (framework) judge_ms
-	speedup     REAL,                    -- ref_ms / impl_ms
+	impl_ms     REAL,                    -- the candidate's median
+	ref_ms      REAL,                    -- the baseline's (framework) median
+	speedup     REAL,                    -- ref_ms / impl_ms, within the judge's
+	                                     -- interval (docs/cli.md)
 	impl_samples INTEGER,
 	ref_samples  INTEGER,
 	record      TEXT,                    -- JSON: the perf JSON's case

@@ -20,7 +20,9 @@ addmul_torch.py (optional), "files": [files copied beside the candidate,
 paths relative to its directory] (optional), "twin": NAME, "twin_within":
 F (optional: a candidate that passes must not claim more than (1 + F)
 times the speedup of its honest twin, timed in the same run: a timing
-forgery may fail or gain nothing)}.
+forgery may fail or gain nothing), "devices": ["cuda", ...] (optional: the
+devices it is judged on; elsewhere it is skipped, with a "# skipped"
+line)}.
 
 Prints "ok   bench: NAME" or "FAIL bench: NAME" with the reasons, one per
 candidate, and a closing "# done: N candidates, K failed" line.
@@ -124,6 +126,11 @@ def main():
     args = ap.parse_args()
     names = args.names or sorted(n for n in os.listdir(CANDIDATES)
                                  if os.path.exists(os.path.join(CANDIDATES, n, "bench.json")))
+    for n in list(names):  # the twins of those named come too
+        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
+            twin = json.load(f).get("twin")
+        if twin and twin not in names:
+            names.append(twin)
     kjudge = shlex.split(args.kjudge)
     work = tempfile.mkdtemp(prefix="kj-bench-")
     failed = 0
@@ -134,6 +141,15 @@ def main():
         with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
             wanted.add(json.load(f).get("twin"))
     names = [n for n in names if n in wanted] + [n for n in names if n not in wanted]
+    kept = []
+    for n in names:
+        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
+            devices = json.load(f).get("devices")
+        if devices and args.device.split(":")[0] not in devices:
+            print(f"# skipped: bench: {n} (judged on {', '.join(devices)} only)", flush=True)
+        else:
+            kept.append(n)
+    names = kept
     try:
         for n in names:
             bad, perf = run_one(n, kjudge, args.device, work, twins)

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# timing24.sh - the judge's clock on the GPU, in one call of the device tool
+# (from the repository root; carry build/kjudge, build/kjudge_worker.py,
+# build/kjudge_timer.so and .anchors/).  Each part is capped and appends to
+# $OUT as it goes, so that a call cut short still brings back what ran; a
+# part is left out with SKIP_<NAME>=1.
+#
+#   AA     A/A of a 20 us kernel (bench/gpu/aa20us: a 512 x 512 float32
+#          matmul, the reference as the candidate), AA20_RUNS serial
+#          benchmark runs (default 10): the speedup (the judge's clock),
+#          the ratio of the samples' medians beside it, the cross-check.
+#   SIDE   the side-stream candidate and its honest twin (bench/gpu/
+#          sidestream).
+#   CHEATS tests/helpers/check_bench.py on cuda: the timing cheats of
+#          tests/candidates/ (the sample forgeries at 1.5, 12 and 1000, the
+#          clock and harness patches, the pool stream without a join, the
+#          persisting-L2 window, ...), each against its honest twin.
+#   KBADV  KernelBench's three adversarial kernels (src/kernelbench/
+#          unit_tests/test_kernels/) against level1/1_Square_matrix_
+#          multiplication_: verify, then benchmark.
+#   KBEX   KernelBench's prompt examples (src/kernelbench/prompts/):
+#          validate, verify and benchmark, each pair twice (the second run
+#          finds its extension in the build cache): the build's time and
+#          the second run's.
+#   COST   the judge's own share of a verify + benchmark's wall time (what
+#          is neither side's start, inputs nor timed calls), of this build
+#          and of the one before the judge's clock (.anchors/old/kjudge).
+#
+# Knobs: OUT, DEADLINE (seconds for the whole call, default 560), BUDGET
+# (each benchmark's --time_budget, default 2), AA20_RUNS.
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/timing24.log") 2>&1
+export KJ_PYTHON=${KJ_PYTHON:-python3} KJ_STATE_DIR=/tmp/kjstate PYTHONUNBUFFERED=1
+ROOT=$PWD
+K=$ROOT/build/kjudge
+KOLD=$ROOT/.anchors/old/kjudge
+KB=$ROOT/.anchors/kb
+BUDGET=${BUDGET:-2}
+DEV=${DEV:-cuda}
+DEADLINE=${DEADLINE:-560}
+T0=$(date +%s)
+W=/tmp/t24
+rm -rf "$W"
+mkdir -p "$W"
+
+left() { echo $((DEADLINE - ($(date +%s) - T0))); }
+# capped S CMD...: CMD in a group of its own, ended after S seconds.
+capped() {
+	local s=$1 pid rc
+	shift
+	if [ "$s" -le 5 ]; then echo "   [no time left for: $*]"; return 124; fi
+	setsid "$@" &
+	pid=$!
+	( sleep "$s"; kill -KILL -- -$pid 2>/dev/null && echo "   [cap of $s s: stopped $*]" ) &
+	local w=$!
+	wait $pid
+	rc=$?
+	kill $w 2>/dev/null
+	wait $w 2>/dev/null
+	return $rc
+}
+# part NAME CAP: whether to run part NAME, with its cap (or what is left).
+part() {
+	local skip="SKIP_$1"
+	[ -n "${!skip:-}" ] && return 1
+	CAP=$2
+	[ "$(left)" -lt "$CAP" ] && CAP=$(left)
+	echo "== $1 (cap $CAP s, $(left) s left) $(date -u +%T)"
+	[ "$CAP" -gt 5 ]
+}
+summ() { # summ PERF: per case the judge's figures beside the samples'
+	python3 - "$1" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("   no perf JSON:", e); sys.exit(0)
+for s in d["per_shape_results"]:
+    f, i = s.get("framework") or {}, s.get("implementation") or {}
+    if s["status"] != "pass":
+        print(f"   case {s['case_idx']} {s['error_type']}: {(s.get('error_msg') or '')[:220]}")
+        continue
+    med = f["median_ms"] / i["median_ms"] if i.get("median_ms") else float("nan")
+    print(f"   case {s['case_idx']} speedup {s['speedup_vs_torch']} {s.get('speedup_ci95')} "
+          f"(medians {med:.4f}) judge ref {f.get('judge_ms', 0):.5f} impl {i.get('judge_ms', 0):.5f} "
+          f"over {i.get('overhead_ms', 0):.5f} med ref {f['median_ms']:.5f} impl {i['median_ms']:.5f} "
+          f"rounds {i.get('rounds')} check {s.get('timing_check')}")
+print("   speedup_vs_torch", d.get("speedup_vs_torch"))
+PY
+}
+# pairdir DIR TASK CAND: a verify directory of op "kb" with the two files.
+pairdir() {
+	mkdir -p "$1"
+	cp "$2" "$1/kb_torch.py"
+	cp "$3" "$1/kb_triton_ascend_impl.py"
+}
+# vb NAME DIR [K]: verify then benchmark, each timed; perf summed up.
+vb() {
+	local name=$1 dir=$2 k=${3:-$K} t0 rc
+	t0=$(date +%s.%N)
+	"$k" verify --op_name kb --verify_dir "$dir" --device "$DEV" > "$OUT/$name.verify.out" 2>&1
+	rc=$?
+	cp "$dir/verify_result.json" "$OUT/$name.verify.json" 2>/dev/null
+	echo "   $name verify rc=$rc $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s: $(head -c 300 "$OUT/$name.verify.out" | tr '\n' ' ')"
+	t0=$(date +%s.%N)
+	"$k" benchmark --op_name kb --verify_dir "$dir" --device "$DEV" --time_budget "$BUDGET" \
+		--output "$OUT/$name.perf.json" > "$OUT/$name.bench.out" 2>&1
+	rc=$?
+	echo "   $name benchmark rc=$rc $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+	summ "$OUT/$name.perf.json"
+}
+
+echo "== machine $(date -u +%FT%TZ)"
+[ "$DEV" = cuda ] && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+"$K" --version | head -1
+python3 -c "import torch; print('  ', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
+
+if part AA 150; then
+	for i in $(seq 1 "${AA20_RUNS:-10}"); do
+		t0=$(date +%s.%N)
+		capped "$CAP" "$K" benchmark --op_name mm --verify_dir bench/gpu/aa20us --verify_not_required \
+			--time_budget "$BUDGET" --output "$OUT/aa20_$i.json" > /dev/null
+		echo "  run $i rc=$? $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+		summ "$OUT/aa20_$i.json"
+		[ "$(left)" -lt 20 ] && break
+	done
+fi
+
+if part SIDE 40; then
+	for impl in triton_ascend_impl sidestream_impl; do
+		capped "$CAP" "$K" benchmark --op_name scale --verify_dir bench/gpu/sidestream \
+			--triton_impl_name $impl --verify_not_required --time_budget "$BUDGET" \
+			--output "$OUT/side_$impl.json" > /dev/null
+		echo "  $impl rc=$?"
+		summ "$OUT/side_$impl.json"
+	done
+fi
+
+if part CHEATS 200; then
+	capped "$CAP" python3 tests/helpers/check_bench.py --kjudge "$K" --device "$DEV" ${CHEATS_NAMES:-} 2>&1
+fi
+
+if part KBADV 120; then
+	ref=$KB/KernelBench/level1/1_Square_matrix_multiplication_.py
+	for adv in result_reuse_kernel zero_out_kernel non_default_stream_kernel; do
+		pairdir "$W/adv_$adv" "$ref" "$KB/src/kernelbench/unit_tests/test_kernels/$adv.py"
+		capped "$CAP" bash -c "$(declare -f vb summ); K=$K OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb adv_$adv $W/adv_$adv"
+	done
+fi
+
+if part KBEX 200; then
+	P=$KB/src/kernelbench/prompts
+	for pair in "model_ex_add model_new_ex_add" "model_ex_add model_new_ex_add_triton" \
+		"few_shot/model_ex_fuse_gelu few_shot/model_new_ex_fuse_gelu" \
+		"few_shot/model_ex_flash_attn few_shot/model_new_ex_flash_attn"; do
+		set -- $pair
+		name=ex_$(basename "$2")
+		pairdir "$W/$name" "$P/$1.py" "$P/$2.py"
+		"$K" validate "$W/$name/kb_triton_ascend_impl.py" 2>&1 | head -3 | sed 's/^/   validate: /'
+		for run in cold warm; do
+			capped "$CAP" bash -c "$(declare -f vb summ); K=$K OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb ${name}_$run $W/$name"
+			python3 - "$OUT/${name}_$run.perf.json" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+t = (d.get("kjudge") or {}).get("timings") or {}
+print("   timings:", json.dumps({k: v for k, v in t.items() if not isinstance(v, dict)}))
+PY
+			[ "$(left)" -lt 30 ] && break 2
+		done
+	done
+fi
+
+if part COST 90; then
+	pairdir "$W/cost" bench/gpu/aa20us/mm_torch.py bench/gpu/aa20us/mm_triton_ascend_impl.py
+	for which in new old; do
+		k=$K
+		[ $which = old ] && k=$KOLD
+		[ -x "$k" ] || { echo "   no $k"; continue; }
+		t0=$(date +%s.%N)
+		capped "$CAP" bash -c "$(declare -f vb summ); K=$k OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb cost_$which $W/cost $k"
+		wall=$(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}")
+		python3 - "$OUT/cost_$which.perf.json" "$wall" "$which" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["kjudge"]["timings"]
+sides = sum(t.get(s, {}).get(k, 0) for s in ("reference", "candidate")
+            for k in ("inputs_s", "warmup_s", "timed_loop_s"))
+judge = t["total_s"] - t["start_s"] - sides
+print(f"   {sys.argv[3]}: benchmark total {t['total_s']:.2f} s, workers' start {t['start_s']:.2f} s, "
+      f"sides' inputs, warm-up and timed calls {sides:.2f} s, the judge's own {judge:.2f} s "
+      f"({100 * judge / t['total_s']:.1f} %); verify + benchmark wall {sys.argv[2]} s")
+PY
+	done
+fi
+echo "== done $(date -u +%T), $(($(date +%s) - T0)) s"
