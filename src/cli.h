@@ -289,8 +289,10 @@ int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run
 /* Release run; returns exit_code. */
 int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code);
 /* Whether a result file can be written at path (found before the run):
- * 0, or KJ_EXIT_USAGE after printing why. */
-int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path);
+ * its directory is writable, and what is there may be replaced
+ * (kj_output_check; keep: the store the command reads, or NULL).  0, or
+ * KJ_EXIT_USAGE after printing why. */
+int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path, const char *keep);
 /* "op: N/M cases passed (...); written to PATH" and one line per case that
  * did not pass. */
 void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *written_to);

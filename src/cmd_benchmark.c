@@ -160,7 +160,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_cli_args_release(&args);
 	if (rc)
 		return rc;
-	if (output && kj_cli_check_output(cmd, output))
+	if (output && kj_cli_check_output(cmd, output, NULL))
 		return KJ_EXIT_USAGE;
 	rc = kj_cli_torch_prepare(cmd, &run);
 	if (rc)

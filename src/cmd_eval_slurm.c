@@ -234,9 +234,16 @@ static int add_job(const struct kj_cli_command *cmd, struct follow *f, long long
 		   const char *indices)
 {
 	char path[PATH_MAX + 8];
+	struct kj_error err;
 	FILE *out;
 
 	snprintf(path, sizeof(path), "%s/jobs", f->dir);
+	/* Appended to, not replaced: what is there is checked first (a store
+	 * is never written into, a FIFO never opened). */
+	if (kj_output_check(path, NULL, &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		return -1;
+	}
 	out = fopen(path, "ae");
 	if (!out || fprintf(out, "%lld %s\n", id, indices) < 0 || fflush(out) != 0 ||
 	    fsync(fileno(out)) != 0) {

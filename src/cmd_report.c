@@ -69,7 +69,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (!out[i].path)
 			continue;
 		any = 1;
-		if (kj_cli_check_output(cmd, out[i].path))
+		if (kj_cli_check_output(cmd, out[i].path, db))
 			return KJ_EXIT_USAGE;
 	}
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/proc.h"
 #include "kjudge/torch.h"
@@ -107,15 +108,17 @@ int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code)
 	return exit_code;
 }
 
-int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path)
+int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path, const char *keep)
 {
 	char dir[PATH_MAX], probe[PATH_MAX + 32];
 	const char *slash = strrchr(path, '/');
+	struct kj_error err;
 	struct stat st;
 	int fd;
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return kj_cli_error(cmd, "'%s': the output is a directory", path);
+	/* A directory, a device, a store or its log: never replaced. */
+	if (kj_output_check(path, keep, &err) != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)

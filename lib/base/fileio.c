@@ -151,12 +151,148 @@ fail:
 	return -1;
 }
 
+/* --- what an output must never replace ------------------------------------------- */
+
+/* The kjudge store's PRAGMA application_id ("kjdg", kjudge/store.h),
+ * big-endian at offset 68 of an SQLite header. */
+#define KJDG_APP_ID 0x6b6a6467u
+
+/* The databases themselves, as sqlite_kind names them. */
+static const char kind_store[] = "a kjudge results store";
+static const char kind_db[] = "an SQLite database";
+
+/*
+ * What the first n bytes of a file say it is, when it is a file of SQLite:
+ * kind_store, kind_db, "an SQLite rollback journal", "an SQLite write-ahead
+ * log"; NULL otherwise.
+ */
+static const char *sqlite_kind(const unsigned char *h, size_t n)
+{
+	static const unsigned char journal[8] = { 0xd9, 0xd5, 0x05, 0xf9,
+						  0x20, 0xa1, 0x63, 0xd7 };
+
+	if (n >= 16 && !memcmp(h, "SQLite format 3", 16)) {
+		uint32_t app = 0;
+
+		if (n >= 72)
+			app = (uint32_t)h[68] << 24 | (uint32_t)h[69] << 16 |
+			      (uint32_t)h[70] << 8 | h[71];
+		return app == KJDG_APP_ID ? kind_store : kind_db;
+	}
+	if (n >= 8 && !memcmp(h, journal, 8))
+		return "an SQLite rollback journal";
+	/* The WAL's magic number, big-endian: 0x377f0682 or 0x377f0683. */
+	if (n >= 4 && h[0] == 0x37 && h[1] == 0x7f && h[2] == 0x06 && (h[3] & 0xfe) == 0x82)
+		return "an SQLite write-ahead log";
+	return NULL;
+}
+
+/*
+ * Look at what is at path (links followed) without blocking: 0 when nothing
+ * is there, 1 when something is (*st filled; *what says what refuses it,
+ * NULL for a regular file that may be replaced), -1 with errno when it
+ * cannot be looked at.
+ */
+static int look_at(const char *path, struct stat *st, const char **what)
+{
+	unsigned char head[72];
+	ssize_t n;
+	int fd, e;
+
+	*what = NULL;
+	if (stat(path, st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (S_ISDIR(st->st_mode)) {
+		*what = "a directory";
+		return 1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*what = "something that is not a regular file";
+		return 1;
+	}
+	/* O_NONBLOCK: what was a regular file at stat() may be a FIFO now. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*what = "a file that cannot be read to make sure it is not a database";
+		return 1;
+	}
+	do
+		n = pread(fd, head, sizeof(head), 0);
+	while (n < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	*what = sqlite_kind(head, (size_t)n);
+	return 1;
+}
+
+static const char *const companions[] = { "-wal", "-shm", "-journal" };
+#define N_COMPANIONS (sizeof(companions) / sizeof(companions[0]))
+
+/* Whether a and b are the same file. */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int kj_output_check(const char *path, const char *keep, struct kj_error *err)
+{
+	struct stat st, ks;
+	const char *what;
+	size_t len = strlen(path), i;
+	int there = look_at(path, &st, &what);
+
+	if (there < 0)
+		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot look at the "
+				    "output: %s", path, strerror(errno));
+	if (what)
+		return kj_error_set(err, KJ_EINVAL, "'%s': the output would replace %s: "
+				    "refused, name another file", path, what);
+	/* A companion of a database, by its name: a file written as DB-wal
+	 * over a store's log, or left where none is, would damage DB. */
+	for (i = 0; i < N_COMPANIONS; i++) {
+		size_t sl = strlen(companions[i]);
+		char base[PATH_MAX];
+		struct stat bs;
+		const char *bw;
+
+		if (len <= sl || len - sl >= sizeof(base) || strcmp(path + len - sl, companions[i]))
+			continue;
+		memcpy(base, path, len - sl);
+		base[len - sl] = '\0';
+		if (look_at(base, &bs, &bw) == 1 && (bw == kind_store || bw == kind_db))
+			return kj_error_set(err, KJ_EINVAL, "'%s': the output would be the '%s' "
+					    "file of '%s', %s: refused, name another file", path,
+					    companions[i] + 1, base, bw);
+	}
+	if (!keep || !there)
+		return KJ_OK;
+	if (stat(keep, &ks) == 0 && same_file(&st, &ks))
+		return kj_error_set(err, KJ_EINVAL, "'%s': the output would replace '%s', the "
+				    "store this command reads: refused, name another file", path,
+				    keep);
+	for (i = 0; i < N_COMPANIONS; i++) {
+		char name[PATH_MAX];
+
+		if (snprintf(name, sizeof(name), "%s%s", keep, companions[i]) < (int)sizeof(name) &&
+		    stat(name, &ks) == 0 && same_file(&st, &ks))
+			return kj_error_set(err, KJ_EINVAL, "'%s': the output would replace "
+					    "'%s', the '%s' file of the store this command reads: "
+					    "refused, name another file", path, name,
+					    companions[i] + 1);
+	}
+	return KJ_OK;
+}
+
 int kj_write_file_atomic(const char *path, const char *data, size_t len,
 			 struct kj_error *err)
 {
 	char tmp[PATH_MAX];
 	const char *stage = "cannot write";
-	int fd = kj__tmp_create(tmp, sizeof(tmp), path);
+	int fd = kj__tmp_create(tmp, sizeof(tmp), path), rc;
 
 	if (fd < 0)
 		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot "
@@ -168,6 +304,13 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 		unlink(tmp);
 		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
 				    strerror(e));
+	}
+	/* Checked last, just before the rename: the window in which a
+	 * database could come to be there is as short as it can be. */
+	if ((rc = kj_output_check(path, NULL, err)) != KJ_OK) {
+		close(fd);
+		unlink(tmp);
+		return rc;
 	}
 	if (kj__tmp_commit(fd, tmp, path, &stage) < 0)
 		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,

@@ -101,6 +101,42 @@ f.seek(4096); f.write(b\"\\x5a\" * 8192)
 	expect_exit 2 "$KJUDGE" report good.db --md nodir/out.md 2>err
 '
 
+# A slip of the user's (the store named as an output) loses no study: the
+# store, however it is spelled or linked, its companions, any SQLite file,
+# a FIFO: exit 2, a line naming it, nothing written, the study intact.
+test_expect 'an output that is the store, its log, a link to it or any SQLite file: exit 2, nothing written' '
+	make_db s.db && sum=$(md5sum <s.db) &&
+	ln -s s.db link.db && ln s.db hard.db && mkdir sub && ln -s ../s.db sub/up.db &&
+	py "import sqlite3; d = sqlite3.connect(\"other.sqlite\"); d.execute(\"CREATE TABLE t (x)\"); d.commit()" &&
+	mkfifo fifo &&
+	for o in s.db ./s.db "$SCRATCH/s.db" link.db hard.db sub/up.db s.db-wal s.db-shm \
+		 s.db-journal other.sqlite fifo; do
+		for flag in --md --html --json; do
+			expect_exit 2 timeout 10 "$KJUDGE" report s.db $flag "$o" >out 2>err &&
+			grep -q "^kjudge report: .*: the output would .*: refused, name another file$" err &&
+			test ! -s out || { echo "report s.db $flag $o"; cat err; exit 1; }
+		done
+	done &&
+	expect_exit 2 "$KJUDGE" report s.db --md good.md --html s.db 2>err &&
+	test ! -e good.md && grep -q "would replace a kjudge results store" err &&
+	test "$(md5sum <s.db)" = "$sum" && test -L link.db && test -p fifo &&
+	test ! -e s.db-wal && test ! -e s.db-shm && test ! -e s.db-journal &&
+	test -z "$(ls -A | grep tmp)" &&
+	"$KJUDGE" report s.db --json r.json >/dev/null 2>&1 && jget r.json "len(d[\"attempts\"])" | grep -qx 12 &&
+	expect_exit 2 "$KJUDGE" verify --op_name x --output link.db 2>err &&
+	grep -q "would replace a kjudge results store" err &&
+	expect_exit 2 "$KJUDGE" benchmark --op_name x --output s.db-wal 2>err &&
+	grep -q "the .wal. file of .s.db." err
+'
+
+# The atomic writer replaces the entry it is given: a link planted at the
+# output is replaced, never written through.
+test_expect 'a symbolic link at the output is replaced by the report, its target left alone' '
+	make_db s.db && echo keep >victim.txt && ln -s victim.txt out.md &&
+	"$KJUDGE" report s.db --md out.md >/dev/null &&
+	test ! -L out.md && grep -q "^# kjudge report" out.md && test "$(cat victim.txt)" = keep
+'
+
 test_expect 'report writes the three files, and the Markdown to stdout without them' '
 	make_db r.db &&
 	"$KJUDGE" report r.db >stdout.md &&
