@@ -465,6 +465,11 @@ int kj_cli_judge_exit(const struct kj_cli_command *cmd)
 	return cmd && cmd->judge_exit ? cmd->judge_exit : KJ_EXIT_USAGE;
 }
 
+int kj_cli_exit_for(const struct kj_cli_command *cmd, int code)
+{
+	return code == KJ_ENOMEM || code == KJ_ENOSPC ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+}
+
 /* Print `text` from column `col` on, wrapped at 79 columns, continuation
  * lines starting at column `indent`. */
 static void print_wrapped(FILE *out, const char *text, int col, int indent)

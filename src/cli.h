@@ -178,6 +178,11 @@ int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 /* The exit status of cmd when the judge itself failed (its judge_exit). */
 int kj_cli_judge_exit(const struct kj_cli_command *cmd);
 
+/* The exit status of cmd for a library error code: its judge_exit for the
+ * judge's or the machine's failure (KJ_ENOMEM, KJ_ENOSPC: out of memory, a
+ * full disk), KJ_EXIT_USAGE for everything else (bad input). */
+int kj_cli_exit_for(const struct kj_cli_command *cmd, int code);
+
 /* Options shared by the torch commands (verify, benchmark): their indices,
  * the rows of their option tables, and what they set.  A command's own
  * indices start at KJ_OPT_TORCH_END_. */

@@ -106,7 +106,7 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	if (rc < 0) {
 		kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
 		/* Out of memory is the judge's failure, not the record's. */
-		return rc == KJ_ENOMEM ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+		return kj_cli_exit_for(cmd, rc);
 	}
 	if (rc > 0) {
 		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", why);

@@ -671,6 +671,8 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	return n;
 }
 
+/* path holding text, with mode: 0, or the exit status after printing why
+ * (1 for a full disk, the machine's failure). */
 static int write_text(const struct kj_cli_command *cmd, const char *path, const char *text,
 		      mode_t mode)
 {
@@ -678,11 +680,11 @@ static int write_text(const struct kj_cli_command *cmd, const char *path, const 
 
 	if (kj_write_file_atomic(path, text, strlen(text), &err) != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
-		return -1;
+		return kj_cli_exit_for(cmd, err.code);
 	}
 	if (chmod(path, mode) != 0) {
 		kj_cli_error(cmd, "'%s': %s", path, strerror(errno));
-		return -1;
+		return KJ_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -824,8 +826,10 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 		rc = plan_text && err.code != KJ_ENOMEM ? KJ_EXIT_USAGE : KJ_EXIT_FAIL;
 		goto out;
 	}
-	if (write_text(cmd, plan_path, plan_text, 0644) || write_text(cmd, f.job_sh, script, 0755))
+	if ((rc = write_text(cmd, plan_path, plan_text, 0644)) ||
+	    (rc = write_text(cmd, f.job_sh, script, 0755)))
 		goto out;
+	rc = KJ_EXIT_USAGE;
 	if (follow_alloc(&f) < 0 || read_jobs(&f) < 0) {
 		kj_cli_error(cmd, "out of memory");
 		rc = KJ_EXIT_FAIL;

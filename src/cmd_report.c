@@ -6,7 +6,8 @@
  * The store is opened read-only (an eval may be writing it: WAL lets it
  * read one committed state).  Each file is made whole, then written
  * atomically; with none of the three, the Markdown goes to stdout.  Errors:
- * one line on stderr, exit 2, and no file written.
+ * one line on stderr, exit 2 (bad input: no file written) or 1 (out of
+ * memory, a full disk: the file that failed is as it was).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_store_close(s);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "'%s': %s", db, err.msg);
-		return KJ_EXIT_USAGE;
+		return kj_cli_exit_for(cmd, rc);
 	}
 	/* A warning is the report's too (every rendering shows it), and a
 	 * person at the terminal sees it before opening any of them. */
@@ -108,6 +109,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			out[i].text = kj_json_text(m, JSON_INDENT(2) | JSON_REAL_PRECISION(17), &err);
 		if (!out[i].text) {
 			kj_cli_error(cmd, "the %s cannot be made: %s", out[i].what, err.msg);
+			exit_code = kj_cli_exit_for(cmd, err.code);
 			goto done;
 		}
 	}
@@ -130,6 +132,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			t = realloc(out[i].text, len + 2);
 			if (!t) {
 				kj_cli_error(cmd, "the %s cannot be made: out of memory", out[i].what);
+				exit_code = kj_cli_judge_exit(cmd);
 				goto done;
 			}
 			t[len++] = '\n';
@@ -137,7 +140,10 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			out[i].text = t;
 		}
 		if (kj_write_file_atomic(out[i].path, out[i].text, len, &err) != KJ_OK) {
+			/* A full disk is the machine's failure (exit 1); the file
+			 * is as it was, those written before it are whole. */
 			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = kj_cli_exit_for(cmd, err.code);
 			goto done;
 		}
 		printf("%s written to %s\n", out[i].what, out[i].path);

@@ -35,12 +35,12 @@ int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_arg
 }
 
 /* Why a step before the run failed, and the exit status: the command's
- * own for the judge's failure (out of memory), else that of bad input. */
+ * own for the judge's failure (out of memory, a full disk), else that of
+ * bad input. */
 static int prepare_failed(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
 {
 	kj_cli_error(cmd, "%s", run->err.msg);
-	return kj_cli_torch_close(run, run->err.code == KJ_ENOMEM ? kj_cli_judge_exit(cmd)
-								  : KJ_EXIT_USAGE);
+	return kj_cli_torch_close(run, kj_cli_exit_for(cmd, run->err.code));
 }
 
 int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run)

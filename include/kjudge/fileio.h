@@ -45,6 +45,16 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
  */
 int kj_output_check(const char *path, const char *keep, struct kj_error *err);
 
+/*
+ * err for a failed write to path, errno e, while doing `stage` ("cannot
+ * write"): for a full file system (ENOSPC) or a quota (EDQUOT), KJ_ENOSPC
+ * with "'PATH': STAGE: no space left on MOUNT (SOURCE, TYPE)" ("disk quota
+ * exceeded on" for a quota), naming the file system that holds path (its
+ * mount point, source and type from /proc/self/mountinfo); otherwise
+ * kj_err_from_errno(e) with strerror(e).  Returns the code.
+ */
+int kj_error_write(struct kj_error *err, int e, const char *path, const char *stage);
+
 struct json_t;
 
 /*

@@ -74,6 +74,15 @@ struct sqlite3 *kj_store_db(struct kj_store *s);
 const char *kj_store_schema_sql(void);
 
 /*
+ * err from the SQLite result code rc of db (a store's kj_store_db), for
+ * statements the store's users run themselves: KJ_EBUSY for a lock,
+ * KJ_ENOMEM, KJ_ENOSPC for a full file system or a quota ("WHAT: no space
+ * left on MOUNT (SOURCE, TYPE)"), KJ_EIO for another I/O error, KJ_ESTORE
+ * otherwise, with `what` and SQLite's words.  Returns the code.
+ */
+int kj_store_error(struct sqlite3 *db, int rc, const char *what, struct kj_error *err);
+
+/*
  * Run `sql` (one or more statements, no results) as one transaction:
  * BEGIN IMMEDIATE ... COMMIT, rolled back on any error.  For the store's
  * modules and tests.

@@ -8,8 +8,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +151,139 @@ fail:
 	unlink(tmp);
 	errno = e;
 	return -1;
+}
+
+/* --- a full file system, named ---------------------------------------------------- */
+
+/* A field of /proc/self/mountinfo with its octal escapes (\040 for a
+ * blank) undone, in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Whether the mount point mp holds the absolute path p (a whole
+ * component: "/mnt/a" does not hold "/mnt/ab"); its length, else 0. */
+static size_t mount_holds(const char *mp, const char *p)
+{
+	size_t n = strlen(mp);
+
+	if (!strcmp(mp, "/"))
+		return 1;
+	return strncmp(mp, p, n) == 0 && (p[n] == '/' || p[n] == '\0') ? n : 0;
+}
+
+/*
+ * The file system that holds path: the nearest existing directory (path
+ * itself or a parent) is stat'ed and resolved, and /proc/self/mountinfo's
+ * line with its device and the longest mount point that holds it is taken
+ * (any line whose mount point holds it when no device matches: btrfs
+ * subvolumes report devices of their own).  0 with mount point, source
+ * and type written, or -1.
+ */
+static int find_mount(const char *path, char *mp, size_t mp_size, char *src, size_t src_size,
+		      char *type, size_t type_size)
+{
+	char dir[PATH_MAX], real[PATH_MAX], *line = NULL;
+	size_t cap = 0, best = 0;
+	int best_dev = 0, found = -1;
+	struct stat st;
+	FILE *f;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	while (stat(dir, &st) < 0) {
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+		if (!strcmp(dir, ".") || !strcmp(dir, "/")) {
+			if (stat(dir, &st) < 0)
+				return -1;
+			break;
+		}
+	}
+	if (!realpath(dir, real))
+		return -1;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		char *field[12], *save = NULL, *tok;
+		unsigned maj, min;
+		int n = 0, dash = -1, same;
+		size_t held;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (tok = strtok_r(line, " ", &save); tok && n < 12; tok = strtok_r(NULL, " ", &save)) {
+			if (dash < 0 && n >= 6 && !strcmp(tok, "-"))
+				dash = n;
+			field[n++] = tok;
+		}
+		if (dash < 0 || n < dash + 3 || sscanf(field[2], "%u:%u", &maj, &min) != 2)
+			continue;
+		mountinfo_unescape(field[4]);
+		held = mount_holds(field[4], real);
+		if (!held)
+			continue;
+		same = maj == major(st.st_dev) && min == minor(st.st_dev);
+		/* A device that matches beats one that does not; then the
+		 * longest mount point, the last of equals (mounted over). */
+		if ((same && !best_dev) || (same == best_dev && held >= best)) {
+			best = held;
+			best_dev = same;
+			snprintf(mp, mp_size, "%s", field[4]);
+			snprintf(type, type_size, "%s", field[dash + 1]);
+			mountinfo_unescape(field[dash + 2]);
+			snprintf(src, src_size, "%s", field[dash + 2]);
+			found = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+char *kj__nospace_text(int e, const char *path, char *buf, size_t size)
+{
+	const char *what = e == EDQUOT ? "disk quota exceeded on" : "no space left on";
+	char mp[PATH_MAX], src[512], type[64];
+	unsigned char *c;
+
+	if (find_mount(path, mp, sizeof(mp), src, sizeof(src), type, sizeof(type)) == 0)
+		snprintf(buf, size, "%s %s (%s, %s)", what, mp, src, type);
+	else
+		snprintf(buf, size, "%s the device that holds '%s'", what, path);
+	/* A mount point may hold any byte; the message is one line. */
+	for (c = (unsigned char *)buf; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return buf;
+}
+
+int kj_error_write(struct kj_error *err, int e, const char *path, const char *stage)
+{
+	char where[PATH_MAX + 640];
+
+	if (e == ENOSPC || e == EDQUOT)
+		return kj_error_set(err, KJ_ENOSPC, "'%s': %s: %s", path, stage,
+				    kj__nospace_text(e, path, where, sizeof(where)));
+	return kj_error_set(err, kj_err_from_errno(e), "'%s': %s: %s", path, stage, strerror(e));
 }
 
 /* --- what an output must never replace ------------------------------------------- */
@@ -295,15 +430,13 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 	int fd = kj__tmp_create(tmp, sizeof(tmp), path), rc;
 
 	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot "
-				    "create a temporary file: %s", path, strerror(errno));
+		return kj_error_write(err, errno, path, "cannot create a temporary file");
 	if (kj__write_full(fd, data, len) < 0) {
 		int e = errno;
 
 		close(fd);
 		unlink(tmp);
-		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
-				    strerror(e));
+		return kj_error_write(err, e, path, stage);
 	}
 	/* Checked last, just before the rename: the window in which a
 	 * database could come to be there is as short as it can be. */
@@ -313,8 +446,7 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 		return rc;
 	}
 	if (kj__tmp_commit(fd, tmp, path, &stage) < 0)
-		return kj_error_set(err, KJ_EIO, "'%s': %s: %s", path, stage,
-				    strerror(errno));
+		return kj_error_write(err, errno, path, stage);
 	return KJ_OK;
 }
 

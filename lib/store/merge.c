@@ -24,6 +24,7 @@
 
 #include <sqlite3.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/store.h"
 #include "store/store_internal.h"
 #include "base/hash.h"
@@ -420,7 +421,8 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 	rc = vacuum_into(db, tmp, dest, err);
 	if (rc != KJ_OK) {
 		unlink(tmp);
-		return rc;
+		/* What is full is dest's file system, not the store's. */
+		return rc == KJ_ENOSPC ? kj_error_write(err, ENOSPC, dest, "cannot publish") : rc;
 	}
 	/* One file that needs nothing beside it (no -wal, no -shm): what a
 	 * network file system can carry, and any reader can open. */
@@ -440,8 +442,7 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 
 		if (fd < 0)
 			unlink(tmp);
-		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s: %s", dest,
-				    fd < 0 ? "cannot open" : stage, strerror(e));
+		return kj_error_write(err, e, dest, fd < 0 ? "cannot open" : stage);
 	}
 	return KJ_OK;
 }

@@ -10,8 +10,10 @@
 #include "kjudge/store.h"
 
 /* err from a SQLite result code rc of db (may be NULL) while doing `what`:
- * KJ_EBUSY for a lock, KJ_ENOMEM, KJ_EIO for a full disk or an I/O error,
- * else KJ_ESTORE.  Returns the code. */
+ * KJ_EBUSY for a lock, KJ_ENOMEM, KJ_ENOSPC for a full file system or a
+ * quota (SQLITE_FULL, or an I/O error of errno ENOSPC or EDQUOT: "no space
+ * left on MOUNT"), KJ_EIO for another I/O error, else KJ_ESTORE.  Returns
+ * the code. */
 int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what);
 
 /* The store's path as opened (borrowed). */

@@ -7,6 +7,7 @@
  * writing or merged; and no output of a command replaces a store
  * (kj_output_check, kj_write_file_atomic).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,4 +424,34 @@ KJ_TEST(store_never_replaced_by_an_output)
 		snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", kj_test_tmpdir());
 		KJ_CHECK(system(cmd) != 0);
 	}
+}
+
+/* A full file system is named by its mount point, whoever met it: a
+ * write of the library's (kj_error_write) or the store's SQLite. */
+KJ_TEST(store_full_disk_is_named)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	char path[4200], want[4300];
+
+	KJ_CHECK_INT(kj_err_from_errno(ENOSPC), KJ_ENOSPC);
+	KJ_CHECK_INT(kj_err_from_errno(EDQUOT), KJ_ENOSPC);
+	/* A file that does not exist yet, in a folder that does not either:
+	 * the nearest folder that does names the file system. */
+	snprintf(path, sizeof(path), "%s/not/yet/out.json", kj_test_tmpdir());
+	KJ_CHECK_INT(kj_error_write(&err, ENOSPC, path, "cannot write"), KJ_ENOSPC);
+	snprintf(want, sizeof(want), "'%s': cannot write: no space left on /", path);
+	KJ_CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+	KJ_CHECK(strchr(err.msg, '(') != NULL); /* (source, type) */
+	KJ_CHECK_INT(kj_error_write(&err, EDQUOT, path, "cannot write"), KJ_ENOSPC);
+	KJ_CHECK(strstr(err.msg, ": disk quota exceeded on /") != NULL);
+	KJ_CHECK_INT(kj_error_write(&err, EACCES, path, "cannot write"), KJ_EACCES);
+	KJ_CHECK(strstr(err.msg, "cannot write: Permission denied") != NULL);
+
+	snprintf(path, sizeof(path), "%s/full.db", kj_test_tmpdir());
+	KJ_CHECK_INT(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), KJ_OK);
+	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_FULL, "merge", &err), KJ_ENOSPC);
+	KJ_CHECK(strncmp(err.msg, "merge: no space left on /", 25) == 0);
+	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_IOERR_WRITE, "merge", &err), KJ_EIO);
+	kj_store_close(s);
 }
