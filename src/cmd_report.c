@@ -38,6 +38,42 @@ const struct kj_cli_option kj_report_options[] = {
 	[OPT_COUNT_] = { .name = NULL },
 };
 
+/* o[key] when it is a string, else dflt. */
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : dflt;
+}
+
+/* The attempts the metrics left out (a value no judge writes), each named
+ * on stderr; past the first LEFT_OUT_SHOWN, how many more the JSON lists. */
+#define LEFT_OUT_SHOWN 20
+
+static void print_left_out(const json_t *left)
+{
+	size_t i, n = json_array_size(left);
+
+	for (i = 0; i < n && i < LEFT_OUT_SHOWN; i++) {
+		const json_t *o = json_array_get(left, i);
+		const json_t *label = json_object_get(o, "attempt");
+		const json_t *ci = json_object_get(o, "case_idx");
+		char lab[32], where[48] = "";
+
+		snprintf(lab, sizeof(lab), "%lld", (long long)json_integer_value(label));
+		if (json_is_integer(ci))
+			snprintf(where, sizeof(where), ", case %lld", (long long)json_integer_value(ci));
+		fprintf(stderr, "kjudge report: left out: attempt %s (model '%s', task '%s', "
+			"attempt '%s')%s: %s is %s, not %s\n", jstr(o, "attempt_key", "(no key)"),
+			jstr(o, "model", ""), jstr(o, "task", ""),
+			json_is_integer(label) ? lab : jstr(o, "attempt", ""), where,
+			jstr(o, "column", ""), jstr(o, "value", ""), jstr(o, "must_be", ""));
+	}
+	if (n > LEFT_OUT_SHOWN)
+		fprintf(stderr, "kjudge report: left out: %zu more (the JSON's left_out lists "
+			"them)\n", n - LEFT_OUT_SHOWN);
+}
+
 /* The texts to write, made before any is written. */
 struct product {
 	const char *path, *what;
@@ -95,6 +131,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 				fprintf(stderr, "kjudge report: warning: %s\n",
 					json_string_value(json_array_get(warn, w)));
 	}
+	print_left_out(json_object_get(m, "left_out"));
 	if (!any) {
 		out[OPT_MD].path = "-";
 	}

@@ -44,6 +44,9 @@
 #define KJ_STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
+/* The largest count (tokens, a round) a store holds: 2^53, exact in a
+ * double and in every JSON reader (docs/store.md, "What a row may hold"). */
+#define KJ_STORE_COUNT_MAX 9007199254740992LL
 
 struct kj_store;
 

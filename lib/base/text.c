@@ -125,6 +125,21 @@ static char *clean_all(const char *s, size_t len, size_t *out_len)
 	return out;
 }
 
+char *kj__text_brief(const char *s, size_t max, char *buf, size_t size)
+{
+	size_t len = s ? strlen(s) : 0, clen = 0, n;
+	char *c = clean_all(len ? s : "", len, &clen);
+
+	if (!c) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	n = kj__utf8_prefix(c, clen, max);
+	snprintf(buf, size, "%.*s%s", (int)n, c, n < clen ? "..." : "");
+	free(c);
+	return buf;
+}
+
 char *kj__text_clean(const char *s, size_t len, size_t max)
 {
 	size_t clen = 0, head, tail_start;

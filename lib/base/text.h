@@ -42,6 +42,12 @@ size_t kj__utf8_prefix(const char *s, size_t len, size_t max);
  * character boundary: its length in bytes. */
 size_t kj__first_line(const char *s, size_t max);
 
+/* s (NULL: "") made valid UTF-8 as kj__text_clean makes it, and cut on a
+ * character boundary to at most max bytes, "..." added where it was cut:
+ * a name short enough for a one-line message.  Written into buf (cut to
+ * size; "?" when out of memory); returns buf. */
+char *kj__text_brief(const char *s, size_t max, char *buf, size_t size);
+
 /*
  * A growable string with a hard maximum, for anything of untrusted size.
  * data is always NUL-terminated (once anything was added); bytes past max
