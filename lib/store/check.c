@@ -4,8 +4,8 @@
  *
  * A store is a file: anything may have written it (a shard of another
  * machine, a hand, a bug).  The values kjudge writes have a range: states
- * and statuses from their lists, times and token counts finite and not
- * negative, speedups finite and positive, flags 0 or 1.  merge refuses a
+ * and statuses from their lists, times, token counts and speedups finite
+ * and not negative, flags 0 or 1.  merge refuses a
  * source holding any other value (nothing of it merged), and the metrics
  * leave such an attempt out, named, instead of failing the study or
  * computing with it.  Both ask the one table below, as SQL: for each
@@ -29,10 +29,9 @@
 #define NOT_TEXT(c) "(typeof(" c ") != 'text')"
 #define NOT_COUNT(c) \
 	"(typeof(" c ") != 'integer' OR " c " < 0 OR " c " > " COUNT_MAX ")"
+/* A finite number, at least 0 (seconds, milliseconds, a speedup). */
 #define NOT_SECONDS(c) \
 	"(typeof(" c ") NOT IN ('integer', 'real') OR " c " < 0 OR " c " > " FINITE_MAX ")"
-#define NOT_RATIO(c) \
-	"(typeof(" c ") NOT IN ('integer', 'real') OR " c " <= 0 OR " c " > " FINITE_MAX ")"
 #define NOT_FLAG(c) "(typeof(" c ") != 'integer' OR " c " NOT IN (0, 1))"
 #define OR_NULL(c, cond) "(" c " IS NOT NULL AND " cond ")"
 #define STATUSES "('pass', 'fail', 'task_error', 'judge_error')"
@@ -44,8 +43,8 @@ static const struct kj__store_check attempt_checks[] = {
 	{ "state", "state IS NULL OR state NOT IN ('running', 'done')", "running or done" },
 	{ "status", OR_NULL("status", "status NOT IN " STATUSES),
 	  "pass, fail, task_error, judge_error, or null while running" },
-	{ "charged", OR_NULL("charged", "charged NOT IN ('candidate', 'task', 'judge')"),
-	  "candidate, task, judge or null" },
+	{ "charged", OR_NULL("charged", "charged NOT IN ('none', 'candidate', 'task', 'judge')"),
+	  "none, candidate, task, judge or null" },
 	{ "clean", OR_NULL("clean", NOT_FLAG("clean")), "0, 1 or null" },
 	{ "static_ok", OR_NULL("static_ok", NOT_FLAG("static_ok")), "0, 1 or null" },
 	{ "disabled_ok", OR_NULL("disabled_ok", NOT_FLAG("disabled_ok")), "0, 1 or null" },
@@ -59,8 +58,8 @@ static const struct kj__store_check attempt_checks[] = {
 	  "a finite number of seconds, at least 0, or null" },
 	{ "judge_s", OR_NULL("judge_s", NOT_SECONDS("judge_s")),
 	  "a finite number of seconds, at least 0, or null" },
-	{ "speedup", OR_NULL("speedup", NOT_RATIO("speedup")),
-	  "a finite number above 0, or null" },
+	{ "speedup", OR_NULL("speedup", NOT_SECONDS("speedup")),
+	  "a finite number, at least 0, or null" },
 	{ "cases_total", OR_NULL("cases_total", NOT_COUNT("cases_total")),
 	  "a whole number from 0 to 2^53, or null" },
 	{ "cases_passed", OR_NULL("cases_passed", NOT_COUNT("cases_passed") " OR cases_passed > "
@@ -73,7 +72,8 @@ static const struct kj__store_check timing_checks[] = {
 	  "a finite number of milliseconds, at least 0, or null" },
 	{ "ref_ms", OR_NULL("ref_ms", NOT_SECONDS("ref_ms")),
 	  "a finite number of milliseconds, at least 0, or null" },
-	{ "speedup", OR_NULL("speedup", NOT_RATIO("speedup")), "a finite number above 0, or null" },
+	{ "speedup", OR_NULL("speedup", NOT_SECONDS("speedup")),
+	  "a finite number, at least 0, or null" },
 	{ "impl_samples", OR_NULL("impl_samples", NOT_COUNT("impl_samples")),
 	  "a whole number from 0 to 2^53, or null" },
 	{ "ref_samples", OR_NULL("ref_samples", NOT_COUNT("ref_samples")),
