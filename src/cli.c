@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/text.h"
 #include "base/banned.h"
 
 /* A choice "word:N" takes word:0 .. word:KJ_CLI_INDEX_MAX. */
@@ -576,12 +577,42 @@ void kj_cli_print_help(FILE *out, const struct kj_cli_command *cmd)
 
 int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 {
+	char msg[8192], shown[16384];
 	va_list ap;
 
-	fprintf(stderr, "kjudge%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+	/* A message quotes names and texts of studies, generations and
+	 * candidates: it reaches the terminal as one line, every control
+	 * escaped. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "kjudge%s%s: %s\n", cmd ? " " : "", cmd ? cmd->name : "",
+		kj__text_shown(msg, 0, shown, sizeof(shown)));
 	return KJ_EXIT_USAGE;
+}
+
+/* kj_cli_shown's buffers: one printf may quote up to this many texts. */
+#define SHOWN_SLOTS 8
+#define SHOWN_MAX 2048
+
+const char *kj_cli_shown(const char *s)
+{
+	static _Thread_local char slot[SHOWN_SLOTS][SHOWN_MAX];
+	static _Thread_local unsigned next;
+	char *buf = slot[next++ % SHOWN_SLOTS];
+
+	return kj__text_shown(s, 0, buf, SHOWN_MAX);
+}
+
+int kj_cli_put_shown(FILE *f, const char *s)
+{
+	struct kj__buf b;
+	int rc;
+
+	kj__buf_init(&b, (size_t)-1 / 2);
+	rc = kj__buf_add_shown(&b, s ? s : "", s ? strlen(s) : 0, KJ__SHOWN_LINES);
+	if (rc == 0 && b.len && fwrite(b.data, 1, b.len, f) != b.len)
+		rc = -1;
+	kj__buf_release(&b);
+	return rc;
 }

@@ -934,8 +934,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		json_t *p = json_array_get(set.problems, i);
 
 		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
-			json_string_value(json_object_get(p, "where")),
-			json_string_value(json_object_get(p, "why")));
+			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
+			kj_cli_shown(json_string_value(json_object_get(p, "why"))));
 	}
 	settings = kj_eval_settings_json(&s);
 	if (!settings || !(settings_text = kj_json_text(settings, JSON_COMPACT | JSON_SORT_KEYS,
@@ -1124,8 +1124,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!prog.quiet)
 		printf("kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), %d at "
 		       "once on %d device%s\n", shard_k ? "shard " : "", shard_k ? shard_text : "",
-		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped, db_path, jobs,
-		       n_devs, n_devs == 1 ? "" : "s");
+		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped,
+		       kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 	fflush(stdout);
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
@@ -1143,7 +1143,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (batch_cache)
 		cfg.cache_dir = batch_dir;
 	if (!prog.quiet)
-		printf("kjudge eval: golden outputs in %s\n", batch_how);
+		printf("kjudge eval: golden outputs in %s\n", kj_cli_shown(batch_how));
 	slot.store_path = db_path;
 	slot.run_id = run_id;
 	slot.work_dir = work;
@@ -1247,14 +1247,19 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 					if (sp > 0)
 						snprintf(speed, sizeof(speed), ", %.3gx", sp);
+					/* Names from the suite and the generations:
+					 * shown, never raw. */
 					if (strcmp(st, "pass") == 0)
 						printf("%s %s/%s: pass, %s%s%s\n",
-						       set.tasks[c->task].name, c->model, c->attempt,
-						       clean ? "clean" : "not clean: ", clean ? "" : type,
-						       speed);
+						       kj_cli_shown(set.tasks[c->task].name),
+						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+						       clean ? "clean" : "not clean: ",
+						       clean ? "" : kj_cli_shown(type), speed);
 					else
-						printf("%s %s/%s: %s %s\n", set.tasks[c->task].name,
-						       c->model, c->attempt, st, type);
+						printf("%s %s/%s: %s %s\n",
+						       kj_cli_shown(set.tasks[c->task].name),
+						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+						       kj_cli_shown(st), kj_cli_shown(type));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the
@@ -1269,9 +1274,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				prog.errors++;
 				exit_code = KJ_EXIT_FAIL;
 				fprintf(stderr, "%skjudge eval: %s %s/%s: not judged: %s\n",
-					prog.tty ? "\n" : "", set.tasks[c->task].name, c->model,
-					c->attempt, *line ? line : (WIFSIGNALED(status)
-						? "its judge was killed" : "its judge ended early"));
+					prog.tty ? "\n" : "", kj_cli_shown(set.tasks[c->task].name),
+					kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+					*line ? kj_cli_shown(line) : WIFSIGNALED(status)
+						? "its judge was killed" : "its judge ended early");
 			}
 			fflush(stdout);
 		}
@@ -1299,7 +1305,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		} else {
 			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
 				"of %zu attempts done; the same command where the device is goes on "
-				"from here\n", no_device, prog.done, prog.total);
+				"from here\n", kj_cli_shown(no_device), prog.done, prog.total);
 			exit_code = KJ_EXIT_USAGE;
 		}
 	} else {
@@ -1318,7 +1324,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
 		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
-		       db_path, db_path);
+		       kj_cli_shown(db_path), kj_cli_shown(db_path));
 	}
 	/* What the shard holds, for the merge; its status only when it ended
 	 * by itself and everything is published (else --wait submits it

@@ -45,7 +45,7 @@ int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, cons
 	}
 	if (!quiet) {
 		printf("kjudge %s: %s: %lld attempts new, %lld replacing judge errors, %lld "
-		       "already there", cmd->name, label, st.attempts_new,
+		       "already there", cmd->name, kj_cli_shown(label), st.attempts_new,
 		       st.attempts_replaced, st.attempts_same);
 		if (st.attempts_running)
 			printf(", %lld still running there (left out)", st.attempts_running);

@@ -64,10 +64,12 @@ static void print_left_out(const json_t *left)
 		if (json_is_integer(ci))
 			snprintf(where, sizeof(where), ", case %lld", (long long)json_integer_value(ci));
 		fprintf(stderr, "kjudge report: left out: attempt %s (model '%s', task '%s', "
-			"attempt '%s')%s: %s is %s, not %s\n", jstr(o, "attempt_key", "(no key)"),
-			jstr(o, "model", ""), jstr(o, "task", ""),
-			json_is_integer(label) ? lab : jstr(o, "attempt", ""), where,
-			jstr(o, "column", ""), jstr(o, "value", ""), jstr(o, "must_be", ""));
+			"attempt '%s')%s: %s is %s, not %s\n",
+			kj_cli_shown(jstr(o, "attempt_key", "(no key)")),
+			kj_cli_shown(jstr(o, "model", "")), kj_cli_shown(jstr(o, "task", "")),
+			kj_cli_shown(json_is_integer(label) ? lab : jstr(o, "attempt", "")), where,
+			jstr(o, "column", ""), kj_cli_shown(jstr(o, "value", "")),
+			jstr(o, "must_be", ""));
 	}
 	if (n > LEFT_OUT_SHOWN)
 		fprintf(stderr, "kjudge report: left out: %zu more (the JSON's left_out lists "
@@ -129,7 +131,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		for (w = 0; w < json_array_size(warn); w++)
 			if (json_string_value(json_array_get(warn, w)))
 				fprintf(stderr, "kjudge report: warning: %s\n",
-					json_string_value(json_array_get(warn, w)));
+					kj_cli_shown(json_string_value(json_array_get(warn, w))));
 	}
 	print_left_out(json_object_get(m, "left_out"));
 	if (!any) {
@@ -157,7 +159,9 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (!out[i].path)
 			continue;
 		if (!strcmp(out[i].path, "-") && !any) {
-			if (fputs(out[i].text, stdout) == EOF) {
+			/* The renderer escaped the store's text already; what
+			 * reaches the terminal is checked once more, here. */
+			if (kj_cli_put_shown(stdout, out[i].text) != 0) {
 				kj_cli_error(cmd, "cannot write to standard output");
 				goto done;
 			}
@@ -183,7 +187,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = kj_cli_exit_for(cmd, err.code);
 			goto done;
 		}
-		printf("%s written to %s\n", out[i].what, out[i].path);
+		printf("%s written to %s\n", out[i].what, kj_cli_shown(out[i].path));
 	}
 	exit_code = KJ_EXIT_OK;
 done:

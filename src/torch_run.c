@@ -146,18 +146,22 @@ void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *w
 
 	kj_result_counts(r, &passed, NULL, NULL, NULL);
 	fprintf(out, "%s: %d/%d cases passed (device %s, %s seeds); written to %s\n",
-		run->task.name, passed, r->n_cases, run->task.device,
-		r->seed_fixed ? "fixed" : "secret", written_to);
+		kj_cli_shown(run->task.name), passed, r->n_cases, kj_cli_shown(run->task.device),
+		r->seed_fixed ? "fixed" : "secret", kj_cli_shown(written_to));
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
 		const char *msg = c->message ? c->message : kj_etype_text(c->type);
+		char line[304];
 		int len = 0;
 
 		if (kj_case_status(c) == KJ_STATUS_PASS)
 			continue;
-		/* The first line: the worker puts the exception there. */
+		/* The first line: the worker puts the exception there, and the
+		 * candidate its text (shown, never raw). */
 		while (msg[len] && msg[len] != '\n' && len < 300)
 			len++;
-		fprintf(out, "  case %d: %s: %.*s\n", i + 1, kj_etype_name(c->type), len, msg);
+		snprintf(line, sizeof(line), "%.*s", len, msg);
+		fprintf(out, "  case %d: %s: %s\n", i + 1, kj_etype_name(c->type),
+			kj_cli_shown(line));
 	}
 }
