@@ -581,13 +581,14 @@ int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 	va_list ap;
 
 	/* A message quotes names and texts of studies, generations and
-	 * candidates: it reaches the terminal as one line, every control
-	 * escaped. */
+	 * candidates: every control reaches the terminal escaped, but the
+	 * line breaks of a traceback a message carries (a task that does not
+	 * load) and its tabs. */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "kjudge%s%s: %s\n", cmd ? " " : "", cmd ? cmd->name : "",
-		kj__text_shown(msg, 0, shown, sizeof(shown)));
+		kj__text_shown(msg, KJ__SHOWN_LINES, shown, sizeof(shown)));
 	return KJ_EXIT_USAGE;
 }
 

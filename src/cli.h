@@ -171,8 +171,9 @@ void kj_cli_print_man(FILE *out, const struct kj_cli_command *cmd,
 void kj_cli_print_man_main(FILE *out, const char *intro,
 			   const struct kj_cli_command *all, size_t n);
 
-/* "kjudge CMD: MESSAGE" on stderr, one line: every control byte of the
- * message escaped (kj_cli_shown).  Returns KJ_EXIT_USAGE. */
+/* "kjudge CMD: MESSAGE" on stderr: every control byte of the message
+ * escaped as kj_cli_shown does, but newlines and tabs (a traceback a
+ * message carries keeps its lines).  Returns KJ_EXIT_USAGE. */
 int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -109,7 +109,11 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 		return kj_cli_exit_for(cmd, rc);
 	}
 	if (rc > 0) {
-		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", kj_cli_shown(why));
+		/* The seed's lines (path, passed/total, the first failures),
+		 * from a record the candidate's directory holds: shown. */
+		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: ");
+		kj_cli_put_shown(stderr, why);
+		fputc('\n', stderr);
 		return KJ_EXIT_USAGE;
 	}
 	return 0;

@@ -1132,7 +1132,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
 		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(work)) {
-		kj_cli_error(cmd, "'%s': %s", work, strerror(errno));
+		/* A full disk is named as everywhere ("no space left on"). */
+		kj_error_write(&err, errno, work, "cannot make the batch's directory");
+		kj_cli_error(cmd, "%s", err.msg);
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
 	}
