@@ -323,19 +323,19 @@ static const char *sqlite_kind(const unsigned char *h, size_t n)
 }
 
 /*
- * Look at what is at path (links followed) without blocking: 0 when nothing
- * is there, 1 when something is (*st filled; *what says what refuses it,
- * NULL for a regular file that may be replaced), -1 with errno when it
- * cannot be looked at.
+ * Look at what is at path (relative to dirfd; links followed) without
+ * blocking: 0 when nothing is there, 1 when something is (*st filled;
+ * *what says what refuses it, NULL for a regular file that may be
+ * replaced), -1 with errno when it cannot be looked at.
  */
-static int look_at(const char *path, struct stat *st, const char **what)
+static int look_at(int dirfd, const char *path, struct stat *st, const char **what)
 {
 	unsigned char head[72];
 	ssize_t n;
 	int fd, e;
 
 	*what = NULL;
-	if (stat(path, st) < 0)
+	if (fstatat(dirfd, path, st, 0) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (S_ISDIR(st->st_mode)) {
 		*what = "a directory";
@@ -346,7 +346,7 @@ static int look_at(const char *path, struct stat *st, const char **what)
 		return 1;
 	}
 	/* O_NONBLOCK: what was a regular file at stat() may be a FIFO now. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		*what = "a file that cannot be read to make sure it is not a database";
 		return 1;
@@ -378,7 +378,7 @@ int kj_output_check(const char *path, const char *keep, struct kj_error *err)
 	struct stat st, ks;
 	const char *what;
 	size_t len = strlen(path), i;
-	int there = look_at(path, &st, &what);
+	int there = look_at(AT_FDCWD, path, &st, &what);
 
 	if (there < 0)
 		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot look at the "
@@ -398,7 +398,7 @@ int kj_output_check(const char *path, const char *keep, struct kj_error *err)
 			continue;
 		memcpy(base, path, len - sl);
 		base[len - sl] = '\0';
-		if (look_at(base, &bs, &bw) == 1 && (bw == kind_store || bw == kind_db))
+		if (look_at(AT_FDCWD, base, &bs, &bw) == 1 && (bw == kind_store || bw == kind_db))
 			return kj_error_set(err, KJ_EINVAL, "'%s': the output would be the '%s' "
 					    "file of '%s', %s: refused, name another file", path,
 					    companions[i] + 1, base, bw);
@@ -450,19 +450,33 @@ int kj_write_file_atomic(const char *path, const char *data, size_t len,
 	return KJ_OK;
 }
 
+/* kj_error_write for name under dirfd: the file system named is dirfd's. */
+static int write_at_error(struct kj_error *err, int e, int dirfd, const char *name,
+			  const char *stage)
+{
+	char fdpath[64], where[PATH_MAX + 640];
+
+	if (e != ENOSPC && e != EDQUOT)
+		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s: %s", name, stage,
+				    strerror(e));
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dirfd);
+	return kj_error_set(err, KJ_ENOSPC, "'%s': %s: %s", name, stage,
+			    kj__nospace_text(e, fdpath, where, sizeof(where)));
+}
+
 int kj__write_file_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
 		      struct kj_error *err)
 {
 	char tmp[PATH_MAX];
-	const char *stage = "cannot write";
+	const char *stage = "cannot write", *what;
+	struct stat st;
 	int fd, e;
 
 	if (strchr(name, '/'))
 		return kj_error_set(err, KJ_EINVAL, "'%s': not a plain name", name);
 	fd = tmp_create_at(dirfd, tmp, sizeof(tmp), name);
 	if (fd < 0)
-		return kj_error_set(err, kj_err_from_errno(errno), "'%s': cannot create a "
-				    "temporary file: %s", name, strerror(errno));
+		return write_at_error(err, errno, dirfd, name, "cannot create a temporary file");
 	if (kj__write_full(fd, data, len) < 0 || (mode && fchmod(fd, mode) < 0))
 		goto fail;
 	stage = "cannot sync";
@@ -474,6 +488,12 @@ int kj__write_file_at(int dirfd, const char *name, const char *data, size_t len,
 	fd = -1;
 	if (e < 0)
 		goto fail;
+	/* As kj_write_file_atomic: never over a database or its log. */
+	if (look_at(dirfd, name, &st, &what) == 1 && what) {
+		unlinkat(dirfd, tmp, 0);
+		return kj_error_set(err, KJ_EINVAL, "'%s': the output would replace %s: "
+				    "refused, name another file", name, what);
+	}
 	stage = "cannot rename the temporary file";
 	if (renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
@@ -484,7 +504,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	unlinkat(dirfd, tmp, 0);
-	return kj_error_set(err, KJ_EIO, "'%s': %s: %s", name, stage, strerror(e));
+	return write_at_error(err, e, dirfd, name, stage);
 }
 
 int kj__write_text(const char *path, const char *text)

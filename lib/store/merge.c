@@ -399,7 +399,9 @@ static int upgraded_copy(struct kj_store *src, const char *label, const char *ta
 	rc = vacuum_into(kj_store_db(src), tmp, label, err);
 	if (rc != KJ_OK) {
 		remove_copy(tmp);
-		return rc;
+		/* What is full is the target's file system, where the copy is. */
+		return rc == KJ_ENOSPC ? kj_error_write(err, ENOSPC, tmp, "a copy of the source "
+							 "to bring it to this schema") : rc;
 	}
 	rc = kj_store_open(tmp, 0, 0, &copy, err);
 	kj_store_close(copy);

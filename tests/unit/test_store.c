@@ -21,6 +21,7 @@
 #include "kjudge/store.h"
 #include "store/store_internal.h"
 #include "unit.h"
+#include "base/fs.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -409,7 +410,18 @@ KJ_TEST(store_never_replaced_by_an_output)
 	snprintf(p, sizeof(p), "%s/link.db", kj_test_tmpdir());
 	KJ_CHECK_INT(kj_write_file_atomic(p, "# report\n", 9, &err), KJ_EINVAL);
 	KJ_CHECK(stat(db, &after) == 0);
+	/* The writer of a name under a directory (skill's) too. */
+	{
+		int dfd = open(kj_test_tmpdir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		KJ_CHECK(dfd >= 0);
+		KJ_CHECK_INT(kj__write_file_at(dfd, "s.db", "x\n", 2, 0644, &err), KJ_EINVAL);
+		KJ_CHECK(strstr(err.msg, "would replace") != NULL);
+		KJ_CHECK_OK(kj__write_file_at(dfd, "script.py", "x\n", 2, 0644, &err), &err);
+		close(dfd);
+	}
 	KJ_CHECK(before.st_ino == after.st_ino && before.st_size == after.st_size);
+	KJ_CHECK(stat(db, &after) == 0 && before.st_ino == after.st_ino);
 	KJ_CHECK_INT(count(s, "SELECT count(*) FROM candidates"), 1);
 	kj_store_close(s);
 	/* Closed (checkpointed), its header names it; its log is gone, and
