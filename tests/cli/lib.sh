@@ -77,16 +77,20 @@ PY
 # A100 (on an H200 too with `make_store PATH one-gpu`) and on the CPU.
 make_store() {
 	"$KJ_PYTHON" - "$KJ_TESTS/../lib/store/schema.sql" "$1" "${2:-}" <<'PY'
-import json, sqlite3, sys
+import json, re, sqlite3, sys
 schema, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 db = sqlite3.connect(path)
 db.execute("PRAGMA application_id = %d" % 0x6b6a6467)
-db.executescript(open(schema).read())
+sql = open(schema).read()
+# The version of the tables made: a store of its own schema, which merge
+# takes as it is (an older version would be brought to this one first).
+version = int(re.search(r"schema version (\d+)", sql).group(1))
+db.executescript(sql)
 db.executescript("""
-INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '1'),
+INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '%d'),
   ('created_by', 'kjudge test');
-PRAGMA user_version = 1;
-""")
+PRAGMA user_version = %d;
+""" % (version, version))
 T = "2026-01-02T00:00:00Z"
 db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL, NULL)", (T,))
 db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL, NULL)", (T, T))

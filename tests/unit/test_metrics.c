@@ -608,8 +608,8 @@ static const struct bad_row {
 	{ "m1C1", "UPDATE attempts SET speedup = -2 WHERE attempt_key = 'm1C1'", "speedup", "-2", NULL },
 	{ "m1C0", "UPDATE timings SET speedup = 9e999 WHERE attempt_key = 'm1C0' AND "
 		  "case_idx = 2", "timings.speedup", "inf", NULL },
-	{ "m1E1", "UPDATE timings SET impl_ms = -1 WHERE attempt_key = 'm1E1' AND case_idx = 1",
-	  "timings.impl_ms", "-1", NULL },
+	{ "m1E1", "UPDATE timings SET impl_ms = -9e999 WHERE attempt_key = 'm1E1' AND "
+		  "case_idx = 1", "timings.impl_ms", "-inf", NULL },
 	{ "m1C0", "UPDATE case_results SET status = 'maybe' WHERE attempt_key = 'm1C0' AND "
 		  "case_idx = 2", "case_results.status", "'maybe'", NULL },
 	{ "m1B1", "UPDATE attempts SET status = 'win' WHERE attempt_key = 'm1B1'", "status",
