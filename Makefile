@@ -296,7 +296,8 @@ $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ
 # The validator's fuzzer: kjudge's own files and the tree-sitter runtime
 # instrumented, the grammars' generated parse tables optimised and not
 # (instrumenting them costs minutes of compile time and says little).
-FUZZ_V_SRC := $(wildcard lib/validate/*.c) lib/base/error.c lib/base/json.c
+FUZZ_V_SRC := $(wildcard lib/validate/*.c) lib/base/error.c lib/base/json.c lib/base/text.c \
+	      lib/base/fs.c lib/base/fileio.c
 FUZZ_TS_OBJ := $(addprefix $(FUZZ_DIR)/ts/,ts_runtime.o ts_python_parser.o \
                  ts_python_scanner.o ts_cuda_parser.o ts_cuda_scanner.o)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/text.h"
 #include "base/banned.h"
 
 /* A choice "word:N" takes word:0 .. word:KJ_CLI_INDEX_MAX. */
@@ -465,6 +466,11 @@ int kj_cli_judge_exit(const struct kj_cli_command *cmd)
 	return cmd && cmd->judge_exit ? cmd->judge_exit : KJ_EXIT_USAGE;
 }
 
+int kj_cli_exit_for(const struct kj_cli_command *cmd, int code)
+{
+	return code == KJ_ENOMEM || code == KJ_ENOSPC ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+}
+
 /* Print `text` from column `col` on, wrapped at 79 columns, continuation
  * lines starting at column `indent`. */
 static void print_wrapped(FILE *out, const char *text, int col, int indent)
@@ -571,12 +577,43 @@ void kj_cli_print_help(FILE *out, const struct kj_cli_command *cmd)
 
 int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 {
+	char msg[8192], shown[16384];
 	va_list ap;
 
-	fprintf(stderr, "kjudge%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+	/* A message quotes names and texts of studies, generations and
+	 * candidates: every control reaches the terminal escaped, but the
+	 * line breaks of a traceback a message carries (a task that does not
+	 * load) and its tabs. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "kjudge%s%s: %s\n", cmd ? " " : "", cmd ? cmd->name : "",
+		kj__text_shown(msg, KJ__SHOWN_LINES, shown, sizeof(shown)));
 	return KJ_EXIT_USAGE;
+}
+
+/* kj_cli_shown's buffers: one printf may quote up to this many texts. */
+#define SHOWN_SLOTS 8
+#define SHOWN_MAX 2048
+
+const char *kj_cli_shown(const char *s)
+{
+	static _Thread_local char slot[SHOWN_SLOTS][SHOWN_MAX];
+	static _Thread_local unsigned next;
+	char *buf = slot[next++ % SHOWN_SLOTS];
+
+	return kj__text_shown(s, 0, buf, SHOWN_MAX);
+}
+
+int kj_cli_put_shown(FILE *f, const char *s)
+{
+	struct kj__buf b;
+	int rc;
+
+	kj__buf_init(&b, (size_t)-1 / 2);
+	rc = kj__buf_add_shown(&b, s ? s : "", s ? strlen(s) : 0, KJ__SHOWN_LINES);
+	if (rc == 0 && b.len && fwrite(b.data, 1, b.len, f) != b.len)
+		rc = -1;
+	kj__buf_release(&b);
+	return rc;
 }

@@ -171,12 +171,37 @@ void kj_cli_print_man(FILE *out, const struct kj_cli_command *cmd,
 void kj_cli_print_man_main(FILE *out, const char *intro,
 			   const struct kj_cli_command *all, size_t n);
 
-/* "kjudge CMD: MESSAGE" on stderr.  Returns KJ_EXIT_USAGE. */
+/* "kjudge CMD: MESSAGE" on stderr: every control byte of the message
+ * escaped as kj_cli_shown does, but newlines and tabs (a traceback a
+ * message carries keeps its lines).  Returns KJ_EXIT_USAGE. */
 int kj_cli_error(const struct kj_cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * What kjudge prints for a person never carries a study's bytes raw: a
+ * name, label or message from a store, a generations file or a candidate
+ * can hold ESC sequences, BEL, CR, C1 controls, bytes that are not UTF-8
+ * (docs/cli.md, "What reaches the terminal").
+ *
+ * kj_cli_shown: s (NULL: "") with every such byte escaped ("\x1b",
+ * "\r", "\n", "\u009b"; lib/base/text.c, kj__text_shown), one line, cut
+ * with "..." past 2 KiB.  In one of 8 buffers of the calling thread used in
+ * turn: a printf may quote up to 8, each valid until 8 more calls.
+ *
+ * kj_cli_put_shown: a block of lines (a Markdown report, a JSON text, a
+ * tool's output) written to f whole, its newlines and tabs kept, every
+ * other control escaped.  0, or -1 when out of memory or f refused it.
+ */
+const char *kj_cli_shown(const char *s);
+int kj_cli_put_shown(FILE *f, const char *s);
+
 /* The exit status of cmd when the judge itself failed (its judge_exit). */
 int kj_cli_judge_exit(const struct kj_cli_command *cmd);
+
+/* The exit status of cmd for a library error code: its judge_exit for the
+ * judge's or the machine's failure (KJ_ENOMEM, KJ_ENOSPC: out of memory, a
+ * full disk), KJ_EXIT_USAGE for everything else (bad input). */
+int kj_cli_exit_for(const struct kj_cli_command *cmd, int code);
 
 /* Options shared by the torch commands (verify, benchmark): their indices,
  * the rows of their option tables, and what they set.  A command's own
@@ -289,8 +314,10 @@ int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run
 /* Release run; returns exit_code. */
 int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code);
 /* Whether a result file can be written at path (found before the run):
- * 0, or KJ_EXIT_USAGE after printing why. */
-int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path);
+ * its directory is writable, and what is there may be replaced
+ * (kj_output_check; keep: the store the command reads, or NULL).  0, or
+ * KJ_EXIT_USAGE after printing why. */
+int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path, const char *keep);
 /* "op: N/M cases passed (...); written to PATH" and one line per case that
  * did not pass. */
 void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *written_to);

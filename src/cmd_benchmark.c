@@ -106,10 +106,14 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	if (rc < 0) {
 		kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
 		/* Out of memory is the judge's failure, not the record's. */
-		return rc == KJ_ENOMEM ? kj_cli_judge_exit(cmd) : KJ_EXIT_USAGE;
+		return kj_cli_exit_for(cmd, rc);
 	}
 	if (rc > 0) {
-		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: %s\n", why);
+		/* The seed's lines (path, passed/total, the first failures),
+		 * from a record the candidate's directory holds: shown. */
+		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: ");
+		kj_cli_put_shown(stderr, why);
+		fputc('\n', stderr);
 		return KJ_EXIT_USAGE;
 	}
 	return 0;
@@ -160,7 +164,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_cli_args_release(&args);
 	if (rc)
 		return rc;
-	if (output && kj_cli_check_output(cmd, output))
+	if (output && kj_cli_check_output(cmd, output, NULL))
 		return KJ_EXIT_USAGE;
 	rc = kj_cli_torch_prepare(cmd, &run);
 	if (rc)
@@ -182,7 +186,8 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!not_required && rec_device[0] && strcmp(rec_device, run.task.device) != 0) {
 		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: '%s' verified the "
 			"candidate on %s, not on %s: verify on the device you benchmark on\n",
-			gate_path, rec_device, run.task.device);
+			kj_cli_shown(gate_path), kj_cli_shown(rec_device),
+			kj_cli_shown(run.task.device));
 		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
 	}
 	rc = kj_benchmark(&run.task, &run.attempt, &run.judge, &b, NULL, &run.result, &run.err);
@@ -201,7 +206,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (kj_cli_write_json(cmd, output, rec))
 			exit_code = KJ_EXIT_FAIL;
 		else
-			printf("perf report written to %s\n", output);
+			printf("perf report written to %s\n", kj_cli_shown(output));
 	} else {
 		/* Made whole before any of it is printed: a dump that fails half
 		 * way would leave half a record on stdout. */
@@ -211,7 +216,10 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			kj_cli_error(cmd, "the perf JSON could not be written (%s)", run.err.msg);
 			exit_code = KJ_EXIT_FAIL;
 		} else {
-			printf("%s\n", text);
+			/* A candidate's messages are in it: DEL and C1 as \u
+			 * escapes (jansson escapes C0), the same JSON value. */
+			if (kj_cli_put_shown(stdout, text) != 0 || putchar('\n') == EOF)
+				exit_code = KJ_EXIT_FAIL;
 			free(text);
 		}
 	}

@@ -185,11 +185,16 @@ static void utc_now(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A statement of the run's rows failed: say why, roll back, and the exit
+ * status (1 for a full disk or no memory, the judge's; else 2). */
 static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *what)
 {
-	kj_cli_error(cmd, "the results store: %s: %s", what, sqlite3_errmsg(db));
+	struct kj_error err;
+	int code = kj_store_error(db, sqlite3_extended_errcode(db), what, &err);
+
+	kj_cli_error(cmd, "the results store: %s", err.msg);
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	return kj_cli_exit_for(cmd, code);
 }
 
 /* The batch's bytes as the store and a plan write them: 32 hex digits. */
@@ -221,7 +226,8 @@ static int batch_of_hex(const char *hex, unsigned char b[16])
 /* The batch's 16 bytes (meta 'batch', made at the first eval of the
  * store): every attempt of the study sees the same secret inputs, so golden
  * outputs are computed once per task and case, and a resumed run judges
- * on the inputs the first one did. */
+ * on the inputs the first one did.  0, or the exit status after printing
+ * why. */
 static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char *want,
 		       unsigned char batch[16])
 {
@@ -247,7 +253,7 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			kj_cli_error(cmd, "the store's batch (%s) is not the plan's (%s): a store "
 				     "of another plan", hex, want);
-			return -1;
+			return KJ_EXIT_USAGE;
 		}
 	}
 	if (!found) {
@@ -257,12 +263,12 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
 			if (!batch_of_hex(want, fresh)) {
 				sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 				kj_cli_error(cmd, "the plan's batch '%s' is not 32 hex digits", want);
-				return -1;
+				return KJ_EXIT_USAGE;
 			}
 		} else if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			kj_cli_error(cmd, "getrandom: %s", strerror(errno));
-			return -1;
+			return KJ_EXIT_USAGE;
 		}
 		batch_hex_of(fresh, hex);
 		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('batch', '%s')", hex);
@@ -325,7 +331,8 @@ static int bind_all_ok(int rc)
 }
 
 /* The run's row, the suite's tasks and which tasks the run's suite holds:
- * one transaction.  *run_id gets the run's id. */
+ * one transaction.  *run_id gets the run's id.  0, or the exit status after
+ * printing why. */
 static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, char **argv,
 		      const char *suite, const char *cands, const char *settings, const char *gpus,
 		      const char *shard, const char *plan, const struct kj_eval_set *set,
@@ -344,7 +351,7 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 	if (!argj || !(args_text = kj_json_text(argj, JSON_COMPACT, &err))) {
 		json_decref(argj);
 		kj_cli_error(cmd, "out of memory");
-		return -1;
+		return KJ_EXIT_FAIL;
 	}
 	json_decref(argj);
 	env_text = run_env(gpus, shard, plan, set->problems);
@@ -392,7 +399,7 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 			free(src);
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			kj_cli_error(cmd, "%s", e.msg);
-			return -1;
+			return KJ_EXIT_USAGE;
 		}
 		st = NULL;
 		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, "
@@ -913,7 +920,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		rc = kj_eval_discover_candidates(cands, &set, &err);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
-		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
 	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
@@ -927,8 +934,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		json_t *p = json_array_get(set.problems, i);
 
 		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
-			json_string_value(json_object_get(p, "where")),
-			json_string_value(json_object_get(p, "why")));
+			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
+			kj_cli_shown(json_string_value(json_object_get(p, "why"))));
 	}
 	settings = kj_eval_settings_json(&s);
 	if (!settings || !(settings_text = kj_json_text(settings, JSON_COMPACT | JSON_SORT_KEYS,
@@ -944,7 +951,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		rc = kj_eval_plan_load(args.opt[OPT_PLAN].text, &plan, &err);
 		if (rc != KJ_OK) {
 			kj_cli_error(cmd, "%s", err.msg);
-			exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+			exit_code = kj_cli_exit_for(cmd, rc);
 			goto out;
 		}
 		have_plan = 1;
@@ -963,7 +970,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	rc = kj_store_open(db_path, KJ_STORE_CREATE, 5000, &store, &err);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
-		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
 	/* One eval per store at a time: a second would take the first's
@@ -990,16 +997,16 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
 		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet, &err) < 0) {
-			exit_code = err.code == KJ_ENOMEM || err.code == KJ_EIO ? KJ_EXIT_FAIL
-										: KJ_EXIT_USAGE;
+			exit_code = err.code == KJ_EIO ? KJ_EXIT_FAIL : kj_cli_exit_for(cmd, err.code);
 			goto out;
 		}
 	}
-	if (batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch) ||
-	    record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text,
-		       args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
-		       shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set, &run_id)) {
-		exit_code = KJ_EXIT_USAGE;
+	if ((rc = batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch)) ||
+	    (rc = record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text,
+			     args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
+			     shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set,
+			     &run_id))) {
+		exit_code = rc;
 		goto out;
 	}
 	batch_hex_of(batch, batch_hex);
@@ -1117,15 +1124,17 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!prog.quiet)
 		printf("kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), %d at "
 		       "once on %d device%s\n", shard_k ? "shard " : "", shard_k ? shard_text : "",
-		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped, db_path, jobs,
-		       n_devs, n_devs == 1 ? "" : "s");
+		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped,
+		       kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 	fflush(stdout);
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
 	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
 		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(work)) {
-		kj_cli_error(cmd, "'%s': %s", work, strerror(errno));
+		/* A full disk is named as everywhere ("no space left on"). */
+		kj_error_write(&err, errno, work, "cannot make the batch's directory");
+		kj_cli_error(cmd, "%s", err.msg);
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
 	}
@@ -1136,7 +1145,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (batch_cache)
 		cfg.cache_dir = batch_dir;
 	if (!prog.quiet)
-		printf("kjudge eval: golden outputs in %s\n", batch_how);
+		printf("kjudge eval: golden outputs in %s\n", kj_cli_shown(batch_how));
 	slot.store_path = db_path;
 	slot.run_id = run_id;
 	slot.work_dir = work;
@@ -1240,14 +1249,19 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 					if (sp > 0)
 						snprintf(speed, sizeof(speed), ", %.3gx", sp);
+					/* Names from the suite and the generations:
+					 * shown, never raw. */
 					if (strcmp(st, "pass") == 0)
 						printf("%s %s/%s: pass, %s%s%s\n",
-						       set.tasks[c->task].name, c->model, c->attempt,
-						       clean ? "clean" : "not clean: ", clean ? "" : type,
-						       speed);
+						       kj_cli_shown(set.tasks[c->task].name),
+						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+						       clean ? "clean" : "not clean: ",
+						       clean ? "" : kj_cli_shown(type), speed);
 					else
-						printf("%s %s/%s: %s %s\n", set.tasks[c->task].name,
-						       c->model, c->attempt, st, type);
+						printf("%s %s/%s: %s %s\n",
+						       kj_cli_shown(set.tasks[c->task].name),
+						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+						       kj_cli_shown(st), kj_cli_shown(type));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the
@@ -1262,9 +1276,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				prog.errors++;
 				exit_code = KJ_EXIT_FAIL;
 				fprintf(stderr, "%skjudge eval: %s %s/%s: not judged: %s\n",
-					prog.tty ? "\n" : "", set.tasks[c->task].name, c->model,
-					c->attempt, *line ? line : (WIFSIGNALED(status)
-						? "its judge was killed" : "its judge ended early"));
+					prog.tty ? "\n" : "", kj_cli_shown(set.tasks[c->task].name),
+					kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+					*line ? kj_cli_shown(line) : WIFSIGNALED(status)
+						? "its judge was killed" : "its judge ended early");
 			}
 			fflush(stdout);
 		}
@@ -1292,7 +1307,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		} else {
 			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
 				"of %zu attempts done; the same command where the device is goes on "
-				"from here\n", no_device, prog.done, prog.total);
+				"from here\n", kj_cli_shown(no_device), prog.done, prog.total);
 			exit_code = KJ_EXIT_USAGE;
 		}
 	} else {
@@ -1311,7 +1326,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
 		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
-		       db_path, db_path);
+		       kj_cli_shown(db_path), kj_cli_shown(db_path));
 	}
 	/* What the shard holds, for the merge; its status only when it ended
 	 * by itself and everything is published (else --wait submits it

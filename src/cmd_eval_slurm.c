@@ -234,9 +234,16 @@ static int add_job(const struct kj_cli_command *cmd, struct follow *f, long long
 		   const char *indices)
 {
 	char path[PATH_MAX + 8];
+	struct kj_error err;
 	FILE *out;
 
 	snprintf(path, sizeof(path), "%s/jobs", f->dir);
+	/* Appended to, not replaced: what is there is checked first (a store
+	 * is never written into, a FIFO never opened). */
+	if (kj_output_check(path, NULL, &err) != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		return -1;
+	}
 	out = fopen(path, "ae");
 	if (!out || fprintf(out, "%lld %s\n", id, indices) < 0 || fflush(out) != 0 ||
 	    fsync(fileno(out)) != 0) {
@@ -493,7 +500,8 @@ static int follow(struct follow *f)
 				if (code == KJ_EXIT_USAGE) {
 					bad_input = 1;
 					fprintf(stderr, "kjudge eval: shard %d/%d refused its input "
-						"(exit 2): see %s/logs/shard-%d.out\n", i, k, f->dir, i);
+						"(exit 2): see %s/logs/shard-%d.out\n", i, k,
+						kj_cli_shown(f->dir), i);
 				} else if (!x->quiet) {
 					printf("kjudge eval: shard %d/%d done (exit %d)\n", i, k, code);
 				}
@@ -518,15 +526,16 @@ static int follow(struct follow *f)
 				if (strncmp(why, "CANCELLED", 9) == 0) {
 					f->gave_up[i] = 1;
 					fprintf(stderr, "kjudge eval: shard %d/%d was cancelled (%s): "
-						"not submitted again\n", i, k, why);
+						"not submitted again\n", i, k, kj_cli_shown(why));
 					continue;
 				}
 				if (f->resubmits[i] >= x->max_resubmits) {
 					f->gave_up[i] = 1;
 					fprintf(stderr, "kjudge eval: shard %d/%d ended without finishing "
 						"%d times%s%s%s: given up (see %s/logs/shard-%d.out)\n",
-						i, k, f->resubmits[i] + 1, *why ? " (" : "", why,
-						*why ? ")" : "", f->dir, i);
+						i, k, f->resubmits[i] + 1, *why ? " (" : "",
+						kj_cli_shown(why), *why ? ")" : "", kj_cli_shown(f->dir),
+						i);
 					continue;
 				}
 				snprintf(ids, sizeof(ids), "%d", i);
@@ -541,7 +550,8 @@ static int follow(struct follow *f)
 				left++;
 				fprintf(stderr, "kjudge eval: shard %d/%d ended without finishing%s%s%s; "
 					"submitted again as job %lld (%d of at most %d)\n", i, k,
-					*why ? " (" : "", why, *why ? ")" : "", id, f->resubmits[i],
+					*why ? " (" : "", kj_cli_shown(why), *why ? ")" : "", id,
+					f->resubmits[i],
 					x->max_resubmits);
 			}
 		}
@@ -568,8 +578,8 @@ static int follow(struct follow *f)
 	}
 	printf("kjudge eval: %zu attempts of plan %s: %zu passed (%zu clean), %zu failed, %zu "
 	       "judge or task errors, %zu not judged; results in %s (kjudge report %s)\n",
-	       f->plan.n, f->plan.id, t.passed, t.clean, t.failed, t.errors, f->plan.n - t.done,
-	       x->db_path, x->db_path);
+	       f->plan.n, kj_cli_shown(f->plan.id), t.passed, t.clean, t.failed, t.errors,
+	       f->plan.n - t.done, kj_cli_shown(x->db_path), kj_cli_shown(x->db_path));
 	if (bad_input)
 		exit_code = KJ_EXIT_USAGE;
 	else if (t.done < f->plan.n || t.judge_errors || x->judge_errors_before)
@@ -664,6 +674,8 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	return n;
 }
 
+/* path holding text, with mode: 0, or the exit status after printing why
+ * (1 for a full disk, the machine's failure). */
 static int write_text(const struct kj_cli_command *cmd, const char *path, const char *text,
 		      mode_t mode)
 {
@@ -671,11 +683,11 @@ static int write_text(const struct kj_cli_command *cmd, const char *path, const 
 
 	if (kj_write_file_atomic(path, text, strlen(text), &err) != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
-		return -1;
+		return kj_cli_exit_for(cmd, err.code);
 	}
 	if (chmod(path, mode) != 0) {
 		kj_cli_error(cmd, "'%s': %s", path, strerror(errno));
-		return -1;
+		return KJ_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -754,7 +766,8 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 		}
 		if (!x->quiet)
 			printf("kjudge eval: plan %s (%zu attempts in %d shards) is in Slurm's queue "
-			       "as job %lld: %s\n", f.plan.id, f.plan.n, f.plan.shards, f.jobs[0],
+			       "as job %lld: %s\n", kj_cli_shown(f.plan.id), f.plan.n, f.plan.shards,
+			       f.jobs[0],
 			       x->wait ? "following it" : "follow it with --wait");
 		rc = x->wait ? follow(&f) : KJ_EXIT_OK;
 		goto out;
@@ -762,7 +775,7 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 	if (x->n_todo == 0) {
 		if (!x->quiet)
 			printf("kjudge eval: nothing to judge: every attempt is in %s (kjudge report "
-			       "%s)\n", x->db_path, x->db_path);
+			       "%s)\n", kj_cli_shown(x->db_path), kj_cli_shown(x->db_path));
 		rc = x->judge_errors_before ? KJ_EXIT_FAIL : KJ_EXIT_OK;
 		goto out;
 	}
@@ -817,8 +830,10 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 		rc = plan_text && err.code != KJ_ENOMEM ? KJ_EXIT_USAGE : KJ_EXIT_FAIL;
 		goto out;
 	}
-	if (write_text(cmd, plan_path, plan_text, 0644) || write_text(cmd, f.job_sh, script, 0755))
+	if ((rc = write_text(cmd, plan_path, plan_text, 0644)) ||
+	    (rc = write_text(cmd, f.job_sh, script, 0755)))
 		goto out;
+	rc = KJ_EXIT_USAGE;
 	if (follow_alloc(&f) < 0 || read_jobs(&f) < 0) {
 		kj_cli_error(cmd, "out of memory");
 		rc = KJ_EXIT_FAIL;
@@ -836,15 +851,16 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 		f.job[k] = id;
 	if (!x->quiet) {
 		printf("kjudge eval: plan %s: %zu attempts of %zu tasks in %d shards (%s)\n",
-		       f.plan.id, f.plan.n, n_tasks, f.plan.shards, plan_path);
+		       kj_cli_shown(f.plan.id), f.plan.n, n_tasks, f.plan.shards,
+		       kj_cli_shown(plan_path));
 		printf("kjudge eval: submitted job %lld (array %s)%s\n", id, indices,
 		       x->wait ? "; following it" : "");
 		if (!x->wait) {
 			snprintf(path, sizeof(path), "%s/shard-*.db", shards_dir);
 			printf("kjudge eval: follow it with 'squeue -j %lld', or run this command "
 			       "again with --wait (it follows the job, submits lost shards again and "
-			       "merges them); by hand: kjudge merge %s --db %s\n", id, path,
-			       x->db_path);
+			       "merges them); by hand: kjudge merge %s --db %s\n", id,
+			       kj_cli_shown(path), kj_cli_shown(x->db_path));
 		}
 	}
 	fflush(stdout);

@@ -45,7 +45,7 @@ int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, cons
 	}
 	if (!quiet) {
 		printf("kjudge %s: %s: %lld attempts new, %lld replacing judge errors, %lld "
-		       "already there", cmd->name, label, st.attempts_new,
+		       "already there", cmd->name, kj_cli_shown(label), st.attempts_new,
 		       st.attempts_replaced, st.attempts_same);
 		if (st.attempts_running)
 			printf(", %lld still running there (left out)", st.attempts_running);
@@ -73,14 +73,14 @@ int kj_cmd_merge(const struct kj_cli_command *cmd, int argc, char **argv)
 		probe = NULL;
 		if (rc != KJ_OK) {
 			kj_cli_error(cmd, "%s", err.msg);
-			exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+			exit_code = kj_cli_exit_for(cmd, rc);
 			goto out;
 		}
 	}
 	rc = kj_store_open(args.opt[OPT_DB].text, KJ_STORE_CREATE, 5000, &store, &err);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
-		exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
 	for (i = 0; i < args.n_operands; i++) {
@@ -88,8 +88,7 @@ int kj_cmd_merge(const struct kj_cli_command *cmd, int argc, char **argv)
 
 		snprintf(label, sizeof(label), "merged %s", args.operands[i]);
 		if (kj__cmd_merge_one(cmd, store, args.operands[i], label, quiet, &err) < 0) {
-			exit_code = err.code == KJ_ENOMEM || err.code == KJ_EIO ? KJ_EXIT_FAIL
-										: KJ_EXIT_USAGE;
+			exit_code = err.code == KJ_EIO ? KJ_EXIT_FAIL : kj_cli_exit_for(cmd, err.code);
 			break;
 		}
 	}

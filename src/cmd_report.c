@@ -6,7 +6,8 @@
  * The store is opened read-only (an eval may be writing it: WAL lets it
  * read one committed state).  Each file is made whole, then written
  * atomically; with none of the three, the Markdown goes to stdout.  Errors:
- * one line on stderr, exit 2, and no file written.
+ * one line on stderr, exit 2 (bad input: no file written) or 1 (out of
+ * memory, a full disk: the file that failed is as it was).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,44 @@ const struct kj_cli_option kj_report_options[] = {
 		       .help = "write the metrics JSON that both are printed from to FILE" },
 	[OPT_COUNT_] = { .name = NULL },
 };
+
+/* o[key] when it is a string, else dflt. */
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : dflt;
+}
+
+/* The attempts the metrics left out (a value no judge writes), each named
+ * on stderr; past the first LEFT_OUT_SHOWN, how many more the JSON lists. */
+#define LEFT_OUT_SHOWN 20
+
+static void print_left_out(const json_t *left)
+{
+	size_t i, n = json_array_size(left);
+
+	for (i = 0; i < n && i < LEFT_OUT_SHOWN; i++) {
+		const json_t *o = json_array_get(left, i);
+		const json_t *label = json_object_get(o, "attempt");
+		const json_t *ci = json_object_get(o, "case_idx");
+		char lab[32], where[48] = "";
+
+		snprintf(lab, sizeof(lab), "%lld", (long long)json_integer_value(label));
+		if (json_is_integer(ci))
+			snprintf(where, sizeof(where), ", case %lld", (long long)json_integer_value(ci));
+		fprintf(stderr, "kjudge report: left out: attempt %s (model '%s', task '%s', "
+			"attempt '%s')%s: %s is %s, not %s\n",
+			kj_cli_shown(jstr(o, "attempt_key", "(no key)")),
+			kj_cli_shown(jstr(o, "model", "")), kj_cli_shown(jstr(o, "task", "")),
+			kj_cli_shown(json_is_integer(label) ? lab : jstr(o, "attempt", "")), where,
+			jstr(o, "column", ""), kj_cli_shown(jstr(o, "value", "")),
+			jstr(o, "must_be", ""));
+	}
+	if (n > LEFT_OUT_SHOWN)
+		fprintf(stderr, "kjudge report: left out: %zu more (the JSON's left_out lists "
+			"them)\n", n - LEFT_OUT_SHOWN);
+}
 
 /* The texts to write, made before any is written. */
 struct product {
@@ -69,7 +108,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (!out[i].path)
 			continue;
 		any = 1;
-		if (kj_cli_check_output(cmd, out[i].path))
+		if (kj_cli_check_output(cmd, out[i].path, db))
 			return KJ_EXIT_USAGE;
 	}
 
@@ -81,7 +120,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_store_close(s);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "'%s': %s", db, err.msg);
-		return KJ_EXIT_USAGE;
+		return kj_cli_exit_for(cmd, rc);
 	}
 	/* A warning is the report's too (every rendering shows it), and a
 	 * person at the terminal sees it before opening any of them. */
@@ -92,8 +131,9 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		for (w = 0; w < json_array_size(warn); w++)
 			if (json_string_value(json_array_get(warn, w)))
 				fprintf(stderr, "kjudge report: warning: %s\n",
-					json_string_value(json_array_get(warn, w)));
+					kj_cli_shown(json_string_value(json_array_get(warn, w))));
 	}
+	print_left_out(json_object_get(m, "left_out"));
 	if (!any) {
 		out[OPT_MD].path = "-";
 	}
@@ -108,6 +148,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			out[i].text = kj_json_text(m, JSON_INDENT(2) | JSON_REAL_PRECISION(17), &err);
 		if (!out[i].text) {
 			kj_cli_error(cmd, "the %s cannot be made: %s", out[i].what, err.msg);
+			exit_code = kj_cli_exit_for(cmd, err.code);
 			goto done;
 		}
 	}
@@ -118,7 +159,9 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (!out[i].path)
 			continue;
 		if (!strcmp(out[i].path, "-") && !any) {
-			if (fputs(out[i].text, stdout) == EOF) {
+			/* The renderer escaped the store's text already; what
+			 * reaches the terminal is checked once more, here. */
+			if (kj_cli_put_shown(stdout, out[i].text) != 0) {
 				kj_cli_error(cmd, "cannot write to standard output");
 				goto done;
 			}
@@ -130,6 +173,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			t = realloc(out[i].text, len + 2);
 			if (!t) {
 				kj_cli_error(cmd, "the %s cannot be made: out of memory", out[i].what);
+				exit_code = kj_cli_judge_exit(cmd);
 				goto done;
 			}
 			t[len++] = '\n';
@@ -137,10 +181,13 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			out[i].text = t;
 		}
 		if (kj_write_file_atomic(out[i].path, out[i].text, len, &err) != KJ_OK) {
+			/* A full disk is the machine's failure (exit 1); the file
+			 * is as it was, those written before it are whole. */
 			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = kj_cli_exit_for(cmd, err.code);
 			goto done;
 		}
-		printf("%s written to %s\n", out[i].what, out[i].path);
+		printf("%s written to %s\n", out[i].what, kj_cli_shown(out[i].path));
 	}
 	exit_code = KJ_EXIT_OK;
 done:

@@ -422,7 +422,8 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 		free(t.s);
 		if (rc != KJ_OK) {
 			kj_cli_error(cmd, "%s: %s", sdir, err.msg);
-			rc = KJ_EXIT_USAGE;
+			/* A full disk is the machine's failure (exit 1). */
+			rc = kj_cli_exit_for(cmd, rc);
 			goto out;
 		}
 		printf("%s: runs kjudge %s%s%s%s\n", path[i], scripts[i].command,

@@ -133,40 +133,48 @@ static void print_human(const json_t *r)
 	const json_t *t = json_object_get(r, "timing"), *n = json_object_get(r, "notes"), *v;
 	size_t i;
 
-	printf("%s [%s]: %s\n", json_string_value(json_object_get(r, "unique_id")),
-	       json_string_value(json_object_get(r, "config")),
-	       json_string_value(json_object_get(r, "status")));
-	printf("  build: %s%s", json_string_value(json_object_get(b, "status")),
+	printf("%s [%s]: %s\n", kj_cli_shown(json_string_value(json_object_get(r, "unique_id"))),
+	       kj_cli_shown(json_string_value(json_object_get(r, "config"))),
+	       kj_cli_shown(json_string_value(json_object_get(r, "status"))));
+	printf("  build: %s%s", kj_cli_shown(json_string_value(json_object_get(b, "status"))),
 	       json_is_true(json_object_get(b, "cached")) ? " (cached)" : "");
 	if ((v = json_object_get(b, "reason")))
-		printf(": %s", json_string_value(v));
+		printf(": %s", kj_cli_shown(json_string_value(v)));
 	printf("\n");
 	if (json_object_get(b, "reason")) {
 		const json_t *cmds = json_object_get(b, "commands");
 		const json_t *last = json_array_get(cmds, json_array_size(cmds) - 1);
 		const char *tail = json_string_value(json_object_get(last, "stderr_tail"));
 
-		if (tail && *tail)
-			printf("    %s: %s\n    stderr: %.2000s\n",
-			       json_string_value(json_object_get(last, "step")),
-			       json_string_value(json_object_get(last, "how")), tail);
+		if (tail && *tail) {
+			char head[2001];
+
+			/* A compiler's words on a candidate's code: shown,
+			 * its lines kept. */
+			snprintf(head, sizeof(head), "%s", tail);
+			printf("    %s: %s\n    stderr: ",
+			       kj_cli_shown(json_string_value(json_object_get(last, "step"))),
+			       kj_cli_shown(json_string_value(json_object_get(last, "how"))));
+			kj_cli_put_shown(stdout, head);
+			printf("\n");
+		}
 	}
-	printf("  run: %s", json_string_value(json_object_get(run, "status")));
+	printf("  run: %s", kj_cli_shown(json_string_value(json_object_get(run, "status"))));
 	if ((v = json_object_get(run, "how")))
-		printf(", %s, %.3f s", json_string_value(v),
+		printf(", %s, %.3f s", kj_cli_shown(json_string_value(v)),
 		       json_number_value(json_object_get(run, "duration_s")));
 	if ((v = json_object_get(run, "reason")))
-		printf(": %s", json_string_value(v));
+		printf(": %s", kj_cli_shown(json_string_value(v)));
 	printf("\n");
 	json_array_foreach(json_object_get(r, "strategies"), i, v)
-		printf("  %s: %s: %s\n", json_string_value(json_object_get(v, "type")),
-		       json_string_value(json_object_get(v, "status")),
-		       json_string_value(json_object_get(v, "detail")));
+		printf("  %s: %s: %s\n", kj_cli_shown(json_string_value(json_object_get(v, "type"))),
+		       kj_cli_shown(json_string_value(json_object_get(v, "status"))),
+		       kj_cli_shown(json_string_value(json_object_get(v, "detail"))));
 	if (t) {
 		const json_t *p = json_object_get(t, "program"), *bl = json_object_get(t, "baseline");
 
 		if ((v = json_object_get(t, "error")))
-			printf("  timing: %s\n", json_string_value(v));
+			printf("  timing: %s\n", kj_cli_shown(json_string_value(v)));
 		if (p)
 			printf("  time: median %.6f s (min %.6f, max %.6f; %d runs after %d warm-up)\n",
 			       json_number_value(json_object_get(p, "median_s")),
@@ -187,13 +195,13 @@ static void print_human(const json_t *r)
 	if (n && (v = json_object_get(n, "ignored_candidate_files"))) {
 		printf("  ignored (not in files.translation_targets):");
 		for (i = 0; i < json_array_size(v); i++)
-			printf(" %s", json_string_value(json_array_get(v, i)));
+			printf(" %s", kj_cli_shown(json_string_value(json_array_get(v, i))));
 		printf("\n");
 	}
 	if (n && (v = json_object_get(n, "links_not_copied"))) {
 		printf("  links not copied (they leave the tree or lead to no file):");
 		for (i = 0; i < json_array_size(v); i++)
-			printf(" %s", json_string_value(json_array_get(v, i)));
+			printf(" %s", kj_cli_shown(json_string_value(json_array_get(v, i))));
 		printf("\n");
 	}
 }
@@ -242,7 +250,7 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 
 		if (ig)
 			fprintf(stderr, "kjudge spec: candidate '%s': %zu file%s not in "
-				"files.translation_targets ignored\n", o.candidate, json_array_size(ig),
+				"files.translation_targets ignored\n", kj_cli_shown(o.candidate), json_array_size(ig),
 				json_array_size(ig) == 1 ? "" : "s");
 	}
 	if (a->opt[OPT_JSON].count) {

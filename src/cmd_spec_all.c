@@ -131,11 +131,13 @@ int kj__cmd_spec_verify_all(const struct kj_cli_command *cmd, const char *root, 
 			else
 				snprintf(detail, sizeof(detail), "%s", err.msg);
 			printf("%-34s %-7s %-11s %-7s %-9s %8.3f  %s\n",
-			       s.unique_id ? s.unique_id : rel, s.parallel_api ? s.parallel_api : "?",
+			       kj_cli_shown(s.unique_id ? s.unique_id : rel),
+			       kj_cli_shown(s.parallel_api ? s.parallel_api : "?"),
 			       status, !b ? "-" : json_is_true(json_object_get(b, "cached")) ? "cached"
-			       : json_string_value(json_object_get(b, "status")),
-			       r ? json_string_value(json_object_get(r, "status")) : "-",
-			       json_number_value(json_object_get(r, "duration_s")), detail);
+			       : kj_cli_shown(json_string_value(json_object_get(b, "status"))),
+			       r ? kj_cli_shown(json_string_value(json_object_get(r, "status"))) : "-",
+			       json_number_value(json_object_get(r, "duration_s")),
+			       kj_cli_shown(detail));
 			fflush(stdout);
 		}
 		json_decref(rec);

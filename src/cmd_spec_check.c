@@ -34,9 +34,9 @@ static void print_issues(const char *who, const char *kind, const json_t *arr)
 	const json_t *e;
 
 	json_array_foreach(arr, i, e)
-		printf("%s: %s: %s: %s\n", who, kind,
-		       json_string_value(json_object_get(e, "path")),
-		       json_string_value(json_object_get(e, "message")));
+		printf("%s: %s: %s: %s\n", kj_cli_shown(who), kind,
+		       kj_cli_shown(json_string_value(json_object_get(e, "path"))),
+		       kj_cli_shown(json_string_value(json_object_get(e, "message"))));
 }
 
 /* The spec files: --spec's value, then every operand after the subcommand. */
@@ -106,7 +106,7 @@ static int validate(const struct kj_cli_command *cmd, const struct kj_cli_args *
 			print_issues(f, "error", json_object_get(e, "errors"));
 			print_issues(f, "warning", json_object_get(e, "warnings"));
 			if (!json_array_size(json_object_get(e, "errors")))
-				printf("%s: valid\n", f);
+				printf("%s: valid\n", kj_cli_shown(f));
 		}
 		print_issues("manifest", "error", json_object_get(m, "errors"));
 		print_issues("manifest", "warning", json_object_get(m, "warnings"));
@@ -129,13 +129,14 @@ static int pairs(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 
 	if (kj_spec_pairs(a->opt[k->root].text, a->opt[k->contracts].text, &r, &err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
-	json_array_foreach(json_object_get(r, "ignored"), i, e)
+	json_array_foreach(json_object_get(r, "ignored"), i, e) {
+		const char *f = json_string_value(json_object_get(e, "spec_file"));
+
 		fprintf(stderr, "kjudge spec: manifest line %lld: %s%s%s (ignored)\n",
 			(long long)json_integer_value(json_object_get(e, "line")),
-			json_string_value(json_object_get(e, "spec_file")) ?
-			json_string_value(json_object_get(e, "spec_file")) : "",
-			json_string_value(json_object_get(e, "spec_file")) ? ": " : "",
-			json_string_value(json_object_get(e, "reason")));
+			f ? kj_cli_shown(f) : "", f ? ": " : "",
+			kj_cli_shown(json_string_value(json_object_get(e, "reason"))));
+	}
 	json_array_foreach(json_object_get(r, "pairs"), i, e) {
 		const char *c = json_string_value(json_object_get(e, "contract"));
 
@@ -152,18 +153,20 @@ static int pairs(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 			const json_t *p, *pr = json_object_get(e, "problems");
 			size_t j;
 
-			printf("%s -> %s", json_string_value(json_object_get(e, "source_spec")),
-			       json_string_value(json_object_get(e, "target_spec")));
+			printf("%s -> %s",
+			       kj_cli_shown(json_string_value(json_object_get(e, "source_spec"))),
+			       kj_cli_shown(json_string_value(json_object_get(e, "target_spec"))));
 			if (c)
-				printf(" [%s]", !strcmp(c, "none") ? "no contract" : c);
+				printf(" [%s]", !strcmp(c, "none") ? "no contract" : kj_cli_shown(c));
 			printf("\n");
 			json_array_foreach(pr, j, p)
-				printf("  %s\n", json_string_value(json_object_get(p, "message")));
+				printf("  %s\n",
+				       kj_cli_shown(json_string_value(json_object_get(p, "message"))));
 		}
 		json_array_foreach(json_object_get(r, "unmatched_contracts"), i, e)
 			printf("contract %s -> %s: no such pair in the manifest\n",
-			       json_string_value(json_object_get(e, "source_spec")),
-			       json_string_value(json_object_get(e, "target_spec")));
+			       kj_cli_shown(json_string_value(json_object_get(e, "source_spec"))),
+			       kj_cli_shown(json_string_value(json_object_get(e, "target_spec"))));
 		printf("%zu pair%s\n", json_array_size(json_object_get(r, "pairs")),
 		       json_array_size(json_object_get(r, "pairs")) == 1 ? "" : "s");
 	}
@@ -199,11 +202,12 @@ static int argc_cmd(const struct kj_cli_command *cmd, const struct kj_cli_args *
 		const json_t *v;
 
 		json_array_foreach(json_object_get(r, "specs"), i, e)
-			printf("%s %s: %s\n", json_string_value(json_object_get(e, "outcome")),
-			       json_string_value(json_object_get(e, "spec")),
-			       json_string_value(json_object_get(e, "detail")));
+			printf("%s %s: %s\n",
+			       kj_cli_shown(json_string_value(json_object_get(e, "outcome"))),
+			       kj_cli_shown(json_string_value(json_object_get(e, "spec"))),
+			       kj_cli_shown(json_string_value(json_object_get(e, "detail"))));
 		json_object_foreach(json_object_get(r, "counts"), key, v)
-			printf("%s=%lld\n", key, (long long)json_integer_value(v));
+			printf("%s=%lld\n", kj_cli_shown(key), (long long)json_integer_value(v));
 	}
 	json_decref(r);
 	return finish(cmd, bad ? KJ_EXIT_FAIL : KJ_EXIT_OK);

@@ -173,19 +173,21 @@ static const char *type_words(enum kj_vtype t)
 	}
 }
 
+/* The candidate's path and what its source says (names, calls) are the
+ * candidate's bytes: shown, never raw. */
 static void print_human(const char *path, const struct kj_vresult *r)
 {
 	size_t i;
 	int c;
 
 	if (r->regression_type == KJ_VTYPE_VALID) {
-		printf("%s: valid (%s; launched:", path,
+		printf("%s: valid (%s; launched:", kj_cli_shown(path),
 		       r->kind == KJ_VKIND_CUDA ? "cuda" : "triton");
 		for (i = 0; i < r->n_called; i++)
-			printf("%s%s", i ? ", " : " ", r->called[i]);
+			printf("%s%s", i ? ", " : " ", kj_cli_shown(r->called[i]));
 		printf(")\n");
 	} else {
-		printf("%s: degraded, type %d: %s\n", path, (int)r->regression_type,
+		printf("%s: degraded, type %d: %s\n", kj_cli_shown(path), (int)r->regression_type,
 		       type_words(r->regression_type));
 		/* the check that decided the type, when it says more than its findings */
 		for (c = 0; c < KJ_VCHECK_COUNT_; c++)
@@ -193,15 +195,15 @@ static void print_human(const char *path, const struct kj_vresult *r)
 				if (r->check_error[c])
 					printf("  %s: %s\n",
 					       kj_vcheck_name((enum kj_vcheck)c, r->kind),
-					       r->check_error[c]);
+					       kj_cli_shown(r->check_error[c]));
 				break;
 			}
 	}
 	for (i = 0; i < r->n_violations; i++) {
 		const struct kj_vviolation *v = &r->violations[i];
 
-		printf("  %s:%d: %s%s: %s\n", path, v->line, v->warning ? "warning: " : "",
-		       v->call, v->reason);
+		printf("  %s:%d: %s%s: %s\n", kj_cli_shown(path), v->line,
+		       v->warning ? "warning: " : "", kj_cli_shown(v->call), kj_cli_shown(v->reason));
 	}
 }
 
@@ -277,7 +279,7 @@ int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv)
 				if (print_json(cmd, kj_vresult_error_json(path, err.msg)))
 					goto out_res;
 			} else {
-				fprintf(stderr, "kjudge validate: %s\n", err.msg);
+				fprintf(stderr, "kjudge validate: %s\n", kj_cli_shown(err.msg));
 			}
 			continue;
 		}

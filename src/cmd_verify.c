@@ -69,7 +69,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 			  run.spec.verify_dir) >= (int)sizeof(out_path))
 		return kj_cli_error(cmd, "--verify_dir too long");
 	/* An output that cannot be written is found now, not after the run. */
-	if (kj_cli_check_output(cmd, out_path))
+	if (kj_cli_check_output(cmd, out_path, NULL))
 		return KJ_EXIT_USAGE;
 	rc = kj_cli_torch_open(cmd, &run);
 	if (rc)

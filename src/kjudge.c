@@ -100,7 +100,8 @@ static const struct kj_cli_command commands[] = {
 		.environment = kj_cli_torch_env,
 		.exit_codes = "  0  every case passed\n"
 			      "  1  some case failed or timed out (\"验证超时\" on stderr)\n"
-			      "  2  nothing could be judged: bad flags, no task file, no Python\n",
+			      "  2  nothing could be judged: bad flags, no task file, no Python;\n"
+			      "     or the judge failed (a full disk: \"no space left on MOUNT\")\n",
 	},
 	{
 		.name = "benchmark",
@@ -124,7 +125,7 @@ static const struct kj_cli_command commands[] = {
 		.environment = kj_cli_torch_env,
 		.exit_codes = "  0  the benchmark ran (per-case pass/fail is in the JSON)\n"
 			      "  1  it could not run (no Python, a worker that does not start)\n"
-			      "     or the judge failed (out of memory)\n"
+			      "     or the judge failed (out of memory, a full disk)\n"
 			      "  2  the L1 verify gate refused, or bad flags\n",
 		.judge_exit = KJ_EXIT_FAIL,
 	},
@@ -166,7 +167,7 @@ static const struct kj_cli_command commands[] = {
 		.operands = "SUITE and CANDIDATES",
 		.exit_codes = "  0  every attempt has its verdict in the store (pass or fail)\n"
 			      "  1  some attempt ended as a judge error, or could not be recorded\n"
-			      "     (see --retry-failed)\n"
+			      "     (see --retry-failed); a full disk (\"no space left on MOUNT\")\n"
 			      "  2  bad input: no suite, no candidates, a store that is not one or\n"
 			      "     is locked, a bad flag\n",
 		.judge_exit = KJ_EXIT_FAIL,
@@ -190,10 +191,12 @@ static const struct kj_cli_command commands[] = {
 		.max_operands = -1,
 		.operands = "one or more SHARD.db",
 		.exit_codes = "  0  every store merged\n"
-			      "  1  the judge failed (a full disk, out of memory)\n"
+			      "  1  the judge failed (a full disk: \"no space left on MOUNT\";\n"
+			      "     out of memory); nothing of that source written\n"
 			      "  2  bad input: a source that is not a kjudge store, is corrupt\n"
 			      "     or of a newer schema, a target that is not one; nothing\n"
 			      "     of that source written\n",
+		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
 		.name = "doctor",
@@ -247,9 +250,12 @@ static const struct kj_cli_command commands[] = {
 		.max_operands = 1,
 		.operands = "one DIR, the skill directory",
 		.exit_codes = "  0  the three scripts are written\n"
+			      "  1  a full disk (\"no space left on MOUNT\"): the script that\n"
+			      "     failed is as it was, those before it are written\n"
 			      "  2  bad flags, DIR is not a directory, a script cannot be\n"
 			      "     written, or one is not kjudge's and its .orig exists\n"
 			      "     (see --force): nothing was changed\n",
+		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
 		.name = "report",
@@ -279,9 +285,13 @@ static const struct kj_cli_command commands[] = {
 		.max_operands = 1,
 		.operands = "one DB, the results store",
 		.exit_codes = "  0  the report is written\n"
+			      "  1  the judge failed (a full disk: \"no space left on MOUNT\";\n"
+			      "     out of memory): the file that failed is as it was\n"
 			      "  2  bad flags, a store that is missing, not a kjudge store,\n"
-			      "     of a newer schema, corrupt or locked, or a file that cannot\n"
-			      "     be written: nothing was written\n",
+			      "     of a newer schema, corrupt or locked, a file that cannot\n"
+			      "     be written or must not be replaced (a database): nothing\n"
+			      "     was written\n",
+		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
 		.name = "spec",

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/proc.h"
 #include "kjudge/torch.h"
@@ -34,12 +35,12 @@ int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_arg
 }
 
 /* Why a step before the run failed, and the exit status: the command's
- * own for the judge's failure (out of memory), else that of bad input. */
+ * own for the judge's failure (out of memory, a full disk), else that of
+ * bad input. */
 static int prepare_failed(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
 {
 	kj_cli_error(cmd, "%s", run->err.msg);
-	return kj_cli_torch_close(run, run->err.code == KJ_ENOMEM ? kj_cli_judge_exit(cmd)
-								  : KJ_EXIT_USAGE);
+	return kj_cli_torch_close(run, kj_cli_exit_for(cmd, run->err.code));
 }
 
 int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
@@ -107,15 +108,17 @@ int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code)
 	return exit_code;
 }
 
-int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path)
+int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path, const char *keep)
 {
 	char dir[PATH_MAX], probe[PATH_MAX + 32];
 	const char *slash = strrchr(path, '/');
+	struct kj_error err;
 	struct stat st;
 	int fd;
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return kj_cli_error(cmd, "'%s': the output is a directory", path);
+	/* A directory, a device, a store or its log: never replaced. */
+	if (kj_output_check(path, keep, &err) != KJ_OK)
+		return kj_cli_error(cmd, "%s", err.msg);
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
@@ -143,18 +146,22 @@ void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *w
 
 	kj_result_counts(r, &passed, NULL, NULL, NULL);
 	fprintf(out, "%s: %d/%d cases passed (device %s, %s seeds); written to %s\n",
-		run->task.name, passed, r->n_cases, run->task.device,
-		r->seed_fixed ? "fixed" : "secret", written_to);
+		kj_cli_shown(run->task.name), passed, r->n_cases, kj_cli_shown(run->task.device),
+		r->seed_fixed ? "fixed" : "secret", kj_cli_shown(written_to));
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
 		const char *msg = c->message ? c->message : kj_etype_text(c->type);
+		char line[304];
 		int len = 0;
 
 		if (kj_case_status(c) == KJ_STATUS_PASS)
 			continue;
-		/* The first line: the worker puts the exception there. */
+		/* The first line: the worker puts the exception there, and the
+		 * candidate its text (shown, never raw). */
 		while (msg[len] && msg[len] != '\n' && len < 300)
 			len++;
-		fprintf(out, "  case %d: %s: %.*s\n", i + 1, kj_etype_name(c->type), len, msg);
+		snprintf(line, sizeof(line), "%.*s", len, msg);
+		fprintf(out, "  case %d: %s: %s\n", i + 1, kj_etype_name(c->type),
+			kj_cli_shown(line));
 	}
 }

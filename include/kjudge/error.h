@@ -50,7 +50,8 @@
 	X(BUSY, "locked by another process")                              \
 	X(JSON, "malformed JSON")                                         \
 	X(SCHEMA, "unusable JSON schema")                                 \
-	X(NODEVICE, "the device asked for is not on this machine")
+	X(NODEVICE, "the device asked for is not on this machine")       \
+	X(NOSPC, "no space left on device")
 
 enum kj_errcode {
 	KJ_OK = 0,
@@ -88,7 +89,8 @@ int kj_error_set(struct kj_error *err, int code, const char *fmt, ...)
 /* Reset err to KJ_OK with an empty message.  NULL is allowed. */
 void kj_error_clear(struct kj_error *err);
 
-/* Map an errno value to the closest KJ_E* code. */
+/* Map an errno value to the closest KJ_E* code (ENOSPC and EDQUOT: the
+ * file system is full, KJ_ENOSPC). */
 int kj_err_from_errno(int errnum);
 
 #endif /* KJUDGE_ERROR_H */

@@ -44,6 +44,9 @@
 #define KJ_STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
+/* The largest count (tokens, a round) a store holds: 2^53, exact in a
+ * double and in every JSON reader (docs/store.md, "What a row may hold"). */
+#define KJ_STORE_COUNT_MAX 9007199254740992LL
 
 struct kj_store;
 
@@ -72,6 +75,15 @@ struct sqlite3 *kj_store_db(struct kj_store *s);
 
 /* The schema's SQL (static storage): what docs/store.md documents. */
 const char *kj_store_schema_sql(void);
+
+/*
+ * err from the SQLite result code rc of db (a store's kj_store_db), for
+ * statements the store's users run themselves: KJ_EBUSY for a lock,
+ * KJ_ENOMEM, KJ_ENOSPC for a full file system or a quota ("WHAT: no space
+ * left on MOUNT (SOURCE, TYPE)"), KJ_EIO for another I/O error, KJ_ESTORE
+ * otherwise, with `what` and SQLite's words.  Returns the code.
+ */
+int kj_store_error(struct sqlite3 *db, int rc, const char *what, struct kj_error *err);
 
 /*
  * Run `sql` (one or more statements, no results) as one transaction:

@@ -83,6 +83,9 @@ int kj_err_from_errno(int errnum)
 		return KJ_EACCES;
 	case EINVAL:
 		return KJ_EINVAL;
+	case ENOSPC:
+	case EDQUOT:
+		return KJ_ENOSPC;
 	default:
 		return KJ_EIO;
 	}

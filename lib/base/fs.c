@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kjudge/fileio.h"
 #include "base/fs.h"
 #include "base/internal.h"
 
@@ -353,17 +354,22 @@ static int copy_file(const char *src, const char *dst, long long left, long long
 		return kj_error_set(err, KJ_EIO, "'%s': %s", src, strerror(errno));
 	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (out < 0) {
+		int e = errno;
+
 		close(in);
-		return kj_error_set(err, KJ_EIO, "'%s': %s", dst, strerror(errno));
+		return kj_error_write(err, e, dst, "cannot create");
 	}
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || kj__write_full(out, buf, (size_t)n) < 0) {
-			kj_error_set(err, KJ_EIO, "'%s': %s", n < 0 ? src : dst, strerror(errno));
+			int e = errno;
+			int rc = n < 0 ? kj_error_set(err, KJ_EIO, "'%s': %s", src, strerror(e))
+				       : kj_error_write(err, e, dst, "cannot write");
+
 			close(in);
 			close(out);
-			return KJ_EIO;
+			return rc;
 		}
 		*bytes += n;
 		if (*bytes > left) {
@@ -375,7 +381,7 @@ static int copy_file(const char *src, const char *dst, long long left, long long
 	}
 	close(in);
 	if (close(out) < 0)
-		return kj_error_set(err, KJ_EIO, "'%s': %s", dst, strerror(errno));
+		return kj_error_write(err, errno, dst, "cannot write");
 	return KJ_OK;
 }
 
@@ -394,7 +400,7 @@ int kj__copy_tree(const char *src, const char *dst, long long max_bytes, long lo
 	if (!S_ISDIR(st.st_mode))
 		return KJ_OK;
 	if (mkdir(dst, 0755) < 0)
-		return kj_error_set(err, KJ_EIO, "'%s': %s", dst, strerror(errno));
+		return kj_error_write(err, errno, dst, "cannot create");
 	d = opendir(src);
 	if (!d)
 		return kj_error_set(err, KJ_EIO, "'%s': %s", src, strerror(errno));

@@ -92,7 +92,8 @@ char *kj__read_fd(int fd, const char *name, size_t max, size_t *len, struct kj_e
  * name a plain name there (no '/'), the temporary file made beside it
  * (O_EXCL, O_NOFOLLOW), given `mode` when it is not 0, synced and renamed
  * over name (renameat: a link at name is replaced, never written through),
- * dirfd synced.  KJ_OK, or a code with err filled ("'NAME': why") and
+ * dirfd synced; what is at name checked as kj_output_check checks it
+ * first (never a database or its log), a full disk named.  KJ_OK, or a code with err filled ("'NAME': why") and
  * nothing left behind.  (lib/base/fileio.c)
  */
 int kj__write_file_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,

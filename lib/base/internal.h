@@ -60,6 +60,14 @@ int kj__tmp_create(char *tmp, size_t size, const char *path);
 int kj__write_full(int fd, const void *buf, size_t n);
 int kj__tmp_commit(int fd, const char *tmp, const char *path, const char **stage);
 
+/*
+ * "no space left on MOUNT (SOURCE, TYPE)" for errno e (ENOSPC; "disk quota
+ * exceeded on ..." for EDQUOT), MOUNT the mount point of the file system
+ * that holds path (or its nearest existing parent), into buf (cut to
+ * size).  Returns buf.  fileio.c; the store's SQLite errors use it too.
+ */
+char *kj__nospace_text(int e, const char *path, char *buf, size_t size);
+
 /* Write text into the existing file path (a /proc or cgroup control file):
  * 0, or -1 with errno. */
 int kj__write_text(const char *path, const char *text);

@@ -29,6 +29,7 @@
 #include "kjudge/fileio.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "base/internal.h"
 
 /* Allocations of this thread's jansson calls that failed, ever. */
@@ -135,12 +136,22 @@ char *kj_json_text(const json_t *v, size_t flags, struct kj_error *err)
 int kj_json_print(FILE *f, const json_t *v, size_t flags, struct kj_error *err)
 {
 	char *text = kj_json_text(v, flags, err);
+	struct kj__buf b;
 	int bad;
 
 	if (!text)
 		return err ? err->code : KJ_ENOMEM;
-	bad = fputs(text, f) == EOF;
+	/* A stream is what a terminal shows: jansson escapes C0 itself, DEL
+	 * and the C1 controls become \u escapes (the same value). */
+	kj__buf_init(&b, (size_t)-1 / 2);
+	bad = kj__buf_add_shown(&b, text, strlen(text), KJ__SHOWN_LINES);
 	free(text);
+	if (bad) {
+		kj__buf_release(&b);
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
+	bad = b.len && fwrite(b.data, 1, b.len, f) != b.len;
+	kj__buf_release(&b);
 	if (bad)
 		return kj_error_set(err, KJ_EIO, "cannot write the JSON out");
 	return KJ_OK;

@@ -125,6 +125,21 @@ static char *clean_all(const char *s, size_t len, size_t *out_len)
 	return out;
 }
 
+char *kj__text_brief(const char *s, size_t max, char *buf, size_t size)
+{
+	size_t len = s ? strlen(s) : 0, clen = 0, n;
+	char *c = clean_all(len ? s : "", len, &clen);
+
+	if (!c) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	n = kj__utf8_prefix(c, clen, max);
+	snprintf(buf, size, "%.*s%s", (int)n, c, n < clen ? "..." : "");
+	free(c);
+	return buf;
+}
+
 char *kj__text_clean(const char *s, size_t len, size_t max)
 {
 	size_t clen = 0, head, tail_start;
@@ -147,6 +162,93 @@ char *kj__text_clean(const char *s, size_t len, size_t max)
 char *kj__text_cleans(const char *s, size_t max)
 {
 	return kj__text_clean(s, s ? strlen(s) : 0, max);
+}
+
+/* --- text shown to a person --------------------------------------------------------- */
+
+/*
+ * The form of the character at p (left bytes): *rep gets its escape and the
+ * escape's length is returned, or 0 when it is shown as it is; *used gets
+ * the bytes it took (a whole valid character, else one byte).
+ */
+static size_t shown_char(const unsigned char *p, size_t left, unsigned flags, char rep[8],
+			 size_t *used)
+{
+	size_t n = seq_len(p, left);
+
+	*used = n ? n : 1;
+	if (!n) {
+		/* Not UTF-8 (NUL included: a C string stops before it). */
+		return (size_t)snprintf(rep, 8, "\\x%02x", p[0]);
+	}
+	if (p[0] < 0x20) {
+		if ((p[0] == '\n' || p[0] == '\t') && (flags & KJ__SHOWN_LINES))
+			return 0;
+		if (p[0] == '\n')
+			return (size_t)snprintf(rep, 8, "\\n");
+		if (p[0] == '\r')
+			return (size_t)snprintf(rep, 8, "\\r");
+		if (p[0] == '\t')
+			return (size_t)snprintf(rep, 8, "\\t");
+		return (size_t)snprintf(rep, 8, "\\x%02x", p[0]);
+	}
+	if (p[0] == 0x7f)
+		return (size_t)snprintf(rep, 8, "\\u007f");
+	/* U+0080 to U+009F: 0xc2 0x80 to 0xc2 0x9f. */
+	if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)
+		return (size_t)snprintf(rep, 8, "\\u%04x", p[1]);
+	return 0;
+}
+
+int kj__buf_add_shown(struct kj__buf *b, const char *s, size_t len, unsigned flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	while (i < len) {
+		char rep[8];
+		size_t used, r = shown_char(p + i, len - i, flags, rep, &used);
+
+		if (r) {
+			if (kj__buf_add(b, p + run, i - run) < 0 || kj__buf_add(b, rep, r) < 0)
+				return -1;
+			run = i + used;
+		}
+		i += used;
+	}
+	return kj__buf_add(b, p + run, len - run);
+}
+
+char *kj__text_shown(const char *s, unsigned flags, char *buf, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)p), i, o = 0, whole = 0;
+	char rep[8];
+
+	if (!size)
+		return buf;
+	/* The whole form's length first: cut only what does not fit. */
+	for (i = 0; i < len;) {
+		size_t used, r = shown_char(p + i, len - i, flags, rep, &used);
+
+		whole += r ? r : used;
+		i += used;
+	}
+	for (i = 0; i < len;) {
+		size_t used, r = shown_char(p + i, len - i, flags, rep, &used);
+		size_t w = r ? r : used;
+
+		/* Cut: room kept for "..." and the NUL. */
+		if (whole + 1 > size && o + w + 4 > size) {
+			snprintf(buf + o, size - o, "%s", size - o > 3 ? "..." : "");
+			return buf;
+		}
+		memcpy(buf + o, r ? rep : (const char *)p + i, w);
+		o += w;
+		i += used;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 /* --- the bounded buffer ----------------------------------------------------------- */

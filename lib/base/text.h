@@ -42,6 +42,37 @@ size_t kj__utf8_prefix(const char *s, size_t len, size_t max);
  * character boundary: its length in bytes. */
 size_t kj__first_line(const char *s, size_t max);
 
+/* s (NULL: "") made valid UTF-8 as kj__text_clean makes it, and cut on a
+ * character boundary to at most max bytes, "..." added where it was cut:
+ * a name short enough for a one-line message.  Written into buf (cut to
+ * size; "?" when out of memory); returns buf. */
+char *kj__text_brief(const char *s, size_t max, char *buf, size_t size);
+
+/*
+ * Text shown to a person (a terminal, a log, a report), from a study, a
+ * generations file, a candidate: every byte that could move the cursor,
+ * set colours, retitle the window or speak to the terminal is written as
+ * an escape, and nothing else changes.
+ *   - C0 controls: \n, \r, \t as such, the others as \xNN (ESC: \x1b);
+ *     with KJ__SHOWN_LINES, '\n' and '\t' are kept (a block of lines);
+ *   - DEL and the C1 controls (U+0080 to U+009F, which some terminals obey
+ *     as ESC [): \u007f, \u0080 ... \u009f;
+ *   - a byte that does not start a valid UTF-8 character: \xNN.
+ * A backslash is not doubled: the form is for eyes, not to be read back.
+ * For JSON text (jansson escapes C0 itself, and writes valid UTF-8) the
+ * result is valid JSON of the same value.
+ *
+ * kj__buf_add_shown appends the form of s[0..len) to b (0, or -1 when out
+ * of memory).  kj__text_shown writes the form of the NUL-terminated s
+ * (NULL: "") into buf, cut on an escape's or a character's boundary with
+ * "..." when it does not fit; it returns buf.
+ */
+#define KJ__SHOWN_LINES 1u
+
+struct kj__buf;
+int kj__buf_add_shown(struct kj__buf *b, const char *s, size_t len, unsigned flags);
+char *kj__text_shown(const char *s, unsigned flags, char *buf, size_t size);
+
 /*
  * A growable string with a hard maximum, for anything of untrusted size.
  * data is always NUL-terminated (once anything was added); bytes past max

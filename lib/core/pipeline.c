@@ -214,8 +214,9 @@ static int side_failed(const struct kj_side *s, const struct kj_reply *rep, stru
 		res->timed_out = 1;
 	if (rep->disk_full) {
 		res->infra_errors++;
-		rc = kj_case_fail(c, KJ_ET_JUDGE, "the file system of the %s's outputs is full: %s",
-				  kj_side_name(s->role), msg);
+		/* The runner's message begins "no space left on MOUNT". */
+		rc = kj_case_fail(c, KJ_ET_JUDGE, "the %s's outputs: %s", kj_side_name(s->role),
+				  msg);
 	} else if (s->role == KJ_SIDE_CANDIDATE) {
 		enum kj_etype t = kj_etype_charge(rep->type) == KJ_CHARGE_CANDIDATE ? rep->type
 										   : KJ_ET_PROTOCOL;

@@ -16,6 +16,7 @@
 
 #include "kjudge/eval.h"
 #include "kjudge/jschema.h"
+#include "kjudge/store.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/hash.h"
@@ -587,7 +588,9 @@ static int opt_count(json_t *o, const char *key, long long *v)
 	*v = -1;
 	if (!x || json_is_null(x))
 		return 0;
-	if (!json_is_integer(x) || json_integer_value(x) < 0)
+	/* At most 2^53: what the store holds of a count (docs/store.md). */
+	if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+	    json_integer_value(x) > KJ_STORE_COUNT_MAX)
 		return -1;
 	*v = json_integer_value(x);
 	return 1;
@@ -661,7 +664,7 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	    opt_count(o, "prompt_tokens", &extra.prompt_tokens) < 0 ||
 	    opt_count(o, "completion_tokens", &extra.completion_tokens) < 0) {
 		rc = problem(set, where, "\"round\", \"prompt_tokens\" and \"completion_tokens\" "
-			     "must be non-negative integers");
+			     "must be integers from 0 to 2^53");
 		goto out;
 	}
 	x = json_object_get(o, "generation_s");

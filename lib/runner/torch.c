@@ -363,7 +363,9 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 {
 	const char *phase = jstr(rep, "phase"), *exc = jstr(rep, "exception");
 	const char *cls = jstr(rep, "error_type");
+	const char *dir = ts->pending_dir[0] ? ts->pending_dir : ts->s->out_dir;
 	int sticky = json_is_true(json_object_get(rep, "sticky"));
+	char where[PATH_MAX + 640];
 
 	r->ok = 0;
 	snprintf(r->phase, sizeof(r->phase), "%s", phase && strlen(phase) < 16 ? phase : "");
@@ -395,7 +397,7 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 	/* A write that failed for want of space is the machine's, when the
 	 * judge sees the file system full itself. */
 	if (ts->s->role == KJ_SIDE_REFERENCE || !strcmp(r->phase, "outputs"))
-		r->disk_full = fs_full(ts->pending_dir[0] ? ts->pending_dir : ts->s->out_dir);
+		r->disk_full = fs_full(dir);
 	/* A candidate that filled the file system itself is not the machine's
 	 * failure: what it wrote is its own. */
 	if (r->disk_full && ts->s->role == KJ_SIDE_CANDIDATE &&
@@ -405,7 +407,10 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 		r->disk_full = 0;
 		r->type = KJ_ET_OUTPUT_LIMIT;
 	}
-	if (set_message(r, NULL, jstr(rep, "error_msg"), NULL) != KJ_OK)
+	/* The machine's failure names the file system, as every full disk
+	 * the judge reports does. */
+	if (set_message(r, r->disk_full ? kj__nospace_text(ENOSPC, dir, where, sizeof(where))
+					: NULL, jstr(rep, "error_msg"), NULL) != KJ_OK)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	return KJ_OK;
 }

@@ -24,9 +24,11 @@
 
 #include <sqlite3.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/store.h"
 #include "store/store_internal.h"
 #include "base/hash.h"
+#include "base/text.h"
 #include "base/internal.h"
 
 /* file:PATH?QUERY with PATH percent-encoded (SQLite's URI filenames). */
@@ -276,6 +278,80 @@ static int merge_rest(sqlite3 *db, struct kj_store_merge_stats *out, struct kj_e
 	return KJ_OK;
 }
 
+/* A text column of st, valid UTF-8 and short, for a message (in the
+ * caller's buf). */
+static const char *short_text(sqlite3_stmt *st, int i, char *buf, size_t size)
+{
+	return kj__text_brief((const char *)sqlite3_column_text(st, i), 40, buf, size);
+}
+
+/*
+ * The source holds only values a judge writes (check.c): its attempts,
+ * their timings and their cases.  The first row that holds another is the
+ * error: the source, the attempt, the column, the value and what it must
+ * be (KJ_ESTORE); nothing of the source is merged (the check is the
+ * first step of the merge's transaction, rolled back).
+ */
+static int check_source(sqlite3 *db, const char *src, struct kj_error *err)
+{
+	struct kj__store_checker ck;
+	struct kj__store_bad bad;
+	sqlite3_stmt *st = NULL;
+	long long *rowid = NULL;
+	char *key = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = kj__store_bad_rowids(db, "kj_src", 1, &rowid, &n, err);
+	if (rc != KJ_OK || n == 0) {
+		free(rowid);
+		return rc;
+	}
+	rc = sqlite3_prepare_v2(db, "SELECT attempt_key, model, task, attempt FROM kj_src.attempts "
+				"WHERE rowid = ?", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, rowid[0]);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *k = sqlite3_column_text(st, 0);
+
+		rc = k && !(key = strdup((const char *)k)) ? SQLITE_NOMEM : SQLITE_OK;
+	}
+	if (rc != SQLITE_OK) {
+		rc = kj__store_fail(db, rc, err, src);
+		goto out;
+	}
+	rc = kj__store_checker_open(&ck, db, "kj_src", err);
+	if (rc == KJ_OK) {
+		rc = kj__store_checker_run(&ck, rowid[0],
+					   sqlite3_column_type(st, 0) == SQLITE_TEXT ? key : NULL,
+					   &bad, err);
+		kj__store_checker_close(&ck);
+	}
+	if (rc == 1) {
+		char m[64], tk[64], a[64], kshow[80], where[48] = "";
+
+		if (bad.case_idx >= 0)
+			snprintf(where, sizeof(where), ", case %lld", bad.case_idx);
+		rc = kj_error_set(err, KJ_ESTORE, "'%s': attempt %s (model '%s', task '%s', attempt "
+				  "'%s')%s: %s is %s, not %s: a value no judge writes; nothing of "
+				  "this store was merged", src,
+				  kj__text_brief(key ? key : "(no key)", 64, kshow, sizeof(kshow)),
+				  short_text(st, 1, m, sizeof(m)), short_text(st, 2, tk, sizeof(tk)),
+				  short_text(st, 3, a, sizeof(a)), where, bad.column, bad.value,
+				  bad.want);
+	} else if (rc == 0) {
+		/* The search and the checker disagree: cannot be, but a refusal
+		 * is the side to err on. */
+		rc = kj_error_set(err, KJ_ESTORE, "'%s': an attempt holds a value no judge writes; "
+				  "nothing of this store was merged", src);
+	}
+out:
+	sqlite3_finalize(st);
+	free(rowid);
+	free(key);
+	return rc;
+}
+
 /* A consistent snapshot of db (one read transaction, while its writers go
  * on) into the new file tmp: KJ_OK, or a code with err filled (`label` the
  * store's name) and tmp perhaps half-written, for the caller to remove. */
@@ -323,7 +399,9 @@ static int upgraded_copy(struct kj_store *src, const char *label, const char *ta
 	rc = vacuum_into(kj_store_db(src), tmp, label, err);
 	if (rc != KJ_OK) {
 		remove_copy(tmp);
-		return rc;
+		/* What is full is the target's file system, where the copy is. */
+		return rc == KJ_ENOSPC ? kj_error_write(err, ENOSPC, tmp, "a copy of the source "
+							 "to bring it to this schema") : rc;
 	}
 	rc = kj_store_open(tmp, 0, 0, &copy, err);
 	kj_store_close(copy);
@@ -359,7 +437,10 @@ static int merge_file(struct kj_store *s, const char *path, const char *src,
 	if (rc == KJ_OK)
 		rc = step_done(db, "BEGIN IMMEDIATE", err, kj__store_path(s));
 	if (rc == KJ_OK) {
-		rc = merge_runs(db, out, err);
+		/* In the transaction: the source checked is the source read. */
+		rc = check_source(db, src, err);
+		if (rc == KJ_OK)
+			rc = merge_runs(db, out, err);
 		if (rc == KJ_OK)
 			rc = merge_rest(db, out, err);
 		if (rc == KJ_OK)
@@ -420,7 +501,8 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 	rc = vacuum_into(db, tmp, dest, err);
 	if (rc != KJ_OK) {
 		unlink(tmp);
-		return rc;
+		/* What is full is dest's file system, not the store's. */
+		return rc == KJ_ENOSPC ? kj_error_write(err, ENOSPC, dest, "cannot publish") : rc;
 	}
 	/* One file that needs nothing beside it (no -wal, no -shm): what a
 	 * network file system can carry, and any reader can open. */
@@ -440,8 +522,7 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 
 		if (fd < 0)
 			unlink(tmp);
-		return kj_error_set(err, kj_err_from_errno(e), "'%s': %s: %s", dest,
-				    fd < 0 ? "cannot open" : stage, strerror(e));
+		return kj_error_write(err, e, dest, fd < 0 ? "cannot open" : stage);
 	}
 	return KJ_OK;
 }

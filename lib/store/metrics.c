@@ -7,6 +7,14 @@
  * each (model, task, attempt label)), each with its timings and its cases;
  * then every figure per model.  Every SQLite call is checked and any
  * failure is the whole call's error.
+ *
+ * A row is data, not trusted: an attempt that holds a value no judge
+ * writes (check.c: a state or status off its list, a negative or
+ * non-finite time, token count or speedup, in its row, its timings or its
+ * cases) is left out of every figure and named in "left_out" and a
+ * warning; no value of a row fails the study.  The figures that add rows
+ * up are made so that no sum can fail either (non-finite sums are null,
+ * token sums are checked for overflow).
  */
 #include <math.h>
 #include <stdint.h>
@@ -51,6 +59,7 @@ static const char *const groups[] = { "static", "build", "runtime", "accuracy", 
 struct model {
 	char *name, *raw; /* cleaned (the JSON's key), as stored */
 	long long n_att, n_pass, n_clean, tokens, tokens_missing, runtime_missing;
+	int tokens_overflow; /* tokens past what a long long holds: null */
 	double runtime_s, judge_s;
 	long long cat[N_CAT + 1]; /* [N_CAT]: no category or an unknown one */
 	long long group[N_GROUP];
@@ -74,6 +83,7 @@ struct ctx {
 	json_t *op_index;  /* task_key -> index */
 	struct model *models;
 	size_t n_models;
+	json_t *left_out;  /* the attempts left out, with why */
 };
 
 static int fail(struct ctx *c, int rc, const char *what)
@@ -436,18 +446,19 @@ static int load_cases(struct ctx *c, sqlite3_stmt *st, const char *akey, json_t 
 }
 
 /* The attempts counted: state 'done', task in the run's suite, and of the
- * rows that share (model, task_key, attempt) the one finished last. */
+ * rows that share (model, task_key, attempt) the one finished last.  Rows
+ * of a state off its list are read too, to be named as left out. */
 static const char attempts_sql[] =
-	"WITH a AS (SELECT a.*, row_number() OVER (PARTITION BY a.model, a.task_key, "
-	"a.attempt ORDER BY a.finished_at DESC, a.run_id DESC, a.attempt_key DESC) AS rn "
-	"FROM attempts a WHERE a.state = 'done' AND a.task_key IN "
+	"WITH a AS (SELECT a.*, a.rowid AS rid, row_number() OVER (PARTITION BY a.model, "
+	"a.task_key, a.attempt ORDER BY a.finished_at DESC, a.run_id DESC, a.attempt_key DESC) "
+	"AS rn FROM attempts a WHERE a.state IS NOT 'running' AND a.task_key IN "
 	"(SELECT task_key FROM suite_tasks WHERE run_id = ?) AND a.task_key NOT IN "
 	BASELINE_FAILED ") "
 	"SELECT attempt_key, task_key, task, model, attempt, round, prompt_tokens, "
 	"completion_tokens, generation_s, status, clean, error_type, category, charged, "
 	"message, speedup, judge_s, cases_total, cases_passed, finished_at, run_id, env, "
-	"device FROM a WHERE rn = 1 ORDER BY model, task, task_key, length(attempt), attempt, "
-	"attempt_key";
+	"device, rid FROM a WHERE rn = 1 ORDER BY model, task, task_key, length(attempt), "
+	"attempt, attempt_key";
 
 /* A string of an attempt's env (its node, GPU, driver), bounded; null
  * when the env (NULL in a store of before, or not an object) lacks it. */
@@ -503,11 +514,61 @@ static void count_category(struct model *m, const char *cat, int clean)
 	}
 }
 
+/*
+ * The attempt of st's row holds a value no judge writes (bad): it is left
+ * out of the figures, and named in c->left_out.
+ */
+static void leave_out(struct ctx *c, sqlite3_stmt *st, const struct kj__store_bad *bad)
+{
+	json_t *o = json_object();
+
+	if (!o) {
+		c->oom = 1;
+		return;
+	}
+	set(c, o, "attempt_key", col_text(c, st, 0));
+	set(c, o, "model", col_text(c, st, 3));
+	set(c, o, "task", col_text(c, st, 2));
+	set(c, o, "attempt", attempt_label(c, st, 4));
+	set(c, o, "column", json_string(bad->column));
+	set(c, o, "case_idx", bad->case_idx >= 0 ? json_integer(bad->case_idx) : json_null());
+	set(c, o, "value", json_string(bad->value));
+	set(c, o, "must_be", json_string(bad->want));
+	push(c, c->left_out, o);
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* *sum += v, unless that passes what a long long holds (*overflow set). */
+static void add_count(long long *sum, long long v, int *overflow)
+{
+	if (__builtin_add_overflow(*sum, v, sum))
+		*overflow = 1;
+}
+
 static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 {
 	sqlite3_stmt *st = NULL, *tst = NULL, *cst = NULL;
-	int rc;
+	struct kj__store_checker ck;
+	long long *bad_rows = NULL;
+	size_t n_bad = 0;
+	int rc, ck_open = 0;
 
+	/* The attempts holding a value no judge writes, found in one scan;
+	 * the checker says what is wrong with each of them alone. */
+	rc = kj__store_bad_rowids(c->db, "main", SIZE_MAX, &bad_rows, &n_bad, c->err);
+	if (rc == KJ_OK && n_bad && (rc = kj__store_checker_open(&ck, c->db, "main", c->err)) ==
+	    KJ_OK)
+		ck_open = 1;
+	if (rc != KJ_OK) {
+		free(bad_rows);
+		return rc;
+	}
 	rc = sqlite3_prepare_v2(c->db, attempts_sql, -1, &st, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(c->db, "SELECT speedup FROM timings WHERE attempt_key = ? "
@@ -534,9 +595,23 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		double speedup = NAN;
 		long long used = 0;
 		json_t *rec, *full, *cases = NULL, *idx, *env, *gpu;
+		struct kj__store_bad bad;
 		struct model *m;
+		long long rid;
 		size_t oi;
 
+		/* Checked first: a missing key or model is a bad row too. */
+		rid = sqlite3_column_int64(st, 23);
+		if (n_bad && bsearch(&rid, bad_rows, n_bad, sizeof(*bad_rows), cmp_ll)) {
+			rc = kj__store_checker_run(&ck, rid, sqlite3_column_type(st, 0) ==
+						   SQLITE_TEXT ? akey : NULL, &bad, c->err);
+			if (rc < 0)
+				goto out;
+			if (rc == 1) {
+				leave_out(c, st, &bad);
+				continue;
+			}
+		}
 		if (!akey || !tkey || !mname) {
 			c->oom = 1;
 			break;
@@ -592,7 +667,9 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		if (sqlite3_column_type(st, 6) == SQLITE_NULL ||
 		    sqlite3_column_type(st, 7) == SQLITE_NULL)
 			m->tokens_missing++;
-		m->tokens += sqlite3_column_int64(st, 6) + sqlite3_column_int64(st, 7);
+		/* Each at most 2^53 (checked): only the sum can overflow. */
+		add_count(&m->tokens, sqlite3_column_int64(st, 6), &m->tokens_overflow);
+		add_count(&m->tokens, sqlite3_column_int64(st, 7), &m->tokens_overflow);
 		if (sqlite3_column_type(st, 8) == SQLITE_NULL)
 			m->runtime_missing++;
 		else
@@ -660,6 +737,9 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		rc = SQLITE_DONE;
 	rc = step_done(c, st, rc, "metrics: the attempts");
 out:
+	if (ck_open)
+		kj__store_checker_close(&ck);
+	free(bad_rows);
 	sqlite3_finalize(st);
 	sqlite3_finalize(tst);
 	sqlite3_finalize(cst);
@@ -745,14 +825,15 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	set(c, o, "gpu_models", m->gpus ? m->gpus : json_object());
 	m->gpus = NULL;
 	free(logs);
-	set(c, o, "tokens_total", json_integer(m->tokens));
+	set(c, o, "tokens_total", m->tokens_overflow ? json_null() : json_integer(m->tokens));
 	set(c, o, "tokens_missing", json_integer(m->tokens_missing));
-	set(c, o, "tokens_per_success", solved_clean ? json_real((double)m->tokens /
-								  (double)solved_clean)
-						     : json_null());
-	set(c, o, "runtime_s", json_real(m->runtime_s));
+	set(c, o, "tokens_per_success", solved_clean && !m->tokens_overflow
+						? num((double)m->tokens / (double)solved_clean)
+						: json_null());
+	/* Sums of finite times can still pass what a double holds. */
+	set(c, o, "runtime_s", num(m->runtime_s));
 	set(c, o, "runtime_missing", json_integer(m->runtime_missing));
-	set(c, o, "judge_s", json_real(m->judge_s));
+	set(c, o, "judge_s", num(m->judge_s));
 	for (j = 0; j < N_CAT; j++)
 		set(c, cat, cats[j], json_integer(m->cat[j]));
 	set(c, cat, "unknown", json_integer(m->cat[N_CAT]));
@@ -831,6 +912,32 @@ static json_t *warnings(struct ctx *c, const json_t *models)
 	return list;
 }
 
+/* The warning of the attempts left out (c->left_out), after the others:
+ * how many, and the first of them. */
+static void left_out_warning(struct ctx *c, json_t *list)
+{
+	size_t n = json_array_size(c->left_out);
+	const json_t *f = json_array_get(c->left_out, 0);
+	const char *key = json_string_value(json_object_get(f, "attempt_key"));
+	const char *model = json_string_value(json_object_get(f, "model"));
+	const char *task = json_string_value(json_object_get(f, "task"));
+	char *text = NULL;
+
+	if (!n || !list)
+		return;
+	if (asprintf(&text, "%zu attempt%s of the store %s left out of every figure: %s "
+		     "no judge writes (the first: attempt %s of model %s, task %s: %s is %s, "
+		     "not %s); the JSON's left_out lists them", n, n == 1 ? "" : "s",
+		     n == 1 ? "is" : "are", n == 1 ? "it holds a value" : "they hold values",
+		     key ? key : "(no key)", model ? model : "(none)", task ? task : "(none)",
+		     json_string_value(json_object_get(f, "column")),
+		     json_string_value(json_object_get(f, "value")),
+		     json_string_value(json_object_get(f, "must_be"))) < 0)
+		text = NULL;
+	push(c, list, text ? json_string(text) : NULL);
+	free(text);
+}
+
 /* Each operator's record gets every model's figures and attempts. */
 static void fill_ops(struct ctx *c)
 {
@@ -884,9 +991,10 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 	c.err = err;
 	c.ops = json_array();
 	c.op_index = json_object();
+	c.left_out = json_array();
 	models = json_object();
 	list = json_array();
-	if (!c.ops || !c.op_index || !models || !list) {
+	if (!c.ops || !c.op_index || !c.left_out || !models || !list) {
 		rc = kj_error_set(err, KJ_ENOMEM, "metrics: out of memory");
 		goto out;
 	}
@@ -916,12 +1024,14 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 			set(&c, models, c.models[k].name, model_figures(&c, &c.models[k]));
 		fill_ops(&c);
 		warn = warnings(&c, models);
+		left_out_warning(&c, warn);
 	}
 	if (suite && json_is_object(suite))
 		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
 	if (!c.oom) {
-		root = json_pack("{sOsOsOsOsO}", "suite", suite ? suite : json_null(), "warnings",
-				 warn, "models", models, "attempts", list, "operators", c.ops);
+		root = json_pack("{sOsOsOsOsOsO}", "suite", suite ? suite : json_null(),
+				 "warnings", warn, "models", models, "attempts", list, "operators",
+				 c.ops, "left_out", c.left_out);
 		if (!root)
 			c.oom = 1;
 	}
@@ -937,6 +1047,7 @@ out:
 	json_decref(warn);
 	json_decref(c.ops);
 	json_decref(c.op_index);
+	json_decref(c.left_out);
 	for (k = 0; k < c.n_models; k++) {
 		struct model *m = &c.models[k];
 

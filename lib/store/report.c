@@ -6,8 +6,11 @@
  * integers, every other figure with three decimals), so that the three
  * renderings agree.  Every string of the store (task and model names,
  * messages, error types, parameters) is escaped: in HTML as text (& < > "
- * '), in Markdown as a table cell (| and newlines, and < > & as entities,
- * since Markdown passes HTML through).  The page has no script and nothing
+ * '), in Markdown as a table cell (| and < > & as entities, since Markdown
+ * passes HTML through, a newline as \n); in both, every other control byte
+ * is shown as its escape (\x1b, \u009b: kj__buf_add_shown), since both are
+ * read by people, the Markdown on a terminal too.  The JSON keeps the
+ * store's text exactly.  The page has no script and nothing
  * it loads: inline CSS and plots as inline SVG drawn here.
  */
 #include <math.h>
@@ -60,7 +63,17 @@ static void adds(struct out *o, const char *s)
 		o->oom = 1;
 }
 
-/* s as HTML text (also safe inside a quoted attribute). */
+/* The text between two escaped characters, its controls shown as escapes
+ * (kj__buf_add_shown; lines: newlines and tabs kept). */
+static void add_run(struct out *o, const char *run, size_t n, unsigned lines)
+{
+	if (n && kj__buf_add_shown(&o->b, run, n, lines) != 0)
+		o->oom = 1;
+}
+
+/* s as HTML text (also safe inside a quoted attribute); a control byte of
+ * the store is shown as its escape (\x1b), as on a terminal: HTML has no
+ * use for one, and a page saved as text keeps none. */
 static void esc(struct out *o, const char *s)
 {
 	const char *run = s;
@@ -78,38 +91,43 @@ static void esc(struct out *o, const char *s)
 		}
 		if (!rep)
 			continue;
-		if (kj__buf_add(&o->b, run, (size_t)(s - run)) != 0)
-			o->oom = 1;
+		add_run(o, run, (size_t)(s - run), KJ__SHOWN_LINES);
 		adds(o, rep);
 		run = s + 1;
 	}
-	if (s && kj__buf_add(&o->b, run, (size_t)(s - run)) != 0)
-		o->oom = 1;
+	if (s)
+		add_run(o, run, (size_t)(s - run), KJ__SHOWN_LINES);
 }
 
-/* s as one Markdown table cell. */
+/* s as one Markdown table cell: its markup escaped, every control byte as
+ * its escape (\n, \r, \x1b: a cell is one line), since the Markdown is for
+ * people, on a terminal (stdout) or in a file alike. */
 static void md_esc(struct out *o, const char *s)
 {
+	const char *run = s;
+
 	for (; s && *s; s++) {
+		const char *rep;
+
 		switch (*s) {
-		case '|': adds(o, "\\|"); break;
-		case '\\': adds(o, "\\\\"); break;
-		case '<': adds(o, "&lt;"); break;
-		case '>': adds(o, "&gt;"); break;
-		case '&': adds(o, "&amp;"); break;
-		case '`': adds(o, "\\`"); break;
-		case '*': adds(o, "\\*"); break;
-		case '_': adds(o, "\\_"); break;
-		case '[': adds(o, "\\["); break;
-		case ']': adds(o, "\\]"); break;
-		case '\n':
-		case '\r':
-		case '\t': adds(o, " "); break;
-		default:
-			if (kj__buf_add(&o->b, s, 1) != 0)
-				o->oom = 1;
+		case '|': rep = "\\|"; break;
+		case '\\': rep = "\\\\"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '&': rep = "&amp;"; break;
+		case '`': rep = "\\`"; break;
+		case '*': rep = "\\*"; break;
+		case '_': rep = "\\_"; break;
+		case '[': rep = "\\["; break;
+		case ']': rep = "\\]"; break;
+		default: continue;
 		}
+		add_run(o, run, (size_t)(s - run), 0);
+		adds(o, rep);
+		run = s + 1;
 	}
+	if (s)
+		add_run(o, run, (size_t)(s - run), 0);
 }
 
 char *kj_metrics_fmt(const json_t *v, char *buf, size_t size)

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "kjudge/store.h"
 #include "store/store_internal.h"
-#include "base/banned.h"
+#include "base/internal.h"
 
 extern const char kj__store_schema[];
 extern const size_t kj__store_schema_len;
@@ -44,12 +45,25 @@ long long kj__store_version(struct kj_store *s)
 	return s->version;
 }
 
-/* The store's error from SQLite's: KJ_EBUSY for a lock, KJ_ENOMEM, else
- * KJ_ESTORE, with what was being done and SQLite's words. */
+/* The store's error from SQLite's: KJ_EBUSY for a lock, KJ_ENOMEM,
+ * KJ_ENOSPC for a full file system, else KJ_ESTORE or KJ_EIO, with what was
+ * being done and SQLite's words. */
 int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
 {
 	const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-	int prim = rc & 0xff;
+	int prim = rc & 0xff, sys = db ? sqlite3_system_errno(db) : 0;
+
+	/* A full file system: SQLITE_FULL where SQLite saw it as such, else an
+	 * I/O error whose system error says so (the -shm file that cannot
+	 * grow is SQLITE_IOERR_SHMSIZE, "disk I/O error"). */
+	if (prim == SQLITE_FULL || (prim == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT))) {
+		const char *file = db ? sqlite3_db_filename(db, "main") : NULL;
+		char where[4800];
+
+		kj__nospace_text(sys == EDQUOT ? EDQUOT : ENOSPC, file && *file ? file : what,
+				 where, sizeof(where));
+		return kj_error_set(err, KJ_ENOSPC, "%s: %s", what, where);
+	}
 
 	if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
 		return kj_error_set(err, KJ_EBUSY, "%s: the store is locked by another "
@@ -62,6 +76,11 @@ int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
 	if (prim == SQLITE_FULL || prim == SQLITE_IOERR)
 		return kj_error_set(err, KJ_EIO, "%s: %s", what, msg);
 	return kj_error_set(err, KJ_ESTORE, "%s: %s", what, msg);
+}
+
+int kj_store_error(sqlite3 *db, int rc, const char *what, struct kj_error *err)
+{
+	return kj__store_fail(db, rc, err, what);
 }
 
 int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err)
@@ -250,7 +269,7 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 {
 	struct kj_store *s;
 	struct stat st;
-	int rc, fresh = 0, oflags;
+	int rc, fresh = 0, oflags, created = 0;
 	long long version = 0;
 	char uri[8192];
 
@@ -266,6 +285,8 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 				    strerror(errno));
 	} else if (!(flags & KJ_STORE_CREATE) || (flags & KJ_STORE_READONLY)) {
 		return kj_error_set(err, KJ_ENOENT, "'%s': no such results store", path);
+	} else {
+		created = 1;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -331,6 +352,19 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 	return KJ_OK;
 fail:
 	sqlite3_close_v2(s->db);
+	/* A store this call created and could not begin for a full disk is
+	 * not left behind as an empty file: it goes with its companions.  Only
+	 * then: a file another judge created meanwhile (a lock) is its own. */
+	if (created && rc == KJ_ENOSPC && stat(s->path, &st) == 0 && st.st_size == 0) {
+		static const char *const side[] = { "", "-wal", "-shm", "-journal" };
+		char name[sizeof(s->path) + 16];
+		size_t i;
+
+		for (i = 0; i < sizeof(side) / sizeof(side[0]); i++) {
+			snprintf(name, sizeof(name), "%s%s", s->path, side[i]);
+			unlink(name);
+		}
+	}
 	free(s);
 	return rc;
 }

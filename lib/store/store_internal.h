@@ -10,9 +10,67 @@
 #include "kjudge/store.h"
 
 /* err from a SQLite result code rc of db (may be NULL) while doing `what`:
- * KJ_EBUSY for a lock, KJ_ENOMEM, KJ_EIO for a full disk or an I/O error,
- * else KJ_ESTORE.  Returns the code. */
+ * KJ_EBUSY for a lock, KJ_ENOMEM, KJ_ENOSPC for a full file system or a
+ * quota (SQLITE_FULL, or an I/O error of errno ENOSPC or EDQUOT: "no space
+ * left on MOUNT"), KJ_EIO for another I/O error, else KJ_ESTORE.  Returns
+ * the code. */
 int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what);
+
+/*
+ * What a row of the store may hold (check.c; docs/store.md, "What a row may
+ * hold").  For each table ("attempts", "timings", "case_results") a list of
+ * checks: the column, an SQL condition true when the row's value is one no
+ * judge writes (the columns named bare: the condition is evaluated where
+ * the table is the innermost source), and what the value must be in words.
+ */
+struct kj__store_check {
+	const char *column;
+	const char *bad;
+	const char *want;
+};
+
+/* The checks of table (*n of them), or NULL for a table without. */
+const struct kj__store_check *kj__store_checks(const char *table, size_t *n);
+
+/* "CASE WHEN bad0 THEN 0 WHEN bad1 THEN 1 ... END": the index of the first
+ * check a row of table fails, NULL when it fails none; with value set, the
+ * failing column's value instead of its index.  A new string the caller
+ * frees, NULL when out of memory or for a table without checks. */
+char *kj__store_check_sql(const char *table, int value);
+
+/* The rowids of the attempts of schema (of db) that hold a value no judge
+ * writes, in their row, their timings or their cases: at most limit, in
+ * rowid order, into *out (the caller frees it; NULL when none) and *n.
+ * One scan of each table.  KJ_OK, or a code with err filled. */
+int kj__store_bad_rowids(sqlite3 *db, const char *schema, size_t limit, long long **out,
+			 size_t *n, struct kj_error *err);
+
+/* The first value an attempt holds that no judge writes, found by the
+ * checker. */
+struct kj__store_bad {
+	char column[48];     /* "judge_s", "timings.speedup", "case_results.status" */
+	char value[64];      /* as a message shows it: "inf", "-1000000", "'win'" */
+	const char *want;    /* what it must be, in words (static) */
+	long long case_idx;  /* the timing's or case's row; -1 for the attempt's */
+};
+
+/* The checks of one schema of db ("main", or a store attached as a
+ * name), as prepared statements.  Caller-owned; close releases them. */
+struct kj__store_checker {
+	sqlite3 *db;
+	sqlite3_stmt *st[3];
+};
+
+int kj__store_checker_open(struct kj__store_checker *ck, sqlite3 *db, const char *schema,
+			   struct kj_error *err);
+void kj__store_checker_close(struct kj__store_checker *ck);
+
+/* The attempt whose row is rowid (and key, NULL when its key is missing:
+ * then its attempts row alone is checked): 0 when it holds nothing wrong,
+ * 1 with *bad filled (its attempts row first, then its timings, then its
+ * cases, each by case), or a code with err filled. */
+int kj__store_checker_run(struct kj__store_checker *ck, long long rowid, const char *key,
+			  struct kj__store_bad *bad, struct kj_error *err);
 
 /* The store's path as opened (borrowed). */
 const char *kj__store_path(struct kj_store *s);

@@ -130,6 +130,19 @@ static int sys_error(struct kj_error *err, int errnum, const char *qpath,
 			    qpath, what, reason);
 }
 
+/* sys_error for a write to path: a full file system is named (KJ_ENOSPC,
+ * "no space left on MOUNT"). */
+static int write_error(struct kj_error *err, int errnum, const char *path, const char *qpath,
+		       const char *what)
+{
+	char where[PATH_MAX + 640];
+
+	if (errnum == ENOSPC || errnum == EDQUOT)
+		return kj_error_set(err, KJ_ENOSPC, "%s: %s: %s", qpath, what,
+				    kj__nospace_text(errnum, path, where, sizeof(where)));
+	return sys_error(err, errnum, qpath, what);
+}
+
 /* --- dtypes --------------------------------------------------------------- */
 
 /* The numpy type codes of dtype.h, from its one table. */
@@ -981,16 +994,15 @@ int kj_npy_save(const char *path, const struct kj_tensor *t,
 		return rc;
 	fd = kj__tmp_create(tmp, sizeof(tmp), path);
 	if (fd < 0)
-		return sys_error(err, errno, qpath,
-				 "cannot create a temporary file");
+		return write_error(err, errno, path, qpath, "cannot create a temporary file");
 	if (kj__write_full(fd, header, hlen) < 0 ||
 	    kj__write_full(fd, t->data, t->nbytes) < 0) {
-		rc = sys_error(err, errno, qpath, "cannot write");
+		rc = write_error(err, errno, path, qpath, "cannot write");
 		close(fd);
 		unlink(tmp);
 		return rc;
 	}
 	if (kj__tmp_commit(fd, tmp, path, &stage) < 0)
-		return sys_error(err, errno, qpath, stage);
+		return write_error(err, errno, path, qpath, stage);
 	return KJ_OK;
 }

@@ -69,3 +69,71 @@ for r in db.execute("""SELECT task, model, attempt, state, status, clean, error_
     print("|".join("" if v is None else str(v) for v in r))
 PY
 }
+
+# make_store PATH: a store (schema.sql, as kjudge creates it) of two runs, two
+# models (one named with markup), an operator with a long unbreakable name,
+# one with no attempt, one with six attempts, and a candidate's message
+# holding a <script>.  m1's clean speedups were measured on an H200, on an
+# A100 (on an H200 too with `make_store PATH one-gpu`) and on the CPU.
+make_store() {
+	"$KJ_PYTHON" - "$KJ_TESTS/../lib/store/schema.sql" "$1" "${2:-}" <<'PY'
+import json, re, sqlite3, sys
+schema, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+db = sqlite3.connect(path)
+db.execute("PRAGMA application_id = %d" % 0x6b6a6467)
+sql = open(schema).read()
+# The version of the tables made: a store of its own schema, which merge
+# takes as it is (an older version would be brought to this one first).
+version = int(re.search(r"schema version (\d+)", sql).group(1))
+db.executescript(sql)
+db.executescript("""
+INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '%d'),
+  ('created_by', 'kjudge test');
+PRAGMA user_version = %d;
+""" % (version, version))
+T = "2026-01-02T00:00:00Z"
+db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL, NULL)", (T,))
+db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL, NULL)", (T, T))
+long_name = "level3_" + "x" * 150
+tasks = [("kA", "19_ReLU", 1, 19), ("kB", "23_Softmax", 1, 23), ("kC", long_name, 3, 1),
+         ("kD", "7_<b>Gemm</b>", 2, 7)]
+for key, name, level, prob in tasks:
+    db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, 'h', NULL, 's', NULL)",
+               (key, name, f"level{level}/{name}.py", level, prob))
+    db.execute("INSERT INTO suite_tasks VALUES (2, ?)", (key,))
+db.execute("INSERT INTO candidates VALUES ('c0', 'x')")
+def att(key, task, model, label, status, clean, cat, speedup, tok=(10, 20), gen=1.0,
+        gpu=None):
+    env = None if gpu is None else json.dumps({"node": "node-" + key, "device_name": gpu,
+                                               "driver": "550.54", "torch": "2.11.0"})
+    db.execute("""INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt,
+      round, cand_sha256, origin, prompt_tokens, completion_tokens, generation_s, device,
+      state, status, clean, error_type, category, charged, message, speedup, judge_s,
+      started_at, finished_at, env) VALUES (?, 2, ?, ?, ?, ?, 1, 'c0', 'o', ?, ?, ?, ?,
+      'done', ?, ?, ?, ?, 'candidate', ?, ?, 3.0, ?, ?, ?)""",
+      (key, task, dict((k, n) for k, n, _, _ in tasks)[task], model, label, tok[0], tok[1],
+       gen, "cpu" if gpu is None else "cuda:0", status, clean,
+       None if cat is None else "SomeError", cat,
+       f"failed: <script>document.title='pwned'</script> & more ({key})", speedup, T, T, env))
+# m1: A clean 2.0 and 1.0; B 6 attempts, one clean 1.5; C clean 0.25; D none.
+att("a1", "kA", "m1", "0", "pass", 1, None, 2.0, gpu="NVIDIA H200")
+att("a2", "kA", "m1", "1", "pass", 1, None, 1.0, gpu="NVIDIA H200")
+for i in range(5):
+    att(f"b{i}", "kB", "m1", str(i), "fail", 0, "accuracy", None, tok=(None, None))
+att("b5", "kB", "m1", "5", "pass", 1, None, 1.5,
+    gpu="NVIDIA H200" if mode == "one-gpu" else "NVIDIA A100-SXM4-80GB")
+att("c1", "kC", "m1", "0", "pass", 1, None, 0.25)
+# m<2>: A not clean (static), B judge error, D build failure.
+att("x1", "kA", "m<2>", "0", "pass", 0, "static", 3.0)
+att("x2", "kB", "m<2>", "0", "judge_error", 0, "judge", None)
+att("x3", "kD", "m<2>", "0", "fail", 0, "build", None)
+db.execute("INSERT INTO timings (attempt_key, case_idx, impl_ms, ref_ms, speedup) VALUES "
+           "('a1', 1, 1, 2, 2.0), ('a1', 2, 1, 2, 2.0)")
+for i, st in enumerate(["pass", "pass", "fail"], 1):
+    db.execute("INSERT INTO case_results (attempt_key, phase, case_idx, params, status, "
+               "error_type, message) VALUES ('b0', 'verify', ?, ?, ?, ?, ?)",
+               (i, '{"n": %d}' % (i * 1024), st, "" if st == "pass" else "AccuracyError",
+                None if st == "pass" else "MERE 0.5 <i>above</i> " + "y" * 300))
+db.commit()
+PY
+}

@@ -5,72 +5,7 @@
 # (headless Chromium at 1280 px: every plot drawn, nothing cut off, the
 # cells holding the JSON's numbers, a row's details showing its cases).
 . "$(dirname "$0")/lib.sh"
-root=$(cd "$KJ_TESTS/.." && pwd)
 CHROMIUM=${KJ_CHROMIUM:-chromium}
-
-# make_db PATH: a store (schema.sql, as kjudge creates it) of two runs, two
-# models (one named with markup), an operator with a long unbreakable name,
-# one with no attempt, one with six attempts, and a candidate's message
-# holding a <script>.  m1's clean speedups were measured on an H200, on an
-# A100 (on an H200 too with `make_db PATH one-gpu`) and on the CPU.
-make_db() {
-	"$KJ_PYTHON" - "$root/lib/store/schema.sql" "$1" "${2:-}" <<'PY'
-import json, sqlite3, sys
-schema, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-db = sqlite3.connect(path)
-db.execute("PRAGMA application_id = %d" % 0x6b6a6467)
-db.executescript(open(schema).read())
-db.executescript("""
-INSERT INTO meta VALUES ('schema', 'kjudge-results'), ('schema_version', '1'),
-  ('created_by', 'kjudge test');
-PRAGMA user_version = 1;
-""")
-T = "2026-01-02T00:00:00Z"
-db.execute("INSERT INTO runs VALUES (1, ?, NULL, '0.1.0', '[]', 'suite', 'c', '{}', NULL, NULL)", (T,))
-db.execute("INSERT INTO runs VALUES (2, ?, ?, '0.1.0', '[]', 'suite', 'c', '{\"seed\": 2}', NULL, NULL)", (T, T))
-long_name = "level3_" + "x" * 150
-tasks = [("kA", "19_ReLU", 1, 19), ("kB", "23_Softmax", 1, 23), ("kC", long_name, 3, 1),
-         ("kD", "7_<b>Gemm</b>", 2, 7)]
-for key, name, level, prob in tasks:
-    db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, 'h', NULL, 's', NULL)",
-               (key, name, f"level{level}/{name}.py", level, prob))
-    db.execute("INSERT INTO suite_tasks VALUES (2, ?)", (key,))
-db.execute("INSERT INTO candidates VALUES ('c0', 'x')")
-def att(key, task, model, label, status, clean, cat, speedup, tok=(10, 20), gen=1.0,
-        gpu=None):
-    env = None if gpu is None else json.dumps({"node": "node-" + key, "device_name": gpu,
-                                               "driver": "550.54", "torch": "2.11.0"})
-    db.execute("""INSERT INTO attempts (attempt_key, run_id, task_key, task, model, attempt,
-      round, cand_sha256, origin, prompt_tokens, completion_tokens, generation_s, device,
-      state, status, clean, error_type, category, charged, message, speedup, judge_s,
-      started_at, finished_at, env) VALUES (?, 2, ?, ?, ?, ?, 1, 'c0', 'o', ?, ?, ?, ?,
-      'done', ?, ?, ?, ?, 'candidate', ?, ?, 3.0, ?, ?, ?)""",
-      (key, task, dict((k, n) for k, n, _, _ in tasks)[task], model, label, tok[0], tok[1],
-       gen, "cpu" if gpu is None else "cuda:0", status, clean,
-       None if cat is None else "SomeError", cat,
-       f"failed: <script>document.title='pwned'</script> & more ({key})", speedup, T, T, env))
-# m1: A clean 2.0 and 1.0; B 6 attempts, one clean 1.5; C clean 0.25; D none.
-att("a1", "kA", "m1", "0", "pass", 1, None, 2.0, gpu="NVIDIA H200")
-att("a2", "kA", "m1", "1", "pass", 1, None, 1.0, gpu="NVIDIA H200")
-for i in range(5):
-    att(f"b{i}", "kB", "m1", str(i), "fail", 0, "accuracy", None, tok=(None, None))
-att("b5", "kB", "m1", "5", "pass", 1, None, 1.5,
-    gpu="NVIDIA H200" if mode == "one-gpu" else "NVIDIA A100-SXM4-80GB")
-att("c1", "kC", "m1", "0", "pass", 1, None, 0.25)
-# m<2>: A not clean (static), B judge error, D build failure.
-att("x1", "kA", "m<2>", "0", "pass", 0, "static", 3.0)
-att("x2", "kB", "m<2>", "0", "judge_error", 0, "judge", None)
-att("x3", "kD", "m<2>", "0", "fail", 0, "build", None)
-db.execute("INSERT INTO timings (attempt_key, case_idx, impl_ms, ref_ms, speedup) VALUES "
-           "('a1', 1, 1, 2, 2.0), ('a1', 2, 1, 2, 2.0)")
-for i, st in enumerate(["pass", "pass", "fail"], 1):
-    db.execute("INSERT INTO case_results (attempt_key, phase, case_idx, params, status, "
-               "error_type, message) VALUES ('b0', 'verify', ?, ?, ?, ?, ?)",
-               (i, '{"n": %d}' % (i * 1024), st, "" if st == "pass" else "AccuracyError",
-                None if st == "pass" else "MERE 0.5 <i>above</i> " + "y" * 300))
-db.commit()
-PY
-}
 
 test_expect 'report --help and bad command lines' '
 	"$KJUDGE" report --help >help.txt &&
@@ -91,7 +26,7 @@ test_expect 'a store that is missing, not one, empty or corrupt: exit 2, nothing
 	py "import sqlite3; d = sqlite3.connect(\"foreign.db\"); d.execute(\"CREATE TABLE t (x)\"); d.execute(\"PRAGMA application_id = 42\"); d.commit()" &&
 	expect_exit 2 "$KJUDGE" report foreign.db --json out.json 2>err &&
 	grep -q "another program" err && test ! -e out.json &&
-	make_db good.db && cp good.db bad.db &&
+	make_store good.db && cp good.db bad.db &&
 	py "
 f = open(\"bad.db\", \"r+b\")
 f.seek(4096); f.write(b\"\\x5a\" * 8192)
@@ -101,8 +36,44 @@ f.seek(4096); f.write(b\"\\x5a\" * 8192)
 	expect_exit 2 "$KJUDGE" report good.db --md nodir/out.md 2>err
 '
 
+# A slip of the user's (the store named as an output) loses no study: the
+# store, however it is spelled or linked, its companions, any SQLite file,
+# a FIFO: exit 2, a line naming it, nothing written, the study intact.
+test_expect 'an output that is the store, its log, a link to it or any SQLite file: exit 2, nothing written' '
+	make_store s.db && sum=$(md5sum <s.db) &&
+	ln -s s.db link.db && ln s.db hard.db && mkdir sub && ln -s ../s.db sub/up.db &&
+	py "import sqlite3; d = sqlite3.connect(\"other.sqlite\"); d.execute(\"CREATE TABLE t (x)\"); d.commit()" &&
+	mkfifo fifo &&
+	for o in s.db ./s.db "$SCRATCH/s.db" link.db hard.db sub/up.db s.db-wal s.db-shm \
+		 s.db-journal other.sqlite fifo; do
+		for flag in --md --html --json; do
+			expect_exit 2 timeout 10 "$KJUDGE" report s.db $flag "$o" >out 2>err &&
+			grep -q "^kjudge report: .*: the output would .*: refused, name another file$" err &&
+			test ! -s out || { echo "report s.db $flag $o"; cat err; exit 1; }
+		done
+	done &&
+	expect_exit 2 "$KJUDGE" report s.db --md good.md --html s.db 2>err &&
+	test ! -e good.md && grep -q "would replace a kjudge results store" err &&
+	test "$(md5sum <s.db)" = "$sum" && test -L link.db && test -p fifo &&
+	test ! -e s.db-wal && test ! -e s.db-shm && test ! -e s.db-journal &&
+	test -z "$(ls -A | grep tmp)" &&
+	"$KJUDGE" report s.db --json r.json >/dev/null 2>&1 && jget r.json "len(d[\"attempts\"])" | grep -qx 12 &&
+	expect_exit 2 "$KJUDGE" verify --op_name x --output link.db 2>err &&
+	grep -q "would replace a kjudge results store" err &&
+	expect_exit 2 "$KJUDGE" benchmark --op_name x --output s.db-wal 2>err &&
+	grep -q "the .wal. file of .s.db." err
+'
+
+# The atomic writer replaces the entry it is given: a link planted at the
+# output is replaced, never written through.
+test_expect 'a symbolic link at the output is replaced by the report, its target left alone' '
+	make_store s.db && echo keep >victim.txt && ln -s victim.txt out.md &&
+	"$KJUDGE" report s.db --md out.md >/dev/null &&
+	test ! -L out.md && grep -q "^# kjudge report" out.md && test "$(cat victim.txt)" = keep
+'
+
 test_expect 'report writes the three files, and the Markdown to stdout without them' '
-	make_db r.db &&
+	make_store r.db &&
 	"$KJUDGE" report r.db >stdout.md &&
 	grep -q "^# kjudge report" stdout.md &&
 	"$KJUDGE" report r.db --md r.md --html r.html --json r.json >out &&
@@ -121,7 +92,7 @@ test_expect 'report writes the three files, and the Markdown to stdout without t
 '
 
 test_expect 'speedups of two GPU models: counted per model, a warning in every rendering; one GPU model: none' '
-	make_db two.db && "$KJUDGE" report two.db --md two.md --html two.html --json two.json >out 2>err &&
+	make_store two.db && "$KJUDGE" report two.db --md two.md --html two.html --json two.json >out 2>err &&
 	jget two.json "sorted(d[\"models\"][\"m1\"][\"gpu_models\"].items())" |
 		grep -qx "\[(.NVIDIA A100-SXM4-80GB., 1), (.NVIDIA H200., 2), (.cpu., 1)\]" &&
 	jget two.json "d[\"warnings\"]" | grep -q "different GPU models: NVIDIA H200 (2 attempts), NVIDIA A100-SXM4-80GB (1 attempt)" &&
@@ -131,13 +102,13 @@ test_expect 'speedups of two GPU models: counted per model, a warning in every r
 	grep -q "^> \*\*Warning:\*\* speedups measured on different GPU models" two.md &&
 	grep -qF "| m1 | 19\\_ReLU | 0 | pass | yes | 2.000 | node-a1 | NVIDIA H200 |" two.md &&
 	grep -q "<div id=\"warnings\" class=\"warn\"" two.html &&
-	make_db one.db one-gpu && "$KJUDGE" report one.db --md one.md --html one.html --json one.json >out 2>err &&
+	make_store one.db one-gpu && "$KJUDGE" report one.db --md one.md --html one.html --json one.json >out 2>err &&
 	jget one.json "d[\"warnings\"], d[\"models\"][\"m1\"][\"gpu_models\"]" | grep -qx "\[\] {.NVIDIA H200.: 3, .cpu.: 1}" &&
 	! grep -q "warning" err && ! grep -q "Warning" one.md one.html
 '
 
 test_expect 'the page references nothing outside itself and escapes the store text' '
-	make_db r.db && "$KJUDGE" report r.db --html r.html >/dev/null &&
+	make_store r.db && "$KJUDGE" report r.db --html r.html >/dev/null &&
 	! grep -qi "http:\|https:\|url(\|@import" r.html &&
 	"$KJ_PYTHON" - r.html <<-PY
 	import re, sys
@@ -154,7 +125,7 @@ test_expect 'the page references nothing outside itself and escapes the store te
 
 test_expect 'headless Chromium: plots drawn, nothing cut off, the JSON'"'"'s numbers, details open' '
 	command -v "$CHROMIUM" >/dev/null || { echo "chromium is missing (scripts/install-deps installs it)"; exit 1; }
-	make_db r.db && "$KJUDGE" report r.db --html r.html --json r.json >/dev/null &&
+	make_store r.db && "$KJUDGE" report r.db --html r.html --json r.json >/dev/null &&
 	"$KJ_PYTHON" - r.html r.json check.html <<-"PY"
 	import json, sys
 	html, m = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -543,4 +544,164 @@ KJ_TEST(metrics_fail_closed)
 	KJ_CHECK(m == NULL);
 	KJ_CHECK(strstr(err.msg, "judge_s") != NULL);
 	kj_store_close(s);
+}
+
+/* sql run on the database at path, its CHECK constraints not enforced
+ * and its schema writable (a hand or a bug wrote it). */
+static void doctor(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	KJ_CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	if (sqlite3_exec(db, "PRAGMA ignore_check_constraints = ON; PRAGMA writable_schema = ON;",
+			 NULL, NULL, NULL) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		kj_test_fail(__FILE__, __LINE__, "%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+/* A copy of the store at from, as one file at to, with schema (NULL: none;
+ * in a connection of its own, for it to be read again) and sql run on it. */
+static void doctored_copy(const char *from, const char *to, const char *schema, const char *sql)
+{
+	char copy[8400];
+
+	unlink(to);
+	snprintf(copy, sizeof(copy), "VACUUM INTO '%s'", to);
+	doctor(from, copy);
+	if (schema)
+		doctor(to, schema);
+	doctor(to, sql);
+}
+
+/* The metrics of the store at path. */
+static json_t *metrics_of(const char *path)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	json_t *m = NULL;
+
+	KJ_CHECK_OK(kj_store_open(path, KJ_STORE_READONLY, 0, &s, &err), &err);
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	kj_store_close(s);
+	return m;
+}
+
+/* Each kind of value no judge writes, in one attempt of the store (a row
+ * of its own, its timings, its cases); schema, where given, lifts a NOT
+ * NULL of the schema first, as a store made by hand may lack it. */
+static const struct bad_row {
+	const char *key, *sql, *column, *value, *schema;
+} bad_rows[] = {
+	{ "m1C1", "UPDATE attempts SET judge_s = 9e999 WHERE attempt_key = 'm1C1'",
+	  "judge_s", "inf", NULL },
+	{ "m1C1", "UPDATE attempts SET judge_s = -9e999 WHERE attempt_key = 'm1C1'",
+	  "judge_s", "-inf", NULL },
+	{ "m1B1", "UPDATE attempts SET generation_s = -0.5 WHERE attempt_key = 'm1B1'",
+	  "generation_s", "-0.5", NULL },
+	{ "m1B1", "UPDATE attempts SET generation_s = 'slow' WHERE attempt_key = 'm1B1'",
+	  "generation_s", "'slow'", NULL },
+	{ "m1B1", "UPDATE attempts SET prompt_tokens = -1000000 WHERE attempt_key = 'm1B1'",
+	  "prompt_tokens", "-1000000", NULL },
+	{ "m1E1", "UPDATE attempts SET completion_tokens = 9223372036854775807 WHERE "
+		  "attempt_key = 'm1E1'", "completion_tokens", "9223372036854775807", NULL },
+	{ "m1C1", "UPDATE attempts SET speedup = -2 WHERE attempt_key = 'm1C1'", "speedup", "-2", NULL },
+	{ "m1C0", "UPDATE timings SET speedup = 9e999 WHERE attempt_key = 'm1C0' AND "
+		  "case_idx = 2", "timings.speedup", "inf", NULL },
+	{ "m1E1", "UPDATE timings SET impl_ms = -9e999 WHERE attempt_key = 'm1E1' AND "
+		  "case_idx = 1", "timings.impl_ms", "-inf", NULL },
+	{ "m1C0", "UPDATE case_results SET status = 'maybe' WHERE attempt_key = 'm1C0' AND "
+		  "case_idx = 2", "case_results.status", "'maybe'", NULL },
+	{ "m1B1", "UPDATE attempts SET status = 'win' WHERE attempt_key = 'm1B1'", "status",
+	  "'win'", NULL },
+	{ "m1E1", "UPDATE attempts SET state = 'finished' WHERE attempt_key = 'm1E1'", "state",
+	  "'finished'", NULL },
+	{ "m1C1", "UPDATE attempts SET clean = 7 WHERE attempt_key = 'm1C1'", "clean", "7", NULL },
+	{ "m1C1", "UPDATE attempts SET cases_total = 2, cases_passed = 3 WHERE attempt_key = "
+		  "'m1C1'", "cases_passed", "3", NULL },
+	{ "m1B1", "UPDATE attempts SET model = NULL WHERE attempt_key = 'm1B1'", "model", "null",
+	  "UPDATE sqlite_schema SET sql = replace(sql, 'model             TEXT NOT NULL', "
+	  "'model TEXT') WHERE name = 'attempts'" },
+};
+
+/*
+ * A store with one bad row: merge refuses it whole (KJ_ESTORE, the source,
+ * the attempt, the column and the value named; the target as it was), and
+ * the metrics leave that attempt out, named, with every figure of the rest
+ * exactly those of the store without that attempt.
+ */
+KJ_TEST(metrics_and_merge_refuse_bad_rows)
+{
+	struct kj_store *s = make_store(kj_test_path("base.db")), *t = NULL;
+	struct kj_store_merge_stats st;
+	struct kj_error err;
+	size_t i;
+
+	kj_store_close(s);
+	/* The target: the base merged once. */
+	KJ_CHECK_OK(kj_store_open(kj_test_path("target.db"), KJ_STORE_CREATE, 0, &t, &err), &err);
+	KJ_CHECK_OK(kj_store_merge(t, kj_test_path("base.db"), &st, &err), &err);
+	KJ_CHECK_INT(st.attempts_new, 17);
+	for (i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
+		const struct bad_row *b = &bad_rows[i];
+		char bad[4200], rest[4200], gone[512], want[256];
+		json_t *m, *r;
+		const json_t *lo;
+
+		snprintf(bad, sizeof(bad), "%s", kj_test_path("bad.db"));
+		snprintf(rest, sizeof(rest), "%s", kj_test_path("rest.db"));
+		doctored_copy(kj_test_path("base.db"), bad, b->schema, b->sql);
+		snprintf(gone, sizeof(gone), "DELETE FROM timings WHERE attempt_key = '%s'; "
+			 "DELETE FROM case_results WHERE attempt_key = '%s'; DELETE FROM attempts "
+			 "WHERE attempt_key = '%s';", b->key, b->key, b->key);
+		doctored_copy(kj_test_path("base.db"), rest, NULL, gone);
+
+		/* merge: refused whole, named. */
+		KJ_CHECK_INT(kj_store_merge(t, bad, &st, &err), KJ_ESTORE);
+		snprintf(want, sizeof(want), "attempt %s (", b->key);
+		if (!strstr(err.msg, bad) || !strstr(err.msg, want) ||
+		    !strstr(err.msg, "nothing of this store was merged"))
+			kj_test_fail(__FILE__, __LINE__, "%s: %s", b->sql, err.msg);
+		snprintf(want, sizeof(want), "): %s is %s, not ", b->column, b->value);
+		if (!strstr(err.msg, want) && !strstr(err.msg, want + 1))
+			kj_test_fail(__FILE__, __LINE__, "%s: no '%s' in: %s", b->sql, want,
+				     err.msg);
+		KJ_CHECK_INT(st.attempts_new + st.attempts_replaced + st.attempts_same, 0);
+
+		/* metrics: left out and named; the rest's figures. */
+		m = metrics_of(bad);
+		r = metrics_of(rest);
+		lo = json_object_get(m, "left_out");
+		KJ_CHECK_INT(json_array_size(lo), 1);
+		KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(lo, 0), "attempt_key")),
+			     b->key);
+		KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(lo, 0), "column")),
+			     b->column);
+		KJ_CHECK_STR(json_string_value(json_object_get(json_array_get(lo, 0), "value")),
+			     b->value);
+		if (!json_equal(json_object_get(m, "models"), json_object_get(r, "models")) ||
+		    !json_equal(json_object_get(m, "attempts"), json_object_get(r, "attempts")) ||
+		    !json_equal(json_object_get(m, "operators"), json_object_get(r, "operators")))
+			kj_test_fail(__FILE__, __LINE__, "%s: figures differ from the rest's", b->sql);
+		KJ_CHECK_INT(json_array_size(json_object_get(r, "left_out")), 0);
+		/* One warning more than the rest's: the left-out attempt, named. */
+		KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")),
+			     json_array_size(json_object_get(r, "warnings")) + 1);
+		KJ_CHECK(strstr(json_string_value(json_array_get(json_object_get(m, "warnings"),
+			 json_array_size(json_object_get(m, "warnings")) - 1)), b->key) != NULL);
+		json_decref(m);
+		json_decref(r);
+	}
+	/* The target took none of them. */
+	{
+		sqlite3_stmt *q = NULL;
+
+		KJ_CHECK(sqlite3_prepare_v2(kj_store_db(t), "SELECT count(*), sum(judge_s) FROM "
+					    "attempts", -1, &q, NULL) == SQLITE_OK);
+		KJ_CHECK(sqlite3_step(q) == SQLITE_ROW);
+		KJ_CHECK_INT(sqlite3_column_int64(q, 0), 17);
+		KJ_CHECK(isfinite(sqlite3_column_double(q, 1)));
+		sqlite3_finalize(q);
+	}
+	kj_store_close(t);
 }

@@ -4,8 +4,10 @@
  * store (text, another program's SQLite, a newer schema, a trimmed store, a
  * corrupt one, one locked by another writer) is refused with its reason and
  * left as it was; the keys, and a store of schema 2 re-keyed when opened for
- * writing or merged.
+ * writing or merged; and no output of a command replaces a store
+ * (kj_output_check, kj_write_file_atomic).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +17,11 @@
 
 #include <sqlite3.h>
 
+#include "kjudge/fileio.h"
 #include "kjudge/store.h"
 #include "store/store_internal.h"
 #include "unit.h"
+#include "base/fs.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -321,4 +325,145 @@ KJ_TEST(store_of_schema_2_is_rekeyed)
 	kj_store_close(s);
 	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q upgrade", kj_test_tmpdir());
 	KJ_CHECK(system(cmd) != 0);
+}
+
+/* kj_output_check's verdict on path (with keep), and the message's hint. */
+static int output_refused(const char *path, const char *keep, const char *hint)
+{
+	struct kj_error err;
+	int rc = kj_output_check(path, keep, &err);
+
+	if (rc != KJ_OK && hint && !strstr(err.msg, hint))
+		kj_test_fail(__FILE__, __LINE__, "'%s' refused without '%s': %s", path, hint,
+			     err.msg);
+	return rc != KJ_OK;
+}
+
+KJ_TEST(store_never_replaced_by_an_output)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	char db[4200], p[4300], q[4300];
+	struct stat before, after;
+	sqlite3 *other = NULL;
+
+	snprintf(db, sizeof(db), "%s", kj_test_path("s.db"));
+	KJ_CHECK_INT(kj_store_open(db, KJ_STORE_CREATE, 0, &s, &err), KJ_OK);
+	KJ_CHECK_INT(kj_store_exec(s, "INSERT INTO candidates VALUES ('ab', 'x = 1')", &err),
+		     KJ_OK);
+	/* The store itself, however it is spelled or linked (open, its header
+	 * may not say yet whose it is: the application id is in the log). */
+	KJ_CHECK(output_refused(db, NULL, "would replace"));
+	snprintf(p, sizeof(p), "%s/./s.db", kj_test_tmpdir());
+	KJ_CHECK(output_refused(p, NULL, "would replace"));
+	snprintf(p, sizeof(p), "%s/link.db", kj_test_tmpdir());
+	KJ_CHECK(symlink(db, p) == 0);
+	KJ_CHECK(output_refused(p, NULL, "would replace"));
+	snprintf(p, sizeof(p), "%s/hard.db", kj_test_tmpdir());
+	KJ_CHECK(link(db, p) == 0);
+	KJ_CHECK(output_refused(p, NULL, "would replace"));
+	/* Its companions, there (the store is open: -wal and -shm exist) or
+	 * not (-journal). */
+	snprintf(p, sizeof(p), "%s-wal", db);
+	KJ_CHECK(access(p, F_OK) == 0);
+	KJ_CHECK(output_refused(p, NULL, "write-ahead log"));
+	snprintf(p, sizeof(p), "%s-shm", db);
+	KJ_CHECK(output_refused(p, NULL, "the 'shm' file of"));
+	snprintf(p, sizeof(p), "%s-journal", db);
+	KJ_CHECK(access(p, F_OK) != 0);
+	KJ_CHECK(output_refused(p, NULL, "the 'journal' file of"));
+	/* Another name of the log: its magic number; of the -shm (which has
+	 * none): its device and inode, against the store the command reads. */
+	snprintf(p, sizeof(p), "%s-wal", db);
+	snprintf(q, sizeof(q), "%s/log-copy", kj_test_tmpdir());
+	KJ_CHECK(link(p, q) == 0);
+	KJ_CHECK(output_refused(q, NULL, "write-ahead log"));
+	snprintf(p, sizeof(p), "%s-shm", db);
+	snprintf(q, sizeof(q), "%s/index-copy", kj_test_tmpdir());
+	KJ_CHECK(link(p, q) == 0);
+	KJ_CHECK(!output_refused(q, NULL, NULL));
+	KJ_CHECK(output_refused(q, db, "the store this command reads"));
+	/* Any other program's SQLite file too. */
+	snprintf(p, sizeof(p), "%s/other.sqlite", kj_test_tmpdir());
+	KJ_CHECK(sqlite3_open(p, &other) == SQLITE_OK);
+	KJ_CHECK(sqlite3_exec(other, "CREATE TABLE t (a)", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(other);
+	KJ_CHECK(output_refused(p, NULL, "an SQLite database"));
+	/* What is not a regular file; a FIFO is not opened (no reader: an
+	 * open for reading without O_NONBLOCK would block). */
+	KJ_CHECK(output_refused(kj_test_tmpdir(), NULL, "a directory"));
+	snprintf(p, sizeof(p), "%s/fifo", kj_test_tmpdir());
+	KJ_CHECK(mkfifo(p, 0600) == 0);
+	KJ_CHECK(output_refused(p, NULL, "not a regular file"));
+	/* What may be written: nothing there, a file of text. */
+	snprintf(p, sizeof(p), "%s/report.md", kj_test_tmpdir());
+	KJ_CHECK(!output_refused(p, db, NULL));
+	write_file(p, "# old report\n");
+	KJ_CHECK(!output_refused(p, db, NULL));
+	KJ_CHECK_OK(kj_write_file_atomic(p, "new\n", 4, &err), &err);
+
+	/* The atomic writer itself refuses: the store is left byte for byte,
+	 * and no temporary file beside it. */
+	KJ_CHECK(stat(db, &before) == 0);
+	KJ_CHECK_INT(kj_write_file_atomic(db, "# report\n", 9, &err), KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "would replace") != NULL);
+	snprintf(p, sizeof(p), "%s/link.db", kj_test_tmpdir());
+	KJ_CHECK_INT(kj_write_file_atomic(p, "# report\n", 9, &err), KJ_EINVAL);
+	KJ_CHECK(stat(db, &after) == 0);
+	/* The writer of a name under a directory (skill's) too. */
+	{
+		int dfd = open(kj_test_tmpdir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		KJ_CHECK(dfd >= 0);
+		KJ_CHECK_INT(kj__write_file_at(dfd, "s.db", "x\n", 2, 0644, &err), KJ_EINVAL);
+		KJ_CHECK(strstr(err.msg, "would replace") != NULL);
+		KJ_CHECK_OK(kj__write_file_at(dfd, "script.py", "x\n", 2, 0644, &err), &err);
+		close(dfd);
+	}
+	KJ_CHECK(before.st_ino == after.st_ino && before.st_size == after.st_size);
+	KJ_CHECK(stat(db, &after) == 0 && before.st_ino == after.st_ino);
+	KJ_CHECK_INT(count(s, "SELECT count(*) FROM candidates"), 1);
+	kj_store_close(s);
+	/* Closed (checkpointed), its header names it; its log is gone, and
+	 * its name is still refused. */
+	KJ_CHECK(output_refused(db, NULL, "would replace a kjudge results store"));
+	snprintf(p, sizeof(p), "%s-wal", db);
+	KJ_CHECK(access(p, F_OK) != 0);
+	KJ_CHECK(output_refused(p, NULL, "the 'wal' file of"));
+	{
+		char cmd[4400];
+
+		snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", kj_test_tmpdir());
+		KJ_CHECK(system(cmd) != 0);
+	}
+}
+
+/* A full file system is named by its mount point, whoever met it: a
+ * write of the library's (kj_error_write) or the store's SQLite. */
+KJ_TEST(store_full_disk_is_named)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	char path[4200], want[4300];
+
+	KJ_CHECK_INT(kj_err_from_errno(ENOSPC), KJ_ENOSPC);
+	KJ_CHECK_INT(kj_err_from_errno(EDQUOT), KJ_ENOSPC);
+	/* A file that does not exist yet, in a folder that does not either:
+	 * the nearest folder that does names the file system. */
+	snprintf(path, sizeof(path), "%s/not/yet/out.json", kj_test_tmpdir());
+	KJ_CHECK_INT(kj_error_write(&err, ENOSPC, path, "cannot write"), KJ_ENOSPC);
+	snprintf(want, sizeof(want), "'%s': cannot write: no space left on /", path);
+	KJ_CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+	KJ_CHECK(strchr(err.msg, '(') != NULL); /* (source, type) */
+	KJ_CHECK_INT(kj_error_write(&err, EDQUOT, path, "cannot write"), KJ_ENOSPC);
+	KJ_CHECK(strstr(err.msg, ": disk quota exceeded on /") != NULL);
+	KJ_CHECK_INT(kj_error_write(&err, EACCES, path, "cannot write"), KJ_EACCES);
+	KJ_CHECK(strstr(err.msg, "cannot write: Permission denied") != NULL);
+
+	snprintf(path, sizeof(path), "%s/full.db", kj_test_tmpdir());
+	KJ_CHECK_INT(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), KJ_OK);
+	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_FULL, "merge", &err), KJ_ENOSPC);
+	KJ_CHECK(strncmp(err.msg, "merge: no space left on /", 25) == 0);
+	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_IOERR_WRITE, "merge", &err), KJ_EIO);
+	kj_store_close(s);
 }
