@@ -23,7 +23,8 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 	{ "KJ_STATE_DIR", "where the secret seed key lives (default "
 			  "$XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge)" },
 	{ "KJ_CACHE_DIR", "the golden cache (default /dev/shm/kjudge-cache-UID; off "
-			  "disables it)" },
+			  "disables it: a run keeps its goldens in its scratch directory, "
+			  "nothing past the run)" },
 	{ "KJ_CACHE_MAX_MB", "the golden cache's cap (default a quarter of its file "
 			     "system)" },
 	{ "KJ_CACHE_SHARED", "a second golden cache, read and never written (a "

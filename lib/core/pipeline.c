@@ -275,6 +275,9 @@ static void golden_release(struct golden *g, const char *stage)
 	golden_init(g);
 }
 
+/* Where the reference writes golden outputs: the stage, never its own
+ * output directory, which its timed rounds clear while the goldens of the
+ * timed sets must live on (kj_attempt_open always makes a stage). */
 static const char *ref_dir(const struct kj_task *t, const struct kj_attempt *a)
 {
 	return a->stage[0] ? a->stage : t->ref.out_dir;
@@ -877,7 +880,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 out:
 	if (kept && rc == KJ_OK)
 		rc = dev_drop(t, a, err);
-	golden_release(&g, a->stage[0] ? a->stage : t->ref.out_dir);
+	golden_release(&g, ref_dir(t, a));
 	kj_reply_release(&cr);
 	/* Only files its reply names are read; the rest go with the set. */
 	kj__clear_dir(t->cand.out_dir, ".npy");
@@ -1669,8 +1672,9 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			goto out;
 		kept |= held_any(gold[j].outputs);
 		if (!gold[j].e.dir[0] && !all_kept(gold[j].outputs)) {
-			/* No cache to keep it in: the stage holds one set at a
-			 * time, so later sets would overwrite it.  Time with one. */
+			/* Not kept in the cache (it could not be stored there):
+			 * the stage holds one set at a time, so later sets would
+			 * overwrite it.  Time with one. */
 			n_sets = j + 1;
 			break;
 		}
@@ -1959,7 +1963,7 @@ out:
 	if (kept && rc == KJ_OK)
 		rc = dev_drop(t, a, err);
 	for (j = 0; gold && j < n_gold; j++)
-		golden_release(&gold[j], a->stage[0] ? a->stage : t->ref.out_dir);
+		golden_release(&gold[j], ref_dir(t, a));
 	free(gold);
 	free(seeds);
 	timed_release(&tr);

@@ -34,7 +34,8 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
 	char from[PATH_MAX], to[PATH_MAX];
 	const char *kind = "shared";
 
-	*how = "the shared cache";
+	*how = shared_dir ? "the shared cache"
+			  : "each attempt's own scratch directory (the cache is off)";
 	if (!shared_dir || !work_dir)
 		return 0;
 	/* The cache may not exist yet: its nearest existing folder says
