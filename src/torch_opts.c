@@ -33,7 +33,8 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 			    "/dev/shm, else $TMPDIR, else /tmp)" },
 	{ "KJ_SCRATCH", "shared keeps the scratch directory a plain directory" },
 	{ "KJ_SANDBOX", "off runs candidate workers without the sandbox" },
-	{ "KJ_LIMIT_MEM_MB", "a candidate worker's memory (default half of RAM)" },
+	{ "KJ_LIMIT_MEM_MB", "a worker's memory (default its share of the machine's "
+			     "available memory: docs/cli.md, Memory)" },
 	{ "KJ_LIMIT_CPU_S", "its CPU time in seconds (default 14400)" },
 	{ "KJ_LIMIT_PROCS", "its processes and threads (default 1024)" },
 	{ "KJ_LIMIT_FILE_MB", "the largest file it may write (default a quarter of RAM)" },

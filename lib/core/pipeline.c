@@ -926,7 +926,8 @@ static int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj
 	    json_object_set_new(res->limits, "sandbox", json_boolean(t->cand.sandboxed)) ||
 	    json_object_set_new(res->limits, "isolation", json_pack("{s:s?, s:s?}", "reference",
 				t->ref.isolation, "candidate", t->cand.isolation)) ||
-	    json_object_set_new(res->limits, "timeout_s", json_real(o->timeout_s)))
+	    json_object_set_new(res->limits, "timeout_s", json_real(o->timeout_s)) ||
+	    json_object_set_new(res->limits, "memory_budget", kj_mem_budget_json(&a->cfg->mem)))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	return KJ_OK;
 }
