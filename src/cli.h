@@ -287,6 +287,19 @@ void kj_cli_torch_opts(const struct kj_cli_args *a, struct kj_torch_spec *s,
 int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const char *python);
 
 /*
+ * Budget the workers' memory for `workers` of them at once (config.h's
+ * struct kj_mem_budget; kj_cli_config budgets for the two of verify):
+ * cfg->limits.mem_bytes becomes the machine's share of one, unless
+ * $KJ_LIMIT_MEM_MB gave one, and the judge lowers its own OOM score
+ * (kj_proc_protect_judge).  A limit that oversubscribes the machine, the
+ * user's or the floor's, is said on stderr as a warning line naming `why`
+ * (what makes the workers that many, e.g. "-j 8").  Call it before any
+ * worker starts.
+ */
+void kj_cli_mem_budget(const struct kj_cli_command *cmd, struct kj_config *cfg, int workers,
+		       const char *why);
+
+/*
  * Everything a verify or benchmark run holds (src/torch_run.c), released by
  * kj_cli_torch_close whatever happened:
  *   kj_cli_torch_setup    options and environment into spec, judge, cfg

@@ -177,10 +177,20 @@ static void print_human(const struct kj_cmp_result *r)
 		print_value(r, p->golden_int, p->golden,
 			    kj_dtype_is_integer(r->golden_dtype));
 		printf("  actual ");
-		print_value(r, p->actual_int, p->actual,
-			    kj_dtype_is_integer(r->golden_dtype) && p->exact);
+		/* A lossy cast's integer actual, in its own dtype. */
+		if (p->kind == KJ_CMP_POINT_CAST && p->exact &&
+		    kj_dtype_is_signed_integer(r->actual_dtype))
+			printf("%lld", (long long)p->actual_int);
+		else if (p->kind == KJ_CMP_POINT_CAST && p->exact)
+			printf("%llu", (unsigned long long)(uint64_t)p->actual_int);
+		else
+			print_value(r, p->actual_int, p->actual,
+				    kj_dtype_is_integer(r->golden_dtype) && p->exact &&
+					    p->kind != KJ_CMP_POINT_CAST);
 		if (p->kind == KJ_CMP_POINT_REL)
 			printf("  rel %.3g", p->rel);
+		if (p->kind == KJ_CMP_POINT_CAST)
+			printf("  lossy cast: %s", kj_cmp_loss_name(p->loss));
 		printf("\n");
 	}
 }

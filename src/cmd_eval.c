@@ -1146,6 +1146,24 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		cfg.cache_dir = batch_dir;
 	if (!prog.quiet)
 		printf("kjudge eval: golden outputs in %s\n", kj_cli_shown(batch_how));
+	/* Each worker's memory, for every worker that runs at once (before
+	 * any child: they inherit the judge's lowered OOM score). */
+	{
+		int on_cpu = strcmp(s.device, "cpu") == 0;
+		int spec_suite = set.n_tasks > 0 && set.tasks[0].spec_target;
+		char why[96];
+
+		snprintf(why, sizeof(why), "-j %d%s", jobs,
+			 spec_suite ? ", a program an attempt"
+			 : on_cpu ? " on the CPU, one attempt's two at a time" : ", two an attempt");
+		kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once(jobs, on_cpu, spec_suite),
+				  why);
+		if (!prog.quiet)
+			printf("kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld MiB kept "
+			       "for the judge, of %lld MiB available (%s)\n", cfg.mem.limit >> 20,
+			       cfg.mem.user_limit ? " (KJ_LIMIT_MEM_MB)" : "", cfg.mem.workers,
+			       cfg.mem.headroom >> 20, cfg.mem.available >> 20, cfg.mem.source);
+	}
 	slot.store_path = db_path;
 	slot.run_id = run_id;
 	slot.work_dir = work;

@@ -102,7 +102,8 @@ const struct kj_cli_env kj_spec_env[] = {
 	{ "KJ_SCRATCH", "shared keeps the scratch a plain directory (no tmpfs: the written "
 			"bytes are then bounded per file only)" },
 	{ "KJ_SANDBOX", "off runs builds and programs without the sandbox" },
-	{ "KJ_LIMIT_MEM_MB", "a build's or a run's memory (default half of RAM)" },
+	{ "KJ_LIMIT_MEM_MB", "a build's or a run's memory (default the machine's "
+			     "available memory less the judge's headroom)" },
 	{ "KJ_LIMIT_CPU_S", "its CPU time in seconds (default 14400)" },
 	{ "KJ_LIMIT_PROCS", "its processes and threads (default 1024)" },
 	{ "KJ_LIMIT_NOFILE", "the files it may have open (default 4096)" },
@@ -235,6 +236,8 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 		o.repeats = a->opt[OPT_REPEATS].count ? (int)a->opt[OPT_REPEATS].integer : 5;
 		o.baseline = a->opt[OPT_BASELINE].count > 0;
 	}
+	/* One program at a time. */
+	kj_cli_mem_budget(cmd, &cfg, 1, "one program at a time");
 	if (kj_proc_guard_signals(&err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
 	if (a->opt[OPT_ALL].count)

@@ -20,7 +20,9 @@
  *   KJ_SANDBOX        "on" (the default) or "off"
  *   KJ_LIMIT_CPU_S, KJ_LIMIT_MEM_MB, KJ_LIMIT_FILE_MB, KJ_LIMIT_PROCS,
  *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB,
- *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits
+ *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits (memory's
+ *                     default: the machine's share of a worker,
+ *                     kj_cli_mem_budget)
  *   KJ_THREADS        comparator threads (0: one per CPU)
  *   KJ_DEVICE_COMPARE "auto" (large CUDA outputs compared on the device,
  *                     the default), "off", "all" (every tensor output)
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "kjudge/config.h"
+#include "kjudge/proc.h"
 #include "cli.h"
 #include "base/banned.h"
 
@@ -116,7 +119,7 @@ static int var_choice(const struct kj_cli_command *cmd, const char *name, const 
 int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const char *python)
 {
 	const char *v, *home = var("HOME");
-	long long mb, n;
+	long long mb, n, user_mem;
 	int rc = 0;
 
 	kj_config_init(cfg, environ);
@@ -170,9 +173,19 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	rc |= var_choice(cmd, "KJ_SANDBOX", "on", "off", &cfg->sandbox);
 	/* Limits. */
 	rc |= var_double(cmd, "KJ_LIMIT_CPU_S", 1, 1e7, &cfg->limits.cpu_s);
-	mb = cfg->limits.mem_bytes >> 20;
+	mb = 0;
 	rc |= var_ll(cmd, "KJ_LIMIT_MEM_MB", 16, 1LL << 30, &mb);
-	cfg->limits.mem_bytes = mb << 20;
+	user_mem = mb << 20;
+	{
+		/* The machine's share of one of verify's two workers, unless
+		 * the user gave the limit (kj_cli_mem_budget budgets again for
+		 * a command that runs more). */
+		const char *source;
+		long long avail = kj_mem_available(&source);
+
+		kj_mem_budget_make(&cfg->mem, avail, source, 2, user_mem);
+		cfg->limits.mem_bytes = cfg->mem.limit;
+	}
 	mb = cfg->limits.file_bytes >> 20;
 	rc |= var_ll(cmd, "KJ_LIMIT_FILE_MB", 1, 1LL << 30, &mb);
 	cfg->limits.file_bytes = mb << 20;
@@ -198,4 +211,36 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 			rc |= bad_var(cmd, "KJ_DEVICE_COMPARE", v, "'auto', 'off' or 'all'");
 	}
 	return rc ? KJ_EXIT_USAGE : 0;
+}
+
+/* Bytes as GiB with one decimal, for a person. */
+static double gib(long long bytes)
+{
+	return (double)bytes / (double)(1LL << 30);
+}
+
+void kj_cli_mem_budget(const struct kj_cli_command *cmd, struct kj_config *cfg, int workers,
+		       const char *why)
+{
+	const char *source;
+	long long avail = kj_mem_available(&source);
+	struct kj_mem_budget *b = &cfg->mem;
+
+	kj_mem_budget_make(b, avail, source, workers, b->user_limit ? b->limit : 0);
+	cfg->limits.mem_bytes = b->limit;
+	b->judge_oom_score_adj = kj_proc_protect_judge();
+	if (!b->oversubscribed)
+		return;
+	if (b->user_limit)
+		fprintf(stderr, "kjudge %s: warning: KJ_LIMIT_MEM_MB=%lld for each of %d workers at "
+			"once (%s), with %.1f GiB kept for the judge, is more than the %.1f GiB "
+			"available (%s): the kernel, not kjudge, may end a worker before it "
+			"reaches its limit\n", cmd->name, b->limit >> 20, b->workers, why,
+			gib(b->headroom), gib(b->available), b->source);
+	else
+		fprintf(stderr, "kjudge %s: warning: %.1f GiB available (%s) is too little for "
+			"%d workers at once (%s) and %.1f GiB for the judge: each gets the "
+			"floor of %lld MiB, and the kernel, not kjudge, may end one before it "
+			"reaches it\n", cmd->name, gib(b->available), b->source, b->workers, why,
+			gib(b->headroom), KJ_MEM_WORKER_MIN >> 20);
 }

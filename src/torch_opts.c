@@ -23,7 +23,8 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 	{ "KJ_STATE_DIR", "where the secret seed key lives (default "
 			  "$XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge)" },
 	{ "KJ_CACHE_DIR", "the golden cache (default /dev/shm/kjudge-cache-UID; off "
-			  "disables it)" },
+			  "disables it: a run keeps its goldens in its scratch directory, "
+			  "nothing past the run)" },
 	{ "KJ_CACHE_MAX_MB", "the golden cache's cap (default a quarter of its file "
 			     "system)" },
 	{ "KJ_CACHE_SHARED", "a second golden cache, read and never written (a "
@@ -32,7 +33,8 @@ const struct kj_cli_env kj_cli_torch_env[] = {
 			    "/dev/shm, else $TMPDIR, else /tmp)" },
 	{ "KJ_SCRATCH", "shared keeps the scratch directory a plain directory" },
 	{ "KJ_SANDBOX", "off runs candidate workers without the sandbox" },
-	{ "KJ_LIMIT_MEM_MB", "a candidate worker's memory (default half of RAM)" },
+	{ "KJ_LIMIT_MEM_MB", "a worker's memory (default its share of the machine's "
+			     "available memory: docs/cli.md, Memory)" },
 	{ "KJ_LIMIT_CPU_S", "its CPU time in seconds (default 14400)" },
 	{ "KJ_LIMIT_PROCS", "its processes and threads (default 1024)" },
 	{ "KJ_LIMIT_FILE_MB", "the largest file it may write (default a quarter of RAM)" },

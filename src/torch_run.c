@@ -47,6 +47,8 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 {
 	int rc;
 
+	/* Two workers at once: the reference's and the candidate's. */
+	kj_cli_mem_budget(cmd, &run->cfg, 2, "the reference's and the candidate's");
 	/* From here on, a signal takes every worker with it and the run
 	 * unwinds (kj_cli_interrupted). */
 	if (kj_cli_guard(cmd))

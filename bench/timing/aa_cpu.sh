@@ -23,8 +23,8 @@ done
 "$KJ_PYTHON" - "$work" "$n" <<'PY'
 import json, math, sys
 work, n = sys.argv[1], int(sys.argv[2])
-sp, med, cr = [], [], []
-print("run case  speedup  [ci95]             medians  rounds  ratio(ref, impl, least)")
+sp, med, cr, js = [], [], [], []
+print("run case  speedup  judge   [ci95]             medians  rounds  ratio(ref, impl, least)")
 for i in range(1, n + 1):
     d = json.load(open(f"{work}/p{i}.json"))
     for c in d["per_shape_results"]:
@@ -33,15 +33,16 @@ for i in range(1, n + 1):
             continue
         f, m, t = c["framework"], c["implementation"], c["timing_check"]
         s, r = c["speedup_vs_torch"], f["median_ms"] / m["median_ms"]
-        sp.append(s); med.append(r); cr.append(t["implementation_ratio"] / t["reference_ratio"])
-        print(f"{i:3} {c['case_idx']:4}  {s:7.4f}  {str(c.get('speedup_ci95')):18} {r:7.4f}  "
+        sp.append(s); med.append(r); cr.append(t["implementation_ratio"] / t["reference_ratio"]); js.append(c["judge_speedup"])
+        print(f"{i:3} {c['case_idx']:4}  {s:7.4f}  {c['judge_speedup']:7.4f} {str(c.get('speedup_ci95')):18} {r:7.4f}  "
               f"{m['rounds']:6}  {t['reference_ratio']:.4f} {t['implementation_ratio']:.4f} "
               f"{t['least_allowed']:.4f}")
 def summ(name, v):
     v = sorted(v)
     print(f"{name}: n {len(v)}, min {v[0]:.4f}, median {v[len(v)//2]:.4f}, max {v[-1]:.4f}, "
           f"within 5 %: {sum(abs(x - 1) <= 0.05 for x in v)}/{len(v)}")
-summ("speedup (judge's clock)", sp)
+summ("speedup (reported)", sp)
+summ("judge_speedup", js)
 summ("ratio of sample medians", med)
 summ("impl/ref sample ratio", cr)
 PY

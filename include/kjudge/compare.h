@@ -12,12 +12,14 @@
  *
  * Checks run in this order, and the first that fails decides the reason:
  *   1. shapes equal                                  KJ_CMP_SHAPE
- *   2. NaN positions identical                       KJ_CMP_NAN
- *   3. Inf positions and signs identical             KJ_CMP_INF
- *   4. bool golden: every element equal              KJ_CMP_BOOL
- *   5. integer golden under the exact rule: every element equal
+ *   2. an actual of another dtype: every element survives the cast to the
+ *      golden dtype (below)                          KJ_CMP_CAST
+ *   3. NaN positions identical                       KJ_CMP_NAN
+ *   4. Inf positions and signs identical             KJ_CMP_INF
+ *   5. bool golden: every element equal              KJ_CMP_BOOL
+ *   6. integer golden under the exact rule: every element equal
  *                                                    KJ_CMP_VALUE
- *   6. otherwise MERE/MARE over the elements finite on both sides, the
+ *   7. otherwise MERE/MARE over the elements finite on both sides, the
  *      actual cast to the golden dtype first, both sides promoted to float32
  *      (float64 in float64 under the float64 rule)   KJ_CMP_ACCURACY
  * No finite element at all (empty tensor, or all NaN/Inf in the same places)
@@ -37,13 +39,17 @@
  *   rel computed in float32 (finite values beyond 3.4e38 become Inf there,
  *   and fail).  KJ_CMP_FLOAT64_FLOAT64 computes rel in float64.
  *
- * The cast of the actual to the golden dtype is torch's .to(): integers to
- * a narrower or other-signed integer keep the low bits (two's complement),
- * floats to integers truncate toward zero, and to uint8 go through int64 as
- * torch does.  A finite float that the integer dtype cannot hold (torch's
- * result is undefined there and differs between machines) never matches:
- * it is a differing element under the exact rule and rel = Inf under the
- * seed's.
+ * The cast of the actual to the golden dtype is torch's .to(), and it must
+ * lose nothing (check 2): a float with a fraction cast to an integer or
+ * bool dtype, a value outside the golden dtype's range (an int64 of 2^32 + 5
+ * as int32, -1 as uint8, 2 as bool, 70000 as float16, where torch would
+ * keep the low bits, wrap or give Inf), or a NaN or an Inf cast to an
+ * integer or bool dtype is a failure of its own, KJ_CMP_CAST, with the
+ * first such elements and their values (struct kj_cmp_point's loss).  A
+ * float rounded to the nearest value of a narrower float dtype loses no
+ * information this check looks at: the comparison's threshold judges it.
+ * (A complex tensor never reaches the comparator: it has no kj_dtype.)
+ * An actual that survives the cast is compared as its cast value.
  *
  * Whatever the verdict, the result carries all figures: the counts are over
  * the whole tensor even when an earlier check already failed, so one call
@@ -67,6 +73,7 @@
 #define KJ_CMP_REASON_MAP(X)                                              \
 	X(PASS, "pass", "outputs match")                                  \
 	X(SHAPE, "shape_mismatch", "shapes differ")                       \
+	X(CAST, "lossy_cast", "the cast to the golden dtype loses information") \
 	X(NAN, "nan_mismatch", "NaN positions differ")                    \
 	X(INF, "inf_mismatch", "Inf positions or signs differ")           \
 	X(BOOL, "bool_mismatch", "bool elements differ")                  \
@@ -121,8 +128,20 @@ enum kj_cmp_point_kind {
 	KJ_CMP_POINT_NAN,       /* NaN on one side only */
 	KJ_CMP_POINT_INF,       /* Inf on one side only, or Infs of other sign */
 	KJ_CMP_POINT_BOOL,      /* bool elements that differ */
-	KJ_CMP_POINT_VALUE      /* integer elements that differ (exact rule) */
+	KJ_CMP_POINT_VALUE,     /* integer elements that differ (exact rule) */
+	KJ_CMP_POINT_CAST       /* an actual element the cast does not keep */
 };
+
+/* How the cast of an actual element to the golden dtype loses it. */
+enum kj_cmp_loss {
+	KJ_CMP_LOSS_NONE = 0,
+	KJ_CMP_LOSS_FRACTION,   /* a float with a fraction, to an integer or bool */
+	KJ_CMP_LOSS_RANGE,      /* beyond what the golden dtype holds */
+	KJ_CMP_LOSS_NONFINITE   /* NaN or Inf, to an integer or bool */
+};
+
+/* "fraction", "range", "nonfinite" ("none").  Static storage. */
+const char *kj_cmp_loss_name(enum kj_cmp_loss l);
 
 struct kj_cmp_point {
 	enum kj_cmp_point_kind kind;
@@ -141,6 +160,11 @@ struct kj_cmp_point {
 	 * value as loaded).  For a uint64 golden read both as (uint64_t). */
 	int exact;
 	int64_t golden_int, actual_int;
+	/* KJ_CMP_POINT_CAST: how the cast loses the element.  actual is then
+	 * the value as loaded, and when exact is 1 (an integer or bool actual)
+	 * actual_int is its exact value in the actual's dtype (for a uint64
+	 * read it as (uint64_t)). */
+	enum kj_cmp_loss loss;
 };
 
 struct kj_cmp_options {
@@ -175,6 +199,9 @@ struct kj_cmp_result {
 	size_t n_nan_golden, n_nan_actual, n_nan_mismatch;
 	size_t n_inf_golden, n_inf_actual, n_inf_mismatch;
 	size_t n_bool_mismatch;
+	/* Actual elements the cast to the golden dtype does not keep (0 when
+	 * both dtypes are the same). */
+	size_t n_cast_loss;
 	/* Integer golden: elements that are not exactly equal after the cast
 	 * (under either rule; under the seed's it is for information). */
 	size_t n_value_mismatch;
@@ -186,8 +213,9 @@ struct kj_cmp_result {
 	enum kj_cmp_int_rule int_rule;
 	enum kj_cmp_float64_rule float64_rule;
 
-	/* Up to KJ_CMP_WORST points, worst first: the first NaN/Inf/bool/value
-	 * mismatches when those checks failed, else the largest rel errors. */
+	/* Up to KJ_CMP_WORST points, worst first: the first lossy casts or
+	 * NaN/Inf/bool/value mismatches when those checks failed, else the
+	 * largest rel errors. */
 	int n_worst;
 	struct kj_cmp_point worst[KJ_CMP_WORST];
 };

@@ -23,7 +23,9 @@
  * says it may be 0. */
 struct kj_limits {
 	double cpu_s;           /* CPU seconds (RLIMIT_CPU); default 4 h */
-	long long mem_bytes;    /* memory (cgroup); default half of RAM */
+	long long mem_bytes;    /* memory (cgroup); kj_config_init's default
+				 * half of RAM, the CLI's the machine's share
+				 * of one worker (struct kj_mem_budget) */
 	long long file_bytes;   /* the largest file it writes (RLIMIT_FSIZE);
 				 * default a quarter of RAM */
 	long procs;             /* processes and threads; default 1024 */
@@ -33,6 +35,73 @@ struct kj_limits {
 				 * stderr (a timed request of N calls: N
 				 * times as much); 256 KiB */
 };
+
+/*
+ * The memory budget: the default memory limit of a worker, for the machine
+ * and for everything that runs at once.  Every worker that may run at the
+ * same time (two for verify and benchmark, the reference's and the
+ * candidate's; under eval -j N as kj_eval_workers_at_once counts them) gets
+ * the same share of what is available, less what the judge keeps for
+ * itself (its processes, the goldens and outputs it maps, its scratch):
+ *
+ *   headroom   = max(1 GiB, available / 8)
+ *   per_worker = (available - headroom) / workers, in whole MiB,
+ *                at least KJ_MEM_WORKER_MIN
+ *
+ * so that workers x per_worker + headroom <= available, unless the floor
+ * is all that is left.  `available` is MemAvailable of /proc/meminfo, or
+ * the memory limit of the judge's own cgroup (or of one above it) when
+ * that is smaller.  A limit the user gave ($KJ_LIMIT_MEM_MB) wins; the
+ * budget then says whether it oversubscribes the machine, for the command
+ * to warn (the library prints nothing).
+ */
+#define KJ_MEM_WORKER_MIN (256LL << 20)
+#define KJ_MEM_HEADROOM_MIN (1LL << 30)
+
+struct kj_mem_budget {
+	long long available;    /* bytes: what the machine has for the run */
+	const char *source;     /* "MemAvailable", "cgroup" (the judge's
+				 * cgroup's limit is smaller) or "RAM" (neither
+				 * could be read: half of the RAM) */
+	int workers;            /* workers that may run at once */
+	long long headroom;     /* kept for the judge */
+	long long per_worker;   /* the formula's limit */
+	long long limit;        /* the limit in force: per_worker, or the user's */
+	int user_limit;         /* the limit is the user's ($KJ_LIMIT_MEM_MB) */
+	int oversubscribed;     /* workers x limit + headroom > available */
+	int judge_oom_score_adj; /* the judge's own, after kj_proc_protect_judge */
+};
+
+/* max(KJ_MEM_HEADROOM_MIN, available / 8). */
+long long kj_mem_headroom(long long available);
+
+/* The formula's limit of one of `workers` workers (at least 1): see above. */
+long long kj_mem_worker_limit(long long available, int workers, long long headroom);
+
+/*
+ * Fill b for `workers` workers on `available` bytes (from `source`, static
+ * storage): the formula's limit, and the one in force, which is user_bytes
+ * when it is > 0 (the user's).  Pure: the same arguments give the same
+ * budget.
+ */
+void kj_mem_budget_make(struct kj_mem_budget *b, long long available, const char *source,
+			int workers, long long user_bytes);
+
+/* The budget as JSON (a new reference; NULL when out of memory):
+ * {available_bytes, source, workers, headroom_bytes, per_worker_bytes,
+ *  limit_bytes, user_limit, oversubscribed, judge_oom_score_adj}. */
+json_t *kj_mem_budget_json(const struct kj_mem_budget *b);
+
+/* MemAvailable of /proc/meminfo's text, in bytes; -1 when it is not there. */
+long long kj_meminfo_available(const char *text);
+
+/*
+ * What this machine has for a run, in bytes, with *source saying where the
+ * figure came from (see struct kj_mem_budget): MemAvailable, or the
+ * judge's cgroup's limit (kj_cgroup_mem_limit) when smaller, or half of
+ * the RAM when /proc/meminfo cannot be read.
+ */
+long long kj_mem_available(const char **source);
 
 struct kj_config {
 	/* The workers' Python: a name looked up in PATH, or a path.  Where it
@@ -64,6 +133,8 @@ struct kj_config {
 	 * that cannot; kjudge doctor says). */
 	int sandbox;
 	struct kj_limits limits;
+	/* How limits.mem_bytes was made (the CLI fills it). */
+	struct kj_mem_budget mem;
 	/* Comparator threads; 0: one per CPU (at most 16). */
 	int threads;
 	/* Which outputs are compared where they were made ($KJ_DEVICE_COMPARE,

@@ -173,6 +173,19 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir, size_t size,
 			const char **how);
 
+/*
+ * How many workers a batch of `jobs` attempts at once may run at the same
+ * time, for the memory budget (config.h's struct kj_mem_budget): a torch
+ * attempt runs two, the reference's and the candidate's (its kernel layer
+ * and its timing again alone run after them, with the same two gone or
+ * replaced), and starts them in parallel with the other attempts' timed
+ * phases on a GPU; on the CPU it takes the device, the whole machine,
+ * before they start, so one attempt's two run at a time.  An attempt of a
+ * suite of specs runs one program at a time (its build, its run, a
+ * reference's check).  At least 1.
+ */
+int kj_eval_workers_at_once(int jobs, int on_cpu, int spec_suite);
+
 /* Unmount what kj_eval_batch_cache mounted at dir (before its directory is
  * removed: the bytecode tree bound into it is the shared cache's). */
 void kj_eval_batch_cache_end(const char *dir);

@@ -8,7 +8,8 @@
  *
  *   CLI: kj_config from flags + environment
  *     kj_attempt_open      scratch directory (a private tmpfs where allowed),
- *                          the golden cache, a stage directory in it
+ *                          the golden cache (the run's own in the scratch
+ *                          when it is off), a stage directory in it
  *     runner's open        a struct kj_task: two sides (kjudge/runner.h),
  *                          the task's and the candidate's hashes, its cases
  *     kj_verify / kj_benchmark
@@ -55,9 +56,10 @@ struct kj_attempt {
 	const struct kj_config *cfg;
 	char scratch[PATH_MAX];    /* the run's own directory */
 	const char *scratch_kind;  /* "shared", "private-tmpfs", "private-tmpfs-huge" */
-	char stage[PATH_MAX];      /* reference outputs, in the cache's file system;
-				    * "" without a cache (then scratch/ref) */
-	struct kj_cache *cache;    /* NULL without one */
+	char stage[PATH_MAX];      /* reference outputs, in the cache's file system */
+	struct kj_cache *cache;    /* the golden cache: cfg->cache_dir, or without
+				    * one the run's own in scratch/golden, gone
+				    * with the run */
 	double t0;                 /* when it began (monotonic seconds) */
 	json_t *timings;           /* kjudge.timings: where the time went */
 	uint64_t key[4];           /* the judge's secret key (kj_seed_key): signs records */

@@ -303,4 +303,18 @@ int kj_proc_watchdog_start(double grace_s, void (*stuck)(double waited_s),
  * holds). */
 void kj_proc_watchdog_pause(void);
 
+/*
+ * Who the kernel's OOM killer takes when the machine runs out of memory
+ * (whatever the budget, config.h's struct kj_mem_budget, could not
+ * foresee): every worker first (KJ_PROC_WORKER_OOM_ADJ, set by the spawn
+ * core before the worker runs anything), the judge last.
+ * kj_proc_protect_judge() lowers this process's own score to
+ * KJ_PROC_JUDGE_OOM_ADJ, which needs CAP_SYS_RESOURCE (root); elsewhere it
+ * stays as it was.  Returns the score in force.  Processes started later
+ * inherit it until the spawn core raises theirs.
+ */
+#define KJ_PROC_WORKER_OOM_ADJ 1000
+#define KJ_PROC_JUDGE_OOM_ADJ (-500)
+int kj_proc_protect_judge(void);
+
 #endif /* KJUDGE_PROC_H */

@@ -167,6 +167,9 @@ struct kj_limits_in_force {
 	long long fsize_bytes;   /* RLIMIT_FSIZE; 0 none */
 	long nproc;              /* RLIMIT_NPROC; 0 none */
 	long nofile;             /* RLIMIT_NOFILE; 0 the judge's */
+	int oom_score_adj;       /* the process's, read back after it was set
+				  * (the kernel's OOM killer takes the highest
+				  * first); 0 when it could not be set */
 };
 
 void kj_sandbox_init(struct kj_sandbox *sb);
@@ -210,6 +213,15 @@ int kj_cgroup_oom_killed(const struct kj_cgroup *cg);
 
 /* Kill whatever is left in the group and remove it. */
 void kj_cgroup_release(struct kj_cgroup *cg);
+
+/*
+ * The smallest memory limit of the judge's own cgroup and those above it,
+ * in bytes, under root (NULL: /sys/fs/cgroup): v2's memory.max where root
+ * is a unified hierarchy, else v1's memory.limit_in_bytes in root/memory;
+ * `self` is the text of /proc/self/cgroup.  0 when none is set ("max", or
+ * v1's near-2^63 "unlimited") or none can be read.
+ */
+long long kj_cgroup_mem_limit(const char *root, const char *self);
 
 /*
  * The groups a killed judge left (kjudge-PID-N where PID no longer runs),

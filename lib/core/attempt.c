@@ -43,6 +43,8 @@ static int sweep_scratch(void *ctx, const char *name, const struct stat *st)
 int kj_attempt_open(struct kj_attempt *a, const struct kj_config *cfg, struct kj_error *err)
 {
 	struct kj_config sweep_ctx = *cfg;
+	char own[PATH_MAX];
+	const char *cache_dir;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
@@ -71,24 +73,38 @@ int kj_attempt_open(struct kj_attempt *a, const struct kj_config *cfg, struct kj
 	 * large outputs. */
 	if (cfg->scratch_private)
 		(void)kj__scratch_private(a->scratch, &a->scratch_kind);
-	if (cfg->cache_dir) {
-		rc = kj__cache_open(&a->cache, cfg->cache_dir, cfg->cache_max_bytes, cfg->threads,
-				    err);
-		if (rc != KJ_OK) {
+	/*
+	 * Without a cache ($KJ_CACHE_DIR=off) the run still keeps its goldens
+	 * in a cache, one of its own in the scratch directory, gone with it:
+	 * nothing is kept past the run or read from an earlier one, and every
+	 * golden the run computes has a place of its own that the reference's
+	 * later calls cannot overwrite (benchmark's timed and never-seen sets
+	 * live through the reference's timed rounds, which write into its
+	 * output directory).  The verdicts are those of a run with a cache.
+	 */
+	cache_dir = cfg->cache_dir;
+	if (!cache_dir) {
+		if (snprintf(own, sizeof(own), "%s/golden", a->scratch) >= (int)sizeof(own)) {
 			kj_attempt_close(a);
-			return rc;
+			return kj_error_set(err, KJ_EINVAL, "'%s': scratch path too long",
+					    cfg->scratch_parent);
 		}
-		if (cfg->cache_shared_dir)
-			snprintf(a->cache->shared, sizeof(a->cache->shared), "%s",
-				 cfg->cache_shared_dir);
-		if (snprintf(a->stage, sizeof(a->stage), "%s/stage-%d-XXXXXX", a->cache->dir,
-			     (int)getpid()) >= (int)sizeof(a->stage) - 64 || !mkdtemp(a->stage)) {
-			rc = kj_error_set(err, KJ_EIO, "cache '%s': cannot create a stage "
-					  "directory: %s", a->cache->dir, strerror(errno));
-			a->stage[0] = '\0';
-			kj_attempt_close(a);
-			return rc;
-		}
+		cache_dir = own;
+	}
+	rc = kj__cache_open(&a->cache, cache_dir, cfg->cache_max_bytes, cfg->threads, err);
+	if (rc != KJ_OK) {
+		kj_attempt_close(a);
+		return rc;
+	}
+	if (cfg->cache_dir && cfg->cache_shared_dir)
+		snprintf(a->cache->shared, sizeof(a->cache->shared), "%s", cfg->cache_shared_dir);
+	if (snprintf(a->stage, sizeof(a->stage), "%s/stage-%d-XXXXXX", a->cache->dir,
+		     (int)getpid()) >= (int)sizeof(a->stage) - 64 || !mkdtemp(a->stage)) {
+		rc = kj_error_set(err, KJ_EIO, "cache '%s': cannot create a stage "
+				  "directory: %s", a->cache->dir, strerror(errno));
+		a->stage[0] = '\0';
+		kj_attempt_close(a);
+		return rc;
 	}
 	return KJ_OK;
 }

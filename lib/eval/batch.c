@@ -1,5 +1,6 @@
 /*
- * batch.c - the batch's golden cache on a huge-page tmpfs (eval.h).
+ * batch.c - the batch's golden cache on a huge-page tmpfs, and its workers
+ * at once (eval.h).
  *
  * Under eval the reference writes the golden outputs of every task, case
  * and input set once per batch; for KernelBench's 6.4 GB outputs that write
@@ -12,6 +13,9 @@
  * the mount goes with the last of them.  Only a cache that is itself in
  * memory is replaced: its entries would not outlive a reboot either, while
  * a cache on a disk is the user's to keep.
+ *
+ * It also counts the workers a batch runs at once, for the memory budget
+ * (kj_eval_workers_at_once).
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,7 +38,8 @@ int kj_eval_batch_cache(const char *shared_dir, const char *work_dir, char *dir,
 	char from[PATH_MAX], to[PATH_MAX];
 	const char *kind = "shared";
 
-	*how = "the shared cache";
+	*how = shared_dir ? "the shared cache"
+			  : "each attempt's own scratch directory (the cache is off)";
 	if (!shared_dir || !work_dir)
 		return 0;
 	/* The cache may not exist yet: its nearest existing folder says
@@ -82,4 +87,13 @@ void kj_eval_batch_cache_end(const char *dir)
 	if (snprintf(sub, sizeof(sub), "%s/pycache", dir) < (int)sizeof(sub))
 		(void)umount2(sub, MNT_DETACH);
 	(void)umount2(dir, MNT_DETACH);
+}
+
+int kj_eval_workers_at_once(int jobs, int on_cpu, int spec_suite)
+{
+	if (jobs < 1)
+		jobs = 1;
+	if (spec_suite)
+		return jobs;
+	return on_cpu ? 2 : 2 * jobs;
 }

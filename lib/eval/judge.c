@@ -861,12 +861,13 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			rn->x->phase = "benchmark";
 			rc = kj_benchmark(&t, &a, &rn->s->judge, &bo, &hooks, &br, &bench->err);
 		}
-		free(base);
 		if (rc == KJ_OK) {
 			bench->ran = 1;
 			summarize(&br, bench);
 			rc = retime(rn, &t, &a, &bo, &hooks, &br, bench);
 		}
+		/* After the timing again alone: bo's baseline points into it. */
+		free(base);
 		if (rc != KJ_OK)
 			verify->err = bench->err;
 	}

@@ -1881,8 +1881,9 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 			goto fail;
 		}
 	}
-	/* The bytecode tree in the cache, when there is a cache. */
-	if (a->cache && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
+	/* The bytecode tree in the cache, when there is a cache (not the
+	 * run's own one of $KJ_CACHE_DIR=off: nothing is kept past the run). */
+	if (cfg->cache_dir && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
 				(int)sizeof(tt->pycache))
 		tt->pycache[0] = '\0';
 	if ((rc = make_dir(a->scratch, "cand-files", tt->cand_files, sizeof(tt->cand_files),

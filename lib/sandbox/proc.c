@@ -106,6 +106,8 @@ static int spawn(struct kj_proc *p, char *const argv[], char *const envp[],
 	s.sb = sb;
 	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR | KJ__SPAWN_PROTO | KJ__SPAWN_PIDNS;
 	s.link = &p->link;
+	/* The kernel's OOM killer takes a worker before the judge. */
+	s.oom_score_adj = KJ_PROC_WORKER_OOM_ADJ;
 	rc = kj__spawn(&s, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -865,7 +867,7 @@ json_t *kj_proc_limits_json(const struct kj_proc *p)
 {
 	const struct kj_limits_in_force *l = &p->limits;
 
-	return json_pack("{s:s, s:s?, s:I, s:b, s:I, s:f, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s?, s:I, s:b, s:I, s:f, s:I, s:I, s:I, s:i}",
 			 "isolation", kj_isolation_name(p->isolation),
 			 "cgroup", l->cgroup == 2 ? "v2" : l->cgroup == 1 ? "v1" : NULL,
 			 "memory_bytes", (json_int_t)l->mem_bytes,
@@ -874,5 +876,6 @@ json_t *kj_proc_limits_json(const struct kj_proc *p)
 			 "cpu_s", l->cpu_s,
 			 "file_bytes", (json_int_t)l->fsize_bytes,
 			 "nproc", (json_int_t)l->nproc,
-			 "nofile", (json_int_t)l->nofile);
+			 "nofile", (json_int_t)l->nofile,
+			 "oom_score_adj", l->oom_score_adj);
 }

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -1094,6 +1095,71 @@ void kj_cgroup_release(struct kj_cgroup *cg)
 		remove_group(cg->pids);
 	}
 	memset(cg, 0, sizeof(*cg));
+}
+
+/* The smallest limit in `file` from top+path up to top itself; 0 none.
+ * Values from 2^62 up are v1's "unlimited". */
+static long long limit_up(const char *top, const char *path, const char *file)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 64], buf[64];
+	size_t top_len = strlen(top);
+	long long best = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s%s", top, strcmp(path, "/") ? path : "") >=
+	    (int)sizeof(dir))
+		return 0;
+	for (;;) {
+		char *slash;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, file);
+		if (kj__read_text(p, buf, sizeof(buf)) > 0 && buf[0] >= '0' && buf[0] <= '9') {
+			long long v = strtoll(buf, NULL, 10);
+
+			if (v > 0 && v < (1LL << 62) && (!best || v < best))
+				best = v;
+		}
+		if (strlen(dir) <= top_len)
+			break;
+		slash = strrchr(dir + top_len, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	return best;
+}
+
+long long kj_cgroup_mem_limit(const char *root, const char *self)
+{
+	char v2[PATH_MAX] = "", v1[PATH_MAX] = "", p[PATH_MAX], top[450];
+	const char *line;
+
+	if (!root)
+		root = "/sys/fs/cgroup";
+	/* Lines "ID:CONTROLLERS:PATH": v2's is "0::PATH", v1's memory one
+	 * names the memory controller in its list. */
+	for (line = self; line && *line;) {
+		const char *end = strchr(line, '\n'), *c1 = strchr(line, ':'), *c2;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		c2 = c1 && c1 < line + len ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2 && (size_t)(line + len - c2 - 1) < sizeof(v2)) {
+			size_t plen = (size_t)(line + len - c2 - 1);
+			char ctl[256];
+
+			snprintf(ctl, sizeof(ctl), ",%.*s,", (int)(c2 - c1 - 1), c1 + 1);
+			if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1)
+				snprintf(v2, sizeof(v2), "%.*s", (int)plen, c2 + 1);
+			else if (strstr(ctl, ",memory,"))
+				snprintf(v1, sizeof(v1), "%.*s", (int)plen, c2 + 1);
+		}
+		line = end ? end + 1 : NULL;
+	}
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", root);
+	if (v2[0] == '/' && access(p, F_OK) == 0)
+		return limit_up(root, v2, "memory.max");
+	if (v1[0] == '/' && v1_hierarchy(root, "memory", top, sizeof(top)))
+		return limit_up(top, v1, "memory.limit_in_bytes");
+	return 0;
 }
 
 static void sweep_group(const char *path, void *arg)

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mount.h>
@@ -314,6 +315,31 @@ int kj_proc_watchdog_start(double grace_s, void (*stuck)(double waited_s),
 				    strerror(rc));
 	wd_started = 1;
 	return KJ_OK;
+}
+
+/* --- who the kernel's OOM killer takes ------------------------------------------------ */
+
+/* Write adj to /proc/PID/oom_score_adj (pid 0: this process) and read back
+ * what is in force; 0 when it cannot be read.  A refused write (lowering
+ * without CAP_SYS_RESOURCE) leaves what was in force, which is read back. */
+static int set_oom_score_adj(pid_t pid, int adj)
+{
+	char p[64], v[16];
+
+	if (pid)
+		snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
+	else
+		snprintf(p, sizeof(p), "/proc/self/oom_score_adj");
+	snprintf(v, sizeof(v), "%d", adj);
+	(void)kj__write_text(p, v);
+	if (kj__read_text(p, v, sizeof(v)) <= 0)
+		return 0;
+	return (int)strtol(v, NULL, 10);
+}
+
+int kj_proc_protect_judge(void)
+{
+	return set_oom_score_adj(0, KJ_PROC_JUDGE_OOM_ADJ);
 }
 
 /* --- the child ------------------------------------------------------------------- */
@@ -636,6 +662,10 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 		abandon(s, pid);
 		goto out;
 	}
+	/* Before the go byte: the program never runs with the judge's own
+	 * (low) score. */
+	if (s->oom_score_adj)
+		s->limits.oom_score_adj = set_oom_score_adj(pid, s->oom_score_adj);
 	/* send, not write: a child that is gone must not raise SIGPIPE. */
 	if (send(sy[0], "g", 1, MSG_NOSIGNAL) != 1) {
 		abandon(s, pid);

@@ -18,6 +18,7 @@
  *   signals as they were                       (when asked); the exec-error
  *   uid/gid maps (user namespaces)             pipe next, close-on-exec;
  *   cgroup (sandbox), limits in force          every other descriptor closed
+ *   its oom_score_adj (when asked)
  *   go byte on sync  ------------------->      (close_range, else each one up
  *   reads the exec-error pipe:                 to RLIMIT_NOFILE's hard limit)
  *     end of file = execve succeeded         its own /proc (a PID namespace)
@@ -87,6 +88,13 @@ struct kj__spawn {
 	const char *cwd;              /* NULL: the judge's */
 	unsigned flags;               /* KJ__SPAWN_* */
 	const struct kj_sandbox *sb;  /* non-NULL: in this sandbox */
+	/* Nonzero: written to the child's /proc/PID/oom_score_adj before it
+	 * runs anything (the kernel's OOM killer takes the highest score
+	 * first).  Raising a score needs no privilege; a judge with
+	 * CAP_SYS_RESOURCE writing it also makes it the child's floor, which
+	 * the child cannot go below.  Best effort: limits.oom_score_adj says
+	 * what is in force. */
+	int oom_score_adj;
 	struct kj_proc_link *link;    /* the caller's, linked on success */
 
 	/* What came of it, on success: the caller owns the descriptors (all

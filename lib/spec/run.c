@@ -207,6 +207,7 @@ int kj__spec_run(const struct kj__run_req *q, struct kj__run_res *r, struct kj_e
 	s.sb = q->sb;
 	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR | (q->sb ? 0 : KJ__SPAWN_PIDNS);
 	s.link = &link;
+	s.oom_score_adj = KJ_PROC_WORKER_OOM_ADJ;
 	/* The clock starts before the start: kj__spawn returns once execve
 	 * has succeeded, by when a short program may have run to its end. */
 	t0 = kj__now_s();

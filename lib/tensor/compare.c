@@ -68,6 +68,20 @@ const char *kj_cmp_reason_text(enum kj_cmp_reason r)
 	return (unsigned)r < KJ_CMP_REASON_COUNT_ ? reason_table[r].text : "?";
 }
 
+const char *kj_cmp_loss_name(enum kj_cmp_loss l)
+{
+	switch (l) {
+	case KJ_CMP_LOSS_FRACTION:
+		return "fraction";
+	case KJ_CMP_LOSS_RANGE:
+		return "range";
+	case KJ_CMP_LOSS_NONFINITE:
+		return "nonfinite";
+	default:
+		return "none";
+	}
+}
+
 /* --- rules ---------------------------------------------------------------- */
 
 static const char *const int_rule_names[] = {
@@ -144,6 +158,7 @@ struct pt {
 	double golden, actual, rel;
 	int exact;
 	uint64_t gx, ax;
+	enum kj_cmp_loss loss;  /* LIST_CAST: how the cast loses it */
 };
 
 /* A short list of positions: either the first few (by flat index, for
@@ -154,7 +169,7 @@ struct pt_list {
 };
 
 /* The first-positions lists come before LIST_REL, the worst-first one. */
-enum { LIST_NAN, LIST_INF, LIST_BOOL, LIST_VALUE, LIST_REL, LIST_COUNT_ };
+enum { LIST_CAST, LIST_NAN, LIST_INF, LIST_BOOL, LIST_VALUE, LIST_REL, LIST_COUNT_ };
 
 struct chunk_acc {
 	double sum;          /* sum of rel over finite elements */
@@ -162,7 +177,7 @@ struct chunk_acc {
 	size_t n_finite, n_over;
 	size_t nan_g, nan_a, nan_mis;
 	size_t inf_g, inf_a, inf_mis;
-	size_t bool_mis, value_mis;
+	size_t bool_mis, value_mis, cast_mis;
 	struct pt_list list[LIST_COUNT_];
 };
 
@@ -297,6 +312,7 @@ struct job {
 	int int_exact;      /* ... under the exact rule */
 	int int_bytes;      /* ... with the same dtype and layout both sides */
 	int f64;            /* compute in float64 */
+	int cast;           /* the dtypes differ: each actual's cast is checked */
 	int fast;           /* the vector kernel applies */
 	double t;
 	size_t n, n_chunks;
@@ -329,6 +345,9 @@ static size_t map_flat(const struct kj_tensor *g, const struct kj_tensor *a,
 	return off;
 }
 
+static void check_cast(const struct job *j, size_t i, size_t ai, double g,
+		       double a, struct chunk_acc *c);
+
 static void chunk_generic(const struct job *j, size_t lo, size_t hi,
 			  struct chunk_acc *c)
 {
@@ -340,6 +359,9 @@ static void chunk_generic(const struct job *j, size_t lo, size_t hi,
 		double a = kj__load_f64(j->a->data, ai, j->adt, j->aswap);
 		double ac = j->adt == j->gdt ? a : kj__round_to_dtype(a, j->gdt);
 		struct elem e;
+
+		if (j->cast)
+			check_cast(j, i, ai, g, a, c);
 
 		if (j->is_bool) {
 			/* Bool golden: every element equal, no error figures.
@@ -426,6 +448,82 @@ static double int_to_f64(uint64_t x, int is_signed)
 	return is_signed ? (double)kj__int_from_bits(x) : (double)x;
 }
 
+/* --- the cast's losses -------------------------------------------------------------- */
+
+/* Whether the integer of bits x (read as signed when is_signed) is a value
+ * of integer or bool dtype dt. */
+static int int_fits(uint64_t x, int is_signed, enum kj_dtype dt)
+{
+	unsigned bits = dt == KJ_DTYPE_BOOL ? 1u : 8u * (unsigned)kj_dtype_size(dt);
+	int neg = is_signed && kj__int_from_bits(x) < 0;
+
+	if (kj_dtype_is_signed_integer(dt)) {
+		if (neg)
+			return bits >= 64 || kj__int_from_bits(x) >= -((int64_t)1 << (bits - 1));
+		return x <= ((uint64_t)1 << (bits - 1)) - 1;
+	}
+	return !neg && (bits >= 64 || x <= ((uint64_t)1 << bits) - 1);
+}
+
+/*
+ * What the cast of one actual element to the golden dtype gdt loses (see
+ * compare.h): `a` is the value as loaded; for an integer or bool actual
+ * (aint) x holds its bits and is_signed how to read them.  Rounding to a
+ * narrower float dtype is no loss here (the threshold judges it); a finite
+ * value the float dtype turns into Inf or NaN, or an Inf it turns into NaN
+ * (float8_e4m3fn has no Inf), is.
+ */
+static enum kj_cmp_loss cast_loss(double a, uint64_t x, int aint, int is_signed,
+				  enum kj_dtype gdt)
+{
+	if (kj_dtype_is_float(gdt)) {
+		double v = aint ? int_to_f64(x, is_signed) : a;
+		double cv = kj__round_to_dtype(v, gdt);
+
+		if (isnan(v))
+			return KJ_CMP_LOSS_NONE;
+		return isnan(cv) || (isfinite(v) && !isfinite(cv)) ? KJ_CMP_LOSS_RANGE
+								   : KJ_CMP_LOSS_NONE;
+	}
+	if (aint)
+		return int_fits(x, is_signed, gdt) ? KJ_CMP_LOSS_NONE : KJ_CMP_LOSS_RANGE;
+	if (!isfinite(a))
+		return KJ_CMP_LOSS_NONFINITE;
+	if (trunc(a) != a)
+		return KJ_CMP_LOSS_FRACTION;
+	{
+		/* A whole number: the dtype's bounds are powers of two, exact
+		 * in a double. */
+		unsigned bits = gdt == KJ_DTYPE_BOOL ? 1u : 8u * (unsigned)kj_dtype_size(gdt);
+		double lo = kj_dtype_is_signed_integer(gdt) ? -ldexp(1.0, (int)bits - 1) : 0.0;
+		double hi = kj_dtype_is_signed_integer(gdt) ? ldexp(1.0, (int)bits - 1)
+							    : ldexp(1.0, (int)bits);
+
+		return a >= lo && a < hi ? KJ_CMP_LOSS_NONE : KJ_CMP_LOSS_RANGE;
+	}
+}
+
+/* Check the cast of actual element ai (golden element i, of value g) and
+ * count and list it when the cast loses it. */
+static void check_cast(const struct job *j, size_t i, size_t ai, double g,
+		       double a, struct chunk_acc *c)
+{
+	int aint = !kj_dtype_is_float(j->adt);
+	int is_signed = kj_dtype_is_signed_integer(j->adt);
+	uint64_t x = aint ? kj__load_int_bits(j->a->data, ai, j->adt, j->aswap) : 0;
+	enum kj_cmp_loss loss = cast_loss(a, x, aint, is_signed, j->gdt);
+	struct pt p = { .flat = i, .golden = g, .rel = (double)NAN, .exact = aint,
+			.ax = x, .loss = loss };
+
+	if (loss == KJ_CMP_LOSS_NONE)
+		return;
+	if (j->is_int)
+		p.gx = kj__load_int_bits(j->g->data, i, j->gdt, j->gswap);
+	p.actual = aint ? int_to_f64(x, is_signed) : a;
+	c->cast_mis++;
+	list_append_pt(&c->list[LIST_CAST], &p);
+}
+
 /*
  * Both integer rules over elements [lo, hi).  The NaN and Inf checks apply
  * to a float actual as loaded (an integer golden has neither).  Then the
@@ -449,6 +547,9 @@ static void int_elems(const struct job *j, size_t lo, size_t hi,
 		int ok = 1;
 
 		x.golden = int_to_f64(gx, gsigned);
+		if (j->cast)
+			check_cast(j, i, ai, x.golden,
+				   aint ? 0.0 : kj__load_f64(j->a->data, ai, j->adt, j->aswap), c);
 		if (aint) {
 			x.ax = wrap_int(kj__load_int_bits(j->a->data, ai, j->adt,
 							  j->aswap),
@@ -1083,6 +1184,7 @@ static void merge(const struct job *j, struct chunk_acc *tot)
 		tot->inf_mis += c->inf_mis;
 		tot->bool_mis += c->bool_mis;
 		tot->value_mis += c->value_mis;
+		tot->cast_mis += c->cast_mis;
 		/* Chunks come in index order, so appending keeps the first. */
 		for (l = 0; l < LIST_REL; l++)
 			for (i = 0; i < c->list[l].n; i++)
@@ -1111,6 +1213,7 @@ static void fill_points(const struct kj_tensor *g, const struct pt_list *l,
 		p->exact = l->p[i].exact;
 		p->golden_int = kj__int_from_bits(l->p[i].gx);
 		p->actual_int = kj__int_from_bits(l->p[i].ax);
+		p->loss = l->p[i].loss;
 	}
 }
 
@@ -1181,6 +1284,49 @@ static void line_value(struct line *l, const struct kj_cmp_point *p, int ndim,
 		line_add(l, "%lld", (long long)p->actual_int);
 }
 
+/* "[3] 3.75 is not a whole number": an actual element the cast to the
+ * golden dtype gdt loses, with its value in its own dtype adt. */
+static void line_cast(struct line *l, const struct kj_cmp_point *p, int ndim,
+		      enum kj_dtype adt, enum kj_dtype gdt)
+{
+	line_index(l, p, ndim);
+	if (!p->exact) {
+		/* The shortest text that reads back as the same value of the
+		 * actual's dtype (3.75, 1e+39), not 17 digits of its double. */
+		char num[40];
+		int prec;
+
+		for (prec = 1; prec < 17; prec++) {
+			double back;
+
+			snprintf(num, sizeof(num), "%.*g", prec, p->actual);
+			back = strtod(num, NULL);
+			if (adt == KJ_DTYPE_FLOAT64 ? back == p->actual
+						    : (float)back == (float)p->actual)
+				break;
+		}
+		if (prec == 17 || !isfinite(p->actual))
+			snprintf(num, sizeof(num), "%.17g", p->actual);
+		else if (trunc(p->actual) == p->actual && fabs(p->actual) < 1e15)
+			snprintf(num, sizeof(num), "%.0f", p->actual);
+		line_add(l, " %s", num);
+	} else if (kj_dtype_is_signed_integer(adt))
+		line_add(l, " %lld", (long long)p->actual_int);
+	else
+		line_add(l, " %llu", (unsigned long long)(uint64_t)p->actual_int);
+	switch (p->loss) {
+	case KJ_CMP_LOSS_FRACTION:
+		line_add(l, " is not a whole number");
+		break;
+	case KJ_CMP_LOSS_NONFINITE:
+		line_add(l, " has no %s value", kj_dtype_name(gdt));
+		break;
+	default:
+		line_add(l, " is out of %s's range", kj_dtype_name(gdt));
+		break;
+	}
+}
+
 /* "[3, 7]" for the first listed point, for messages. */
 static void first_index(const struct kj_cmp_result *res, int ndim, char *buf,
 			size_t size)
@@ -1214,13 +1360,28 @@ static void verdict(const struct job *j, const struct chunk_acc *tot,
 	res->n_inf_mismatch = tot->inf_mis;
 	res->n_bool_mismatch = tot->bool_mis;
 	res->n_value_mismatch = tot->value_mis;
+	res->n_cast_loss = tot->cast_mis;
 	res->mere_defined = !j->is_bool && tot->n_finite > 0;
 	if (res->mere_defined) {
 		res->mere = tot->sum / (double)tot->n_finite;
 		res->mare = tot->max;
 	}
 
-	if (tot->nan_mis) {
+	if (tot->cast_mis) {
+		/* Before the value checks: an element the cast does not keep
+		 * has no value of the golden dtype to compare. */
+		res->reason = KJ_CMP_CAST;
+		fill_points(j->g, &tot->list[LIST_CAST], KJ_CMP_POINT_CAST, res);
+		line_add(&msg, "casting the actual's %s to the golden's %s loses "
+			 "information at %zu of %zu elements: ", kj_dtype_name(j->adt),
+			 gname, tot->cast_mis, res->n_elements);
+		for (i = 0; i < res->n_worst && i < MSG_VALUES; i++) {
+			line_add(&msg, "%s", i ? "; " : "");
+			line_cast(&msg, &res->worst[i], j->g->ndim, j->adt, j->gdt);
+		}
+		if (tot->cast_mis > MSG_VALUES)
+			line_add(&msg, "; ...");
+	} else if (tot->nan_mis) {
 		res->reason = KJ_CMP_NAN;
 		fill_points(j->g, &tot->list[LIST_NAN], KJ_CMP_POINT_NAN, res);
 		first_index(res, j->g->ndim, at, sizeof(at));
@@ -1408,6 +1569,8 @@ int kj_compare(const struct kj_tensor *golden, const struct kj_tensor *actual,
 		      j.same_order;
 	j.f64 = golden->dtype == KJ_DTYPE_FLOAT64 &&
 		f64_rule == KJ_CMP_FLOAT64_FLOAT64;
+	/* A bool actual (0 or 1) survives every cast. */
+	j.cast = j.gdt != j.adt && j.adt != KJ_DTYPE_BOOL;
 	j.fast = j.gdt == j.adt && !j.gswap && !j.aswap && j.same_order &&
 		 fast_kernels(j.gdt).common != NULL;
 	j.t = res->threshold;

@@ -40,6 +40,8 @@ static const char *point_kind_name(enum kj_cmp_point_kind k)
 		return "bool_mismatch";
 	case KJ_CMP_POINT_VALUE:
 		return "value_mismatch";
+	case KJ_CMP_POINT_CAST:
+		return "lossy_cast";
 	default:
 		return "rel_err";
 	}
@@ -63,23 +65,30 @@ static json_t *int_json(int64_t v, enum kj_dtype dt)
 }
 
 /* Integer goldens give their values exactly; the actual too when the cast
- * gave an integer, else (NaN, Inf, out of range) it is the value loaded. */
+ * gave an integer, else (NaN, Inf, out of range) it is the value loaded.  A
+ * lossy cast's actual is the value loaded, exact in its own dtype adt when
+ * that is an integer one, and the point says how the cast loses it. */
 static json_t *point_json(const struct kj_cmp_point *p, int ndim,
-			  enum kj_dtype gdt)
+			  enum kj_dtype gdt, enum kj_dtype adt)
 {
-	int is_int = kj_dtype_is_integer(gdt);
+	int is_int = kj_dtype_is_integer(gdt), cast = p->kind == KJ_CMP_POINT_CAST;
+	json_t *actual;
 
-	return json_pack("{s:s, s:o, s:I, s:o, s:o, s:o}",
+	if (cast)
+		actual = p->exact ? int_json(p->actual_int, adt) : kj_json_number(p->actual);
+	else
+		actual = is_int && p->exact ? int_json(p->actual_int, gdt)
+					    : kj_json_number(p->actual);
+	return json_pack("{s:s, s:o, s:I, s:o, s:o, s:o, s:s*}",
 			 "kind", point_kind_name(p->kind),
 			 "index", shape_json(ndim, p->index),
 			 "flat", (json_int_t)p->flat,
 			 "golden", is_int ? int_json(p->golden_int, gdt)
 					  : kj_json_number(p->golden),
-			 "actual", is_int && p->exact
-					   ? int_json(p->actual_int, gdt)
-					   : kj_json_number(p->actual),
+			 "actual", actual,
 			 "rel_err", p->kind == KJ_CMP_POINT_REL
-				 ? kj_json_number(p->rel) : json_null());
+				 ? kj_json_number(p->rel) : json_null(),
+			 "loss", cast ? kj_cmp_loss_name(p->loss) : NULL);
 }
 
 json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
@@ -92,7 +101,7 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 	for (i = 0; i < r->n_worst; i++)
 		if (json_array_append_new(worst,
 					  point_json(&r->worst[i], r->golden_ndim,
-						     r->golden_dtype))) {
+						     r->golden_dtype, r->actual_dtype))) {
 			json_decref(worst);
 			return NULL;
 		}
@@ -101,7 +110,7 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 		" s:{s:s, s:o}, s:{s:s, s:o},"
 		" s:s, s:f, s:f, s:f, s:o, s:o,"
 		" s:I, s:I, s:I,"
-		" s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I,"
+		" s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:I,"
 		" s:o, s:o, s:o}",
 		"pass", r->pass,
 		"reason", kj_cmp_reason_name(r->reason),
@@ -127,6 +136,7 @@ json_t *kj_cmp_result_json(const struct kj_cmp_result *r)
 		"mismatch", (json_int_t)r->n_inf_mismatch,
 		"bool_mismatch", (json_int_t)r->n_bool_mismatch,
 		"value_mismatch", (json_int_t)r->n_value_mismatch,
+		"lossy_cast", (json_int_t)r->n_cast_loss,
 		"int_rule", r->has_int_rule
 				    ? json_string(kj_cmp_int_rule_name(r->int_rule))
 				    : json_null(),

@@ -245,10 +245,11 @@ g = rng.integers(-1000, 30000, size=(64, 100)).astype(np.int32)
 np.save(\"g.npy\", g)
 a = g.astype(np.int64)
 a[3, 7] += 2
-a[10, 0] += 2**32           # int64 -> int32 keeps the low bits: equal
 a[50, 99] = -a[50, 99] - 1
 np.save(\"a64.npy\", a)
-np.save(\"af.npy\", g.astype(np.float32) + np.float32(0.5))  # truncates back
+f = g.astype(np.float32)
+f[7, 7] += 3                # whole numbers: a cast that loses nothing
+np.save(\"af.npy\", f)
 np.save(\"a16.npy\", (g % 30000).astype(np.int16))
 "
 	for a in a64 af a16; do
@@ -271,6 +272,31 @@ assert abs(s[\"mare\"] - mare) <= 1e-11 * mare, (s[\"mare\"], mare)  # 12 digits
 assert s[\"pass\"] == (mere < t and mare < 10 * t)
 "
 	done
+'
+
+test_expect 'a cast that loses information fails as lossy_cast, under both integer rules, where torch'"'"'s .to() would pass it' '
+	py "
+import numpy as np
+g = np.arange(6, dtype=np.int64)
+np.save(\"g.npy\", g)
+np.save(\"frac.npy\", g.astype(np.float32) + np.float32(0.75))
+np.save(\"wide.npy\", g.astype(np.int64) + np.array([0, 0, 2**32, 0, 0, 0]))
+np.save(\"g32.npy\", g.astype(np.int32))
+n = g.astype(np.float64); n[4] = np.nan
+np.save(\"nan.npy\", n)
+"
+	for rule in spec exact; do
+		expect_exit 1 $KJUDGE compare --int-rule $rule g.npy frac.npy > out.txt
+		grep -q "^FAIL: casting the actual.s float32 to the golden.s int64 loses information at 6 of 6 elements: \[0\] 0.75 is not a whole number" out.txt
+		grep -q "\[1\]  golden 1  actual 1.75  lossy cast: fraction" out.txt
+		expect_exit 1 $KJUDGE compare --int-rule $rule --json g32.npy wide.npy > r.json
+		test "$(jget r.json "\" \".join(map(str, (d[\"reason\"], d[\"lossy_cast\"], d[\"worst\"][0][\"actual\"], d[\"worst\"][0][\"loss\"])))")" = "lossy_cast 1 4294967298 range"
+		expect_exit 1 $KJUDGE compare --int-rule $rule g.npy nan.npy > out.txt
+		grep -q "\[4\] nan has no int64 value" out.txt
+	done
+	# A cast that loses nothing is compared as before.
+	$KJUDGE compare --int-rule exact g.npy g32.npy > out.txt
+	head -1 out.txt | grep -q "^PASS"
 '
 
 test_expect 'float64 beyond float32 fails under the seed'"'"'s rule, as in torch, and passes with --float64-rule float64' '

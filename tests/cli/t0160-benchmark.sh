@@ -166,4 +166,35 @@ test_expect '--skip_framework takes the given latency; --verify_not_required ski
 	test "$(jget perf.json "d[\"framework\"][\"avg_latency_ms\"]")" = 10.0
 	test "$(jget perf.json "d[\"speedup_vs_torch\"] > 1")" = True
 '
+test_expect 'KJ_CACHE_DIR=off: verify, benchmark and eval of a correct candidate pass as with the cache, and keep nothing' '
+	task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	mkdir scratch
+	export KJ_SCRATCH_DIR=$PWD/scratch
+	KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	KJ_CACHE_DIR=off $KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 \
+		--output off.json > /dev/null
+	# Every case timed on its sets and on sets never seen: the goldens of
+	# all of them lived through the reference'"'"'s own timed rounds.
+	test "$(jget off.json "(d[\"passed_cases\"], d[\"total_cases\"], d[\"kjudge\"][\"reference_from_cache\"], all(s[\"status\"] == \"pass\" and s[\"unseen_inputs_ms\"][\"implementation\"] > 0 for s in d[\"per_shape_results\"]))")" = "(2, 2, 0, True)"
+	KJ_CACHE_DIR=$SCRATCH/cache $KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 \
+		--output on.json > /dev/null
+	test "$(jget on.json "[(s[\"status\"], sorted(s)) for s in d[\"per_shape_results\"]]")" = \
+		"$(jget off.json "[(s[\"status\"], sorted(s)) for s in d[\"per_shape_results\"]]")"
+	# A wrong candidate fails alike.
+	cand d wrong "x * 2 + 1.01"
+	expect_exit 1 env KJ_CACHE_DIR=off $KJUDGE verify --op_name scale --verify_dir d --triton_impl_name wrong \
+		--output w.json > /dev/null
+	test "$(jget w.json "\" \".join(f[\"error_type\"] for f in d[\"failures\"])")" = "AccuracyError AccuracyError"
+	# eval: the same, each attempt with its own goldens.
+	mkdir -p suite gens/m/scale
+	cp d/scale_torch.py suite/
+	cp d/scale_triton_ascend_impl.py gens/m/scale/0.py
+	KJ_CACHE_DIR=off $KJUDGE eval suite gens --db s.db --time_budget 1 > out
+	grep -q "golden outputs in each attempt.s own scratch directory (the cache is off)" out
+	test "$(py "import sqlite3; print(*sqlite3.connect(\"s.db\").execute(\"SELECT status FROM attempts\").fetchall())")" = "('"'"'pass'"'"',)"
+	# Nothing of the runs is left: the run'"'"'s own cache went with its scratch.
+	test -z "$(ls -A scratch)"
+'
+
 test_done

@@ -350,4 +350,71 @@ test_expect 'the reference runs in the same kind of sandbox as the candidate, se
 	KJ_SANDBOX=off $KJUDGE verify --op_name probe --verify_dir d --device cpu > /dev/null || true
 	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 0
 '
+# budget_ok FILE WORKERS: the memory limit of FILE's kjudge.limits is the
+# formula's for the figures the run recorded (docs/cli.md, "Memory"):
+# (available - max(1 GiB, available / 8)) / WORKERS in whole MiB, at least
+# 256 MiB, in force around both workers, each the OOM killer's first choice.
+budget_ok() {
+	py "
+import json
+d = json.load(open('$1'))['kjudge']['limits']
+b = d['memory_budget']
+a = b['available_bytes']
+h = max(1 << 30, a // 8)
+per = max(256 << 20, ((a - h) // $2) & ~((1 << 20) - 1))
+assert b['workers'] == $2 and b['headroom_bytes'] == h and b['per_worker_bytes'] == per, b
+assert b['limit_bytes'] == per and not b['user_limit'] and not b['oversubscribed'], b
+assert d['configured']['memory_bytes'] == per, d['configured']
+for side in ('candidate_in_force', 'reference_in_force'):
+    f = d[side]
+    assert f['memory_bytes'] in (per, 0), f    # 0: no cgroup could be made here
+    assert f['oom_score_adj'] == 1000, f
+"
+}
+
+test_expect 'a worker'"'"'s default memory limit is its share of what the machine has; a limit that oversubscribes it is said' '
+	task d
+	cp "$KJ_TESTS/candidates/pass/candidate.py" d/addmul_triton_ascend_impl.py
+	$KJUDGE verify --op_name addmul --verify_dir d --output r.json > /dev/null 2> e.txt
+	budget_ok r.json 2
+	test ! -s e.txt
+	# What was available is what the machine says now, near enough.
+	py "
+import json
+b = json.load(open(\"r.json\"))[\"kjudge\"][\"limits\"][\"memory_budget\"]
+now = [int(l.split()[1]) << 10 for l in open(\"/proc/meminfo\") if l.startswith(\"MemAvailable:\")][0]
+assert b[\"source\"] == \"cgroup\" or 0.7 * now < b[\"available_bytes\"] < 1.3 * now, (b, now)
+"
+	# The user'"'"'s limit wins; one the machine cannot hold twice is said.
+	KJ_LIMIT_MEM_MB=512 $KJUDGE verify --op_name addmul --verify_dir d --output u.json > /dev/null 2> e.txt
+	test ! -s e.txt
+	test "$(jget u.json "(b := d[\"kjudge\"][\"limits\"][\"memory_budget\"]) and (b[\"limit_bytes\"], b[\"user_limit\"], b[\"oversubscribed\"])")" = "(536870912, True, False)"
+	KJ_LIMIT_MEM_MB=100000000 $KJUDGE verify --op_name addmul --verify_dir d --output o.json > /dev/null 2> e.txt
+	grep -q "^kjudge verify: warning: KJ_LIMIT_MEM_MB=100000000 for each of 2 workers at once (the reference.s and the candidate.s), with [0-9.]* GiB kept for the judge, is more than the [0-9.]* GiB available" e.txt
+	test "$(jget o.json "(d[\"passed_cases\"], d[\"kjudge\"][\"limits\"][\"memory_budget\"][\"oversubscribed\"])")" = "(3, True)"
+'
+
+test_expect 'in a memory cgroup of 2 GiB each of verify'"'"'s workers gets 512 MiB, and the memory hog fails there as MemoryLimitExceeded' '
+	# The judge in a v1 memory cgroup of its own (where workers get groups
+	# of their own beside it): what is available is then 2 GiB, and each
+	# worker (2 GiB - 1 GiB) / 2.  Elsewhere (v2, or no cgroup to write)
+	# there is nothing to put the judge in.
+	cg=/sys/fs/cgroup/memory/kjtest-$$
+	if ! mkdir "$cg" 2> /dev/null; then
+		echo "# no v1 memory cgroup can be made here: the budget'"'"'s cgroup path is the unit tests'"'"'"
+		exit 0
+	fi
+	trap "rmdir $cg" EXIT
+	echo $((2 << 30)) > "$cg/memory.limit_in_bytes"
+	task d
+	cp "$KJ_TESTS/candidates/memory_hog/candidate.py" d/addmul_triton_ascend_impl.py
+	start=$(date +%s)
+	expect_exit 1 sh -c "echo \$\$ > $cg/cgroup.procs && exec $KJUDGE verify --op_name addmul --verify_dir d --timeout 20 --output r.json" > /dev/null
+	budget_ok r.json 2
+	test "$(jget r.json "(b := d[\"kjudge\"][\"limits\"][\"memory_budget\"]) and (b[\"source\"], b[\"available_bytes\"], b[\"per_worker_bytes\"])")" = "('"'"'cgroup'"'"', 2147483648, 536870912)"
+	test "$(jget r.json "[f[\"error_type\"] for f in d[\"failures\"]] == [\"MemoryLimitExceeded\"] * 3")" = True
+	# Within the timeout of each case, not at the end of a long swap.
+	test $(( $(date +%s) - start )) -lt 90
+'
+
 test_done

@@ -1036,3 +1036,26 @@ KJ_TEST(proc_request_passes_descriptors)
 	}
 	kj_proc_release(&p, 0.1);
 }
+
+/* A worker is the kernel's OOM killer's first choice from before it runs
+ * anything: its score is 1000 (what the judge may lower its own to, it
+ * does not inherit), read back and recorded in its limits. */
+KJ_TEST(proc_workers_are_the_oom_killers_first_choice)
+{
+	struct kj_proc p;
+	char path[64], buf[32];
+	json_t *l;
+
+	start_sh(&p, "sleep 30");
+	KJ_CHECK_INT(p.limits.oom_score_adj, KJ_PROC_WORKER_OOM_ADJ);
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)p.pid);
+	KJ_CHECK(kj__read_text(path, buf, sizeof(buf)) > 0);
+	KJ_CHECK_INT(strtol(buf, NULL, 10), KJ_PROC_WORKER_OOM_ADJ);
+	l = kj_proc_limits_json(&p);
+	KJ_CHECK_INT(json_integer_value(json_object_get(l, "oom_score_adj")), 1000);
+	json_decref(l);
+	kj_proc_release(&p, 0.1);
+	/* The judge's own: lowered where it may be (CAP_SYS_RESOURCE), else
+	 * as it was; never raised. */
+	KJ_CHECK(kj_proc_protect_judge() <= 0);
+}

@@ -2,13 +2,16 @@
  * test_value.c - the wire form of outputs held on a device (value.h):
  * "device" leaves (a side's exported descriptor) and "kept" leaves (the
  * reference's worker's own), what is refused, and that no comparison on the
- * host ever passes one.
+ * host ever passes one; a complex actual against a real golden.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "kjudge/tensor.h"
 #include "kjudge/value.h"
+#include "kjudge/verdict.h"
 #include "unit.h"
 
 static struct kj_value *parse(const char *text, int *rc, struct kj_error *err)
@@ -138,4 +141,49 @@ KJ_TEST(value_held_leaf_never_passes_on_the_host)
 		kj_value_free(g);
 		kj_value_free(a);
 	}
+}
+
+/* A complex actual against a real golden tensor fails with its own
+ * message, however it comes: as the worker names it ("other", "complex64
+ * tensor") or as a forged tensor leaf of a complex dtype. */
+KJ_TEST(value_complex_into_real_fails)
+{
+	static const char *const actuals[] = {
+		"{\"kind\": \"other\", \"type\": \"complex64 tensor\"}",
+		"{\"kind\": \"tensor\", \"fd\": 0, \"dtype\": \"complex128\", \"shape\": [4]}",
+	};
+	float data[4] = { 1, 2, 3, 4 };
+	int64_t shape[1] = { 4 };
+	struct kj_tensor t;
+	struct kj_error err;
+	struct kj_value *g;
+	size_t i;
+	int rc;
+
+	kj_tensor_init(&t);
+	KJ_CHECK_OK(kj_tensor_borrow(&t, KJ_DTYPE_FLOAT32, 1, shape, data, &err), &err);
+	KJ_CHECK_OK(kj_npy_save(kj_test_path("g.npy"), &t, &err), &err);
+	kj_tensor_release(&t);
+	g = parse("{\"kind\": \"tensor\", \"file\": \"g.npy\", \"dtype\": \"float32\", "
+		  "\"shape\": [4]}", &rc, &err);
+	KJ_CHECK_OK(rc, &err);
+	for (i = 0; i < sizeof(actuals) / sizeof(actuals[0]); i++) {
+		struct kj_value *a = parse(actuals[i], &rc, &err);
+		struct kj_case c;
+		int same = 1, fds[1] = { -1 };
+
+		KJ_CHECK_OK(rc, &err);
+		kj_case_init(&c, 0);
+		KJ_CHECK_OK(kj_value_compare(g, kj_test_tmpdir(), a, fds, 1, NULL, 1, &c, &same,
+					     &err), &err);
+		KJ_CHECK_INT(same, 0);
+		KJ_CHECK_INT(c.type, KJ_ET_OUTPUT_TYPE);
+		KJ_CHECK(strstr(c.message, "tensor where the reference returned a float32 tensor "
+				"of shape [4]: casting a complex to a real dtype drops the "
+				"imaginary part") != NULL);
+		KJ_CHECK(strstr(c.message, i ? "a complex128 tensor" : "a complex64 tensor") != NULL);
+		kj_case_release(&c);
+		kj_value_free(a);
+	}
+	kj_value_free(g);
 }
