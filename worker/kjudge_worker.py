@@ -846,6 +846,9 @@ class Worker:
         verify's input sets and benchmark's timed ones alike).  The model is
         built before any of its inputs exist."""
         self.phase = "import"
+        if req.get("ext_builds"):
+            # Before the first line of the candidate runs.
+            self._judge_builds(req["ext_builds"])
         if req.get("kernels_disabled"):
             # Before the first line of the candidate runs.
             self._disable_kernels()
@@ -881,6 +884,95 @@ class Worker:
         self.model_params = "(being built)"
         self.model = self._model(self.init_seed, params)
         self.model_params = key
+
+    # --- extensions built by the judge ----------------------------------------------
+
+    chan = None
+    req_nonce = None
+    _ext_root = None
+
+    def _judge_builds(self, root):
+        """Have the judge build the torch extensions (load_inline, load)
+        whose build directory is in root (the candidate's TORCH_EXTENSIONS_DIR,
+        the same path in every sandbox): torch.utils.cpp_extension's
+        _run_ninja_build, which torch calls after writing the sources and
+        build.ninja there, asks the judge first (a "build" line with the
+        request's nonce, lib/runner/extcache.c); when the judge answers that
+        the directory holds the built extension (from its cache, checked,
+        or built in a sandbox of its own), torch loads it without running
+        ninja.  Otherwise ninja runs here, as it would without the judge.
+
+        The module is patched when it is imported (it is not, with torch, and
+        importing it costs half a second), through a finder at the head of
+        sys.meta_path.  The candidate can undo all this: then it builds by
+        itself, as slowly as without the judge; the cache is the judge's
+        alone, and what a candidate asks for is built from its own inputs.
+        """
+        self._ext_root = os.path.abspath(root)
+        mod = sys.modules.get("torch.utils.cpp_extension")
+        if mod is not None:
+            self._wrap_ninja(mod)
+            return
+        worker = self
+
+        class _Finder:
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                if name != "torch.utils.cpp_extension":
+                    return None
+                import importlib.machinery
+                spec = importlib.machinery.PathFinder.find_spec(name, path)
+                if spec is None or spec.loader is None:
+                    return spec
+                run = spec.loader.exec_module
+
+                def exec_module(module):
+                    run(module)
+                    worker._wrap_ninja(module)
+                spec.loader.exec_module = exec_module
+                return spec
+
+            @staticmethod
+            def invalidate_caches():
+                pass
+        sys.meta_path.insert(0, _Finder)
+
+    def _wrap_ninja(self, mod):
+        run_ninja = getattr(mod, "_run_ninja_build", None)
+        if run_ninja is None or getattr(run_ninja, "_kjudge", False):
+            return
+        worker = self
+
+        def _run_ninja_build(build_directory, verbose, error_prefix):
+            if worker._judge_build(build_directory):
+                return None
+            return run_ninja(build_directory, verbose, error_prefix)
+        _run_ninja_build._kjudge = True
+        mod._run_ninja_build = _run_ninja_build
+
+    def _judge_build(self, build_directory):
+        """Ask the judge to build build_directory: True when it did (its
+        files are there), False when ninja is to run here."""
+        d = os.path.abspath(build_directory)
+        if self.chan is None or self._ext_root is None or os.path.dirname(d) != self._ext_root:
+            return False
+        self.chan.send({"nonce": self.req_nonce, "build": os.path.basename(d)})
+        ans = self.chan.recv()
+        return bool(ans and ans.get("built"))
+
+    def op_build(self, req):
+        """The builder (a worker the judge starts in a sandbox of its own,
+        whose one writable directory is the build's stage): ninja in dir."""
+        import subprocess
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(["ninja", "-v"], cwd=req["dir"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=float(req.get("timeout", 900)))
+            rc, out = p.returncode, p.stdout
+        except subprocess.TimeoutExpired as e:
+            rc, out = -1, (e.output or b"") + b"\n(the build timed out)"
+        return {"rc": rc, "output": out.decode("utf-8", "replace")[-3000:],
+                "build_s": time.perf_counter() - t0}
 
     # --- the anti-cheat layers (eval) -------------------------------------------
 
@@ -1571,11 +1663,13 @@ def main():
     chan = Channel(args.fd)
     os.set_inheritable(args.fd, False)
     w = Worker()
+    w.chan = chan
     while True:
         req = chan.recv()
         if req is None or req.get("op") == "exit":
             return 0
         rid = req.get("id")
+        w.req_nonce = req.get("nonce")
         fn = getattr(w, "op_" + str(req.get("op")), None)
         w.phase = ""
         w.sealed = bool(req.get("sealed"))

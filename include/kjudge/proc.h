@@ -193,6 +193,19 @@ int kj_proc_request(struct kj_proc *p, json_t *req, double timeout_s,
 		    json_t **reply, struct kj_error *err);
 
 /*
+ * Answer a message the worker sent in the middle of a request (a line with
+ * the request's nonce that the caller found is not its reply: the torch
+ * runner's build requests, lib/runner/extcache.c): `msg` (a JSON object;
+ * the caller's reference is taken, whatever this returns) goes as one line
+ * with "nonce" set to nonce, without starting a new request (the output
+ * count and budget go on); the caller then waits for the reply again with
+ * kj_proc_wait.  Descriptors that came with the message are closed.  The
+ * same codes as kj_proc_send; a failure leaves the worker killed.
+ */
+int kj_proc_answer(struct kj_proc *p, uint64_t nonce, json_t *msg, double timeout_s,
+		   struct kj_error *err);
+
+/*
  * The two halves of kj_proc_request, for talking to several workers at once:
  * send to each, then wait for each.  *nonce links a wait to its send.  The
  * same return codes; a failed send or wait leaves the worker killed.  A send

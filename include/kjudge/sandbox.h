@@ -111,6 +111,9 @@ struct kj_sandbox {
 	unsigned char ro_depth[KJ_SANDBOX_MAX_PATHS];
 	int n_ro;
 	const char *rw[KJ_SANDBOX_MAX_PATHS];
+	/* Where each writable path is seen inside (kj_sandbox_rw_at); NULL:
+	 * at its own place. */
+	const char *rw_at[KJ_SANDBOX_MAX_PATHS];
 	int n_rw;
 	/* Set when a path did not fit: such a sandbox is refused at spawn
 	 * (KJ_ESANDBOX), so a dropped path can never go unnoticed. */
@@ -179,6 +182,12 @@ void kj_sandbox_init(struct kj_sandbox *sb);
  * whether or not the caller looked at the code. */
 int kj_sandbox_ro(struct kj_sandbox *sb, const char *path);
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path);
+/* Add the directory `path` to sb->rw, seen inside at `inside` (an absolute
+ * path that need not exist outside): a place that is the same in every
+ * sandbox, whatever directory of the host is behind it (the torch
+ * runner's extension builds, whose build files name their directory).
+ * The same codes. */
+int kj_sandbox_rw_at(struct kj_sandbox *sb, const char *path, const char *inside);
 /* Add a directory to hide to sb->ro, after what is there (see above); the
  * same codes. */
 int kj_sandbox_hide(struct kj_sandbox *sb, const char *dir);

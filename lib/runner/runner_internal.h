@@ -37,6 +37,69 @@ int kj__task_view(const char *src, size_t len, const char *cls, char **out,
  */
 int kj__cases_load(const char *path, json_t **cases, char sha256[65], struct kj_error *err);
 
+/*
+ * Torch extensions built once (extcache.c; its theory of operation and
+ * threat model).  The candidate's worker sees its build root at
+ * KJ__EXT_INSIDE in every sandbox (the same path every run, so that a
+ * build's build.ninja, which names its directory, is the same every run),
+ * and asks the judge to build a directory there before torch would run
+ * ninja itself.
+ */
+#define KJ__EXT_INSIDE "/kjudge/ext"
+/* A build directory's inputs, at most (count, and bytes in all). */
+#define KJ__EXT_INPUTS_MAX 64
+#define KJ__EXT_INPUT_BYTES (32 << 20)
+/* Builds the judge runs for one run of a task, at most. */
+#define KJ__EXT_BUILDS_MAX 16
+
+struct kj_sandbox;
+
+struct kj__ext_ctx {
+	const char *cache_root;         /* <cache>/ext: entries x-KEY, stages */
+	const char *host;               /* the candidate's build root, as the
+					 * judge sees it */
+	const char *identity;           /* the toolchain (kj__ext_identity) */
+	const struct kj_sandbox *view;  /* the builder's read-only view (its
+					 * writable paths are not taken) */
+	const char *root_dir;           /* an empty directory for its root */
+	char *const *argv;              /* the worker, to run the build */
+	char *const *envp;              /* the builder's environment */
+	double timeout_s;               /* one build's limit */
+};
+
+struct kj__ext_result {
+	int built;          /* the entry's files are in the build directory */
+	int cached;         /* from the cache (else built now, or nothing) */
+	int ran;            /* a build ran */
+	int damaged;        /* the entry found was not whole: removed */
+	char key[65];
+	char why[512];      /* why not built */
+};
+
+/* Whether name can be a build directory's or an entry file's: letters,
+ * digits, '_', '-', '.', at most 128, not "." or "..". */
+int kj__ext_name_ok(const char *name);
+
+/*
+ * Serve one build request of the candidate's for the directory `name` of
+ * its build root: the entry of its inputs' key from the cache, checked, or
+ * built now and sealed; its files copied into the directory.  KJ_OK with
+ * res filled (res->built 0 and res->why when the candidate is to build by
+ * itself); KJ_ENOMEM, KJ_EINTR or KJ_ESANDBOX for the judge's own failures.
+ */
+int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_result *res,
+		  struct kj_error *err);
+
+/*
+ * The toolchain's description for the keys: the worker's hello (Python,
+ * torch, Triton, CUDA, the device; answered before any code under test
+ * ran), and the compiler (c++), ninja and nvcc (in cuda_home/bin, else on
+ * path) by real path, size and modification time.  0, or -1 when it does
+ * not fit in size.
+ */
+int kj__ext_identity(const json_t *hello, const char *path, const char *cuda_home, char *out,
+		     size_t size);
+
 #include "base/internal.h"
 
 #endif /* KJ_RUNNER_INTERNAL_H */

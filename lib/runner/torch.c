@@ -202,6 +202,22 @@ struct ttask {
 	json_t *hidden;
 	json_t *rhidden;                /* the same for the reference's view */
 	struct tside *sides[2];
+	/* Torch extensions built by the judge (extcache.c), when the run has
+	 * a cache and a sandbox: the candidate's build root (seen inside at
+	 * KJ__EXT_INSIDE), the cache's directory of entries, the builder's
+	 * root, environment and view (the first sb_view_n read-only paths of
+	 * the candidate's sandbox: the system, the Python installation, the
+	 * environment's paths and the worker), the toolchain's description,
+	 * and the builds run so far. */
+	int ext_on;
+	char ext_host[PATH_MAX];
+	char ext_root[PATH_MAX];
+	char bsb_root[PATH_MAX];
+	struct strv benv;
+	int sb_view_n;
+	char ext_identity[4096];
+	int ext_builds;
+	double build_s;                 /* the judge's time serving builds */
 };
 
 /* The candidate's files' quota, at least (ttask.quota_bytes). */
@@ -230,7 +246,7 @@ struct tside {
  * HOME, TMPDIR and caches under `home`, so that one side's compiled kernels
  * (Triton, torch extensions) are never found by the other.
  */
-static int env_build(struct ttask *tt, struct strv *e, const char *home)
+static int env_build(struct ttask *tt, struct strv *e, const char *home, const char *ext)
 {
 	static const char *const pass[] = {
 		"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
@@ -251,8 +267,36 @@ static int env_build(struct ttask *tt, struct strv *e, const char *home)
 	bad |= strv_addf(e, "HOME=%s", home);
 	bad |= strv_addf(e, "XDG_CACHE_HOME=%s/cache", home);
 	bad |= strv_addf(e, "TRITON_CACHE_DIR=%s/cache/triton", home);
-	bad |= strv_addf(e, "TORCH_EXTENSIONS_DIR=%s/cache/torch_extensions", home);
+	if (ext)
+		bad |= strv_addf(e, "TORCH_EXTENSIONS_DIR=%s", ext);
+	else
+		bad |= strv_addf(e, "TORCH_EXTENSIONS_DIR=%s/cache/torch_extensions", home);
 	bad |= strv_addf(e, "TMPDIR=%s/tmp", home);
+	return bad ? -1 : 0;
+}
+
+/*
+ * The builder's environment (extcache.c): what the compiler, nvcc and
+ * ninja need, nothing of any run's; its HOME and TMPDIR are the sandbox's
+ * private /tmp.
+ */
+static int env_builder(struct ttask *tt, struct strv *e)
+{
+	static const char *const pass[] = { "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "LANG" };
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++) {
+		const char *v = kj_config_env(tt->cfg, pass[i]);
+
+		if (v)
+			bad |= strv_addf(e, "%s=%s", pass[i], v);
+	}
+	bad |= strv_addf(e, "PYTHONUNBUFFERED=1");
+	bad |= strv_addf(e, "PYTHONDONTWRITEBYTECODE=1");
+	bad |= strv_addf(e, "PYTHONNOUSERSITE=1");
+	bad |= strv_addf(e, "HOME=/tmp");
+	bad |= strv_addf(e, "TMPDIR=/tmp");
 	return bad ? -1 : 0;
 }
 
@@ -709,6 +753,98 @@ static int request_all(struct tside **sv, int n, json_t *const *reqs, json_t **r
 	return KJ_OK;
 }
 
+/*
+ * One build request of the candidate's worker (extcache.c): the answer to
+ * send back, {"built": bool, "why"}; NULL with err filled for the judge's
+ * own failures (out of memory, an interrupt).  `builds`: whether the
+ * request being served may build (load and run; never a timed round).
+ */
+static json_t *serve_build(struct tside *ts, const json_t *msg, int builds, struct kj_error *err)
+{
+	struct ttask *tt = ts->tt;
+	const char *name = json_string_value(json_object_get(msg, "build"));
+	char fd_flag[] = "--fd", fd_num[] = "3";
+	char *argv[] = { tt->python, tt->worker, fd_flag, fd_num, NULL };
+	struct kj__ext_result res;
+	struct kj__ext_ctx c;
+	struct kj_sandbox view;
+	double t0 = kj__now_s();
+	int rc;
+
+	if (!builds || !tt->ext_on || ts->s->role != KJ_SIDE_CANDIDATE || !name)
+		return json_pack("{s:b, s:s}", "built", 0, "why", "the judge builds only while "
+				 "the candidate's module loads or runs untimed");
+	if (tt->ext_builds >= KJ__EXT_BUILDS_MAX)
+		return json_pack("{s:b, s:s}", "built", 0, "why", "too many builds in one run");
+	if (!tt->ext_identity[0] &&
+	    kj__ext_identity(ts->hello, kj_config_env(tt->cfg, "PATH"),
+			     kj_config_env(tt->cfg, "CUDA_HOME"), tt->ext_identity,
+			     sizeof(tt->ext_identity)) < 0) {
+		tt->ext_identity[0] = '\0';
+		return json_pack("{s:b, s:s}", "built", 0, "why", "the toolchain's description "
+				 "is too long");
+	}
+	view = tt->sb;
+	view.n_ro = tt->sb_view_n;
+	c.cache_root = tt->ext_root;
+	c.host = tt->ext_host;
+	c.identity = tt->ext_identity;
+	c.view = &view;
+	c.root_dir = tt->bsb_root;
+	c.argv = argv;
+	c.envp = tt->benv.v;
+	c.timeout_s = tt->timeout_s;
+	rc = kj__ext_serve(&c, name, &res, err);
+	if (rc == KJ_ENOMEM || rc == KJ_EINTR)
+		return NULL;
+	if (rc != KJ_OK)
+		snprintf(res.why, sizeof(res.why), "%s", err->msg);
+	tt->ext_builds += res.ran;
+	tt->build_s += kj__now_s() - t0;
+	kj_attempt_tally(tt->a, "build_s", kj__now_s() - t0);
+	kj_attempt_tally(tt->a, "build_n", res.ran);
+	kj_attempt_tally(tt->a, "build_cached_n", res.cached);
+	if (res.damaged)
+		kj_attempt_tally(tt->a, "build_damaged_n", 1);
+	return res.built ? json_pack("{s:b, s:b, s:s}", "built", 1, "cached", res.cached, "key",
+				     res.key)
+			 : json_pack("{s:b, s:s}", "built", 0, "why", res.why);
+}
+
+/*
+ * Wait for the reply to the request `nonce` of ts, serving the build
+ * requests its worker sends meanwhile (a line with the request's nonce, a
+ * "build" and no "ok"; serve_build).  The time a build takes is the
+ * judge's, not the request's: the request's timeout counts the worker's
+ * time alone.  The codes of kj_proc_wait.
+ */
+static int wait_reply(struct tside *ts, uint64_t nonce, double timeout_s, int builds,
+		      json_t **rep, struct kj_error *e)
+{
+	double spent = 0;
+
+	for (;;) {
+		double t0 = kj__now_s();
+		json_t *ans;
+		int rc = kj_proc_wait(&ts->proc, nonce, timeout_s - spent, rep, e);
+
+		if (rc != KJ_OK)
+			return rc;
+		spent += kj__now_s() - t0;
+		if (json_object_get(*rep, "ok") || !json_object_get(*rep, "build"))
+			return KJ_OK;
+		ans = serve_build(ts, *rep, builds, e);
+		json_decref(*rep);
+		*rep = NULL;
+		if (!ans)
+			return e->code ? e->code : kj_error_set(e, KJ_ENOMEM, "out of memory");
+		rc = kj_proc_answer(&ts->proc, nonce, ans, timeout_s - spent > 1 ? timeout_s - spent
+										: 1, e);
+		if (rc != KJ_OK)
+			return rc;
+	}
+}
+
 static void side_kill(struct tside *ts)
 {
 	if (ts->proc.pid)
@@ -935,7 +1071,9 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 			    (cand && s->kernels_disabled &&
 			     json_object_set_new(req, "kernels_disabled", json_true())) ||
 			    (cand && s->profile_kernels &&
-			     json_object_set_new(req, "profile_kernels", json_true())))) {
+			     json_object_set_new(req, "profile_kernels", json_true())) ||
+			    (cand && tt->ext_on &&
+			     json_object_set_new(req, "ext_builds", json_string(KJ__EXT_INSIDE))))) {
 			json_decref(req);
 			req = NULL;
 		}
@@ -953,10 +1091,9 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 		if (skip[i])
 			continue; /* load_task failed */
 		if (rcs[i] == KJ_OK)
-			rcs[i] = kj_proc_wait(&ts->proc, ts->nonce,
-					      ts->s->role == KJ_SIDE_CANDIDATE ? tt->timeout_s
-									: startup_s,
-					      &rep, &es[i]);
+			rcs[i] = wait_reply(ts, ts->nonce,
+					    ts->s->role == KJ_SIDE_CANDIDATE ? tt->timeout_s : startup_s,
+					    1, &rep, &es[i]);
 		if (rcs[i] == KJ_EINTR || rcs[i] == KJ_ENOMEM) {
 			rc = kj_error_set(err, rcs[i], "%s", es[i].msg);
 		} else if (rcs[i] != KJ_OK) {
@@ -1145,7 +1282,7 @@ static int op_recv(struct kj_side *s, struct kj_reply *r, struct kj_error *err)
 		return proc_failed(ts, KJ_EWORKER, &e, r, err);
 	}
 	ts->pending = 0;
-	rc = kj_proc_wait(&ts->proc, ts->nonce, ts->tt->timeout_s, &rep, &e);
+	rc = wait_reply(ts, ts->nonce, ts->tt->timeout_s, ts->pending_op == KJ_CALL_RUN, &rep, &e);
 	if (rc != KJ_OK)
 		return proc_failed(ts, rc, &e, r, err);
 	kj_proc_take_fds(&ts->proc, &r->fds, &r->n_fds);
@@ -1590,12 +1727,17 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 	 * them (the worker in its hidden directory, the candidate's source
 	 * and the bytecode tree in a hidden scratch or cache). */
 	if ((rc = sb_ro(tt, tt->worker, err)) != KJ_OK ||
-	    (rc = sb_ro(tt, tt->timer, err)) != KJ_OK ||
-	    (rc = sb_ro(tt, tt->cand_src, err)) != KJ_OK)
+	    (rc = sb_ro(tt, tt->timer, err)) != KJ_OK)
+		return rc;
+	/* What the builder of extensions sees too (extcache.c); nothing of
+	 * the candidate's own from here on. */
+	tt->sb_view_n = tt->sb.n_ro;
+	if ((rc = sb_ro(tt, tt->cand_src, err)) != KJ_OK)
 		return rc;
 	if (tt->pycache[0] && (rc = sb_ro(tt, tt->pycache, err)) != KJ_OK)
 		return rc;
-	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0)
+	if (kj_sandbox_rw(&tt->sb, t->cand.out_dir) < 0 || kj_sandbox_rw(&tt->sb, tt->cand_home) < 0 ||
+	    (tt->ext_on && kj_sandbox_rw_at(&tt->sb, tt->ext_host, KJ__EXT_INSIDE) < 0))
 		return kj_error_set(err, KJ_ESANDBOX, "the sandbox cannot hold another path");
 	sb_limits(tt, &tt->sb);
 	t->cand.sandboxed = 1;
@@ -1723,6 +1865,7 @@ static void task_close(struct kj_task *t)
 		return;
 	strv_free(&tt->env);
 	strv_free(&tt->cenv);
+	strv_free(&tt->benv);
 	strv_free(&tt->sb_paths);
 	json_decref(tt->hidden);
 	json_decref(tt->rhidden);
@@ -1738,12 +1881,13 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 	struct tside *both[2] = { tt->sides[0], tt->sides[1] };
 	const json_t *hello;
 	int rc;
-	double t0 = kj__now_s();
+	double t0 = kj__now_s(), b0 = tt->build_s;
 
 	snprintf(t->device, sizeof(t->device), "%s", tt->device_req[0] ? tt->device_req : "cpu");
 	/* The reference is first: its hello says which device there is. */
 	rc = start_sides(tt, both, t->have_candidate ? 2 : 1, err);
-	kj_attempt_tally(tt->a, "start_s", kj__now_s() - t0);
+	/* Builds are recorded apart (build_s). */
+	kj_attempt_tally(tt->a, "start_s", kj__now_s() - t0 - (tt->build_s - b0));
 	if (rc != KJ_OK)
 		return rc;
 	hello = tt->sides[0]->hello;
@@ -1790,10 +1934,20 @@ static int check_name(const char *what, const char *s, struct kj_error *err)
 	return KJ_OK;
 }
 
+/* A stage a dead judge left in the extension cache (extcache.c makes
+ * them read-only when sealing). */
+static void sweep_stage(const char *path, void *arg)
+{
+	(void)arg;
+	chmod(path, 0700);
+	kj__rm_rf(path);
+}
+
 int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
 {
 	struct ttask *tt;
+	struct kj_error e;
 	int rc, i;
 
 	memset(t, 0, sizeof(*t));
@@ -1915,7 +2069,21 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 				goto fail;
 		}
 	}
-	if (env_build(tt, &tt->env, tt->ref_home) < 0 || env_build(tt, &tt->cenv, tt->cand_home) < 0) {
+	/* Extensions built by the judge: where there is a cache to keep them
+	 * and a sandbox to build them in (its own, for each build). */
+	tt->ext_on = a->cache && cfg->sandbox && cfg->cache_dir;
+	if (tt->ext_on &&
+	    (snprintf(tt->ext_root, sizeof(tt->ext_root), "%s/ext", cfg->cache_dir) >=
+		     (int)sizeof(tt->ext_root) ||
+	     kj__mkdirs(tt->ext_root, 0700) < 0 ||
+	     make_dir(tt->cand_files, "ext", tt->ext_host, sizeof(tt->ext_host), &e) != KJ_OK ||
+	     make_dir(a->scratch, "sb-root-build", tt->bsb_root, sizeof(tt->bsb_root), &e) != KJ_OK ||
+	     env_builder(tt, &tt->benv) < 0))
+		tt->ext_on = 0; /* every build in the candidate's own process, as without */
+	if (tt->ext_on)
+		kj__sweep_dead_runs(tt->ext_root, "stage-", sweep_stage, NULL);
+	if (env_build(tt, &tt->env, tt->ref_home, NULL) < 0 ||
+	    env_build(tt, &tt->cenv, tt->cand_home, tt->ext_on ? KJ__EXT_INSIDE : NULL) < 0) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -735,6 +735,35 @@ int kj_proc_send(struct kj_proc *p, json_t *req, double timeout_s,
 	return KJ_OK;
 }
 
+int kj_proc_answer(struct kj_proc *p, uint64_t nonce, json_t *msg, double timeout_s,
+		   struct kj_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	/* What came with the message is no reply's. */
+	close_reply_fds(p);
+	if (kj_proc_interrupted()) {
+		json_decref(msg);
+		return fail_request(p, KJ_EINTR, timeout_s, err);
+	}
+	if (p->proto < 0) {
+		json_decref(msg);
+		return kj_error_set(err, KJ_EWORKER, "worker is not running");
+	}
+	text = msg && json_object_set_new(msg, "nonce", json_integer((json_int_t)nonce)) == 0
+		       ? kj_json_text(msg, JSON_COMPACT, NULL) : NULL;
+	json_decref(msg);
+	if (!text)
+		return kj_error_set(err, KJ_ENOMEM, "cannot encode an answer (out of memory)");
+	len = strlen(text);
+	text[len++] = '\n'; /* replaces the NUL; the length is passed explicitly */
+	rc = write_all(p->proto, text, len, kj__now_s() + timeout_s);
+	free(text);
+	return rc == KJ_OK ? KJ_OK : fail_request(p, rc, timeout_s, err);
+}
+
 /*
  * The reply is here.  Whatever the worker printed before it is in the pipes
  * by now (its writes returned before it sent the reply), so it is taken

@@ -78,7 +78,20 @@ int kj_sandbox_mask(struct kj_sandbox *sb, const char *dir, int depth)
 
 int kj_sandbox_rw(struct kj_sandbox *sb, const char *path)
 {
-	return add_path(sb, sb->rw, &sb->n_rw, path);
+	return kj_sandbox_rw_at(sb, path, NULL);
+}
+
+int kj_sandbox_rw_at(struct kj_sandbox *sb, const char *path, const char *inside)
+{
+	int rc = add_path(sb, sb->rw, &sb->n_rw, path);
+
+	if (rc == KJ_OK)
+		sb->rw_at[sb->n_rw - 1] = inside;
+	if (rc == KJ_OK && inside && inside[0] != '/') {
+		sb->overflow = 1; /* refused at spawn, never bound elsewhere */
+		return KJ_EINVAL;
+	}
+	return rc;
 }
 
 /* --- the child -------------------------------------------------------------------- */
@@ -233,9 +246,9 @@ static int ro_below(const char *dst)
 	return -1;
 }
 
-/* Bind path at root + path, read-only (all the way down) unless
- * writable. */
-static int bind_path(const char *root, const char *path, int writable)
+/* Bind path at root + at (at NULL: path), read-only (all the way down)
+ * unless writable. */
+static int bind_path(const char *root, const char *path, const char *at, int writable)
 {
 	char dst[4096];
 	struct stat st;
@@ -255,9 +268,11 @@ static int bind_path(const char *root, const char *path, int writable)
 	}
 	if (stat(path, &st) < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
-	if (make_target(root, path, !S_ISDIR(st.st_mode)) < 0)
+	if (!at)
+		at = path;
+	if (make_target(root, at, !S_ISDIR(st.st_mode)) < 0)
 		return -1;
-	snprintf(dst, sizeof(dst), "%s%s", root, path);
+	snprintf(dst, sizeof(dst), "%s%s", root, at);
 	if (mount(path, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -1;
 	if (writable)
@@ -581,7 +596,7 @@ static int make_dev(const char *root, int gpu, long long shm_bytes)
 	if (mount("kjudge-dev", p, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
 		return -1;
 	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
-		if (bind_path(root, nodes[i], 1) < 0 && errno != ENXIO)
+		if (bind_path(root, nodes[i], NULL, 1) < 0 && errno != ENXIO)
 			return -1;
 	if (gpu) {
 		DIR *d = opendir("/dev");
@@ -593,7 +608,7 @@ static int make_dev(const char *root, int gpu, long long shm_bytes)
 			if (strncmp(e->d_name, "nvidia", 6) != 0)
 				continue;
 			snprintf(node, sizeof(node), "/dev/%s", e->d_name);
-			if (bind_path(root, node, 1) < 0) {
+			if (bind_path(root, node, NULL, 1) < 0) {
 				closedir(d);
 				return -1;
 			}
@@ -786,11 +801,11 @@ int kj__sandbox_child(const struct kj_sandbox *sb, const char **step)
 			STEP("make a link", symlink(p, root_path(root, sb->ro[i], p + sizeof(p) / 2,
 								 sizeof(p) / 2)));
 		} else {
-			STEP("bind a read-only path", bind_path(root, sb->ro[i], 0));
+			STEP("bind a read-only path", bind_path(root, sb->ro[i], NULL, 0));
 		}
 	}
 	for (i = 0; i < sb->n_rw; i++)
-		STEP("bind a writable path", bind_path(root, sb->rw[i], 1));
+		STEP("bind a writable path", bind_path(root, sb->rw[i], sb->rw_at[i], 1));
 	if (mask_private(sb, root, &m) < 0)
 		return *step = m.failed, -1;
 	STEP("make the hidden directories read-only", seal_hidden(sb, root, mounted));
