@@ -944,21 +944,39 @@ class Worker:
         worker = self
 
         def _run_ninja_build(build_directory, verbose, error_prefix):
-            if worker._judge_build(build_directory):
+            ans = worker._judge_build(build_directory)
+            if ans.get("built"):
                 return None
+            if ans.get("failed"):
+                # As torch's own ninja would have failed, with its output.
+                raise RuntimeError(f"{error_prefix}: {ans.get('why', '')}")
             return run_ninja(build_directory, verbose, error_prefix)
         _run_ninja_build._kjudge = True
         mod._run_ninja_build = _run_ninja_build
 
     def _judge_build(self, build_directory):
-        """Ask the judge to build build_directory: True when it did (its
-        files are there), False when ninja is to run here."""
+        """Ask the judge to build build_directory: its answer, {"built":
+        True} when the directory holds the build, {"failed": True, "why":
+        output} when the build failed where the judge ran it, else ninja is
+        to run here ({} when the judge is not asked: a directory elsewhere,
+        or sources outside it, as load() may name, which the judge's
+        builder does not see)."""
         d = os.path.abspath(build_directory)
         if self.chan is None or self._ext_root is None or os.path.dirname(d) != self._ext_root:
-            return False
+            return {}
+        try:
+            with open(os.path.join(d, "build.ninja")) as f:
+                for line in f:
+                    if not line.startswith("build ") or ":" not in line:
+                        continue
+                    words = line.split(":", 1)[1].split()
+                    if words and words[0].endswith("compile") and any(
+                            not w.startswith(d + "/") for w in words[1:] if w != "|"):
+                        return {}
+        except OSError:
+            return {}
         self.chan.send({"nonce": self.req_nonce, "build": os.path.basename(d)})
-        ans = self.chan.recv()
-        return bool(ans and ans.get("built"))
+        return self.chan.recv() or {}
 
     def op_build(self, req):
         """The builder (a worker the judge starts in a sandbox of its own,

@@ -183,7 +183,7 @@ static int by_name(const void *a, const void *b)
 static int read_inputs(const char *host, const char *name, struct inputs *in, char *why,
 		       size_t wsize)
 {
-	int root = -1, dfd = -1, rc = -1;
+	int root = -1, dfd = -1, rc = -1, i;
 	DIR *d = NULL;
 	struct dirent *e;
 
@@ -225,7 +225,7 @@ static int read_inputs(const char *host, const char *name, struct inputs *in, ch
 	}
 	qsort(in->v, (size_t)in->n, sizeof(in->v[0]), by_name);
 	rc = 0;
-	for (int i = 0; i < in->n && rc == 0; i++)
+	for (i = 0; i < in->n && rc == 0; i++)
 		if (!strcmp(in->v[i].name, "build.ninja"))
 			rc = 1;
 	if (rc == 0)
@@ -568,14 +568,25 @@ static int build(const struct kj__ext_ctx *c, const char *name, const struct inp
 		return kj_error_set(err, rc, "%s", e.msg);
 	}
 	if (rc != KJ_OK || !json_is_true(json_object_get(rep, "ok")) ||
-	    json_integer_value(json_object_get(rep, "rc")) != 0 ||
 	    !json_is_integer(json_object_get(rep, "rc"))) {
+		/* The builder did not run the build (a sandbox that cannot be
+		 * set up, a worker that died): the machine's, not the
+		 * candidate's; its own build goes on. */
+		snprintf(res->why, sizeof(res->why), "the judge's builder failed: %.400s",
+			 rc != KJ_OK ? e.msg : json_string_value(json_object_get(rep, "error_msg"))
+			 ? json_string_value(json_object_get(rep, "error_msg")) : "");
+		json_decref(rep);
+		kj__rm_rf(stage);
+		return KJ_OK;
+	}
+	if (json_integer_value(json_object_get(rep, "rc")) != 0) {
+		/* ninja failed: the build's own failure (a compile error, a
+		 * write outside its stage, its time up), as the candidate's
+		 * own ninja would have failed. */
 		const char *out = json_string_value(json_object_get(rep, "output"));
 
-		if (!out)
-			out = json_string_value(json_object_get(rep, "error_msg"));
-		snprintf(res->why, sizeof(res->why), "the build failed: %.400s",
-			 rc != KJ_OK ? e.msg : out ? out : "");
+		res->failed = 1;
+		snprintf(res->why, sizeof(res->why), "%s", out ? out : "");
 		json_decref(rep);
 		kj__rm_rf(stage);
 		return KJ_OK;
@@ -635,7 +646,7 @@ int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_
 	}
 	if (whole != 1) {
 		rc = build(c, name, in, entry, res, err);
-		if (rc != KJ_OK || entry_whole(entry) != 1) {
+		if (rc != KJ_OK || res->failed || entry_whole(entry) != 1) {
 			if (rc == KJ_OK && !res->why[0])
 				snprintf(res->why, sizeof(res->why), "the entry is not whole");
 			goto out;

@@ -72,8 +72,10 @@ struct kj__ext_result {
 	int cached;         /* from the cache (else built now, or nothing) */
 	int ran;            /* a build ran */
 	int damaged;        /* the entry found was not whole: removed */
+	int failed;         /* the build itself failed (why: its output's
+			     * tail): the candidate's build fails */
 	char key[65];
-	char why[512];      /* why not built */
+	char why[3200];     /* why not built */
 };
 
 /* Whether name can be a build directory's or an entry file's: letters,
@@ -85,7 +87,8 @@ int kj__ext_name_ok(const char *name);
  * its build root: the entry of its inputs' key from the cache, checked, or
  * built now and sealed; its files copied into the directory.  KJ_OK with
  * res filled (res->built 0 and res->why when the candidate is to build by
- * itself); KJ_ENOMEM, KJ_EINTR or KJ_ESANDBOX for the judge's own failures.
+ * itself, or res->failed when its build failed where the judge ran it);
+ * KJ_ENOMEM, KJ_EINTR or KJ_ESANDBOX for the judge's own failures.
  */
 int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_result *res,
 		  struct kj_error *err);

@@ -806,9 +806,20 @@ static json_t *serve_build(struct tside *ts, const json_t *msg, int builds, stru
 	kj_attempt_tally(tt->a, "build_cached_n", res.cached);
 	if (res.damaged)
 		kj_attempt_tally(tt->a, "build_damaged_n", 1);
-	return res.built ? json_pack("{s:b, s:b, s:s}", "built", 1, "cached", res.cached, "key",
-				     res.key)
-			 : json_pack("{s:b, s:s}", "built", 0, "why", res.why);
+	if (res.built)
+		return json_pack("{s:b, s:b, s:s}", "built", 1, "cached", res.cached, "key", res.key);
+	{
+		/* The build's output is the candidate's compiler's: cleaned
+		 * (valid UTF-8, bounded) before it goes back, as every text. */
+		char *why = kj__text_cleans(res.why, sizeof(res.why));
+		json_t *ans = why ? json_pack("{s:b, s:b, s:s}", "built", 0, "failed", res.failed,
+					      "why", why) : NULL;
+
+		free(why);
+		if (!ans)
+			kj_error_set(err, KJ_ENOMEM, "out of memory");
+		return ans;
+	}
 }
 
 /*
@@ -833,11 +844,13 @@ static int wait_reply(struct tside *ts, uint64_t nonce, double timeout_s, int bu
 		spent += kj__now_s() - t0;
 		if (json_object_get(*rep, "ok") || !json_object_get(*rep, "build"))
 			return KJ_OK;
+		e->code = KJ_OK;
 		ans = serve_build(ts, *rep, builds, e);
 		json_decref(*rep);
 		*rep = NULL;
 		if (!ans)
-			return e->code ? e->code : kj_error_set(e, KJ_ENOMEM, "out of memory");
+			return e->code == KJ_EINTR ? KJ_EINTR : kj_error_set(e, KJ_ENOMEM, "out of "
+									      "memory");
 		rc = kj_proc_answer(&ts->proc, nonce, ans, timeout_s - spent > 1 ? timeout_s - spent
 										: 1, e);
 		if (rc != KJ_OK)
