@@ -43,7 +43,7 @@
 
 extern char **environ;
 
-static char cache_buf[PATH_MAX], state_buf[PATH_MAX];
+static char cache_buf[PATH_MAX], state_buf[PATH_MAX], build_buf[PATH_MAX + 8];
 
 /* An environment variable that is set and not empty, or NULL. */
 static const char *var(const char *name)
@@ -144,6 +144,10 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	} else if (home) {
 		snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/kjudge", home);
 		cfg->cache_dir = cache_buf;
+	}
+	if (cfg->cache_dir) {
+		snprintf(build_buf, sizeof(build_buf), "%s/ext", cfg->cache_dir);
+		cfg->build_cache_dir = build_buf;
 	}
 	v = var("KJ_CACHE_SHARED");
 	if (v && v[0] != '/')

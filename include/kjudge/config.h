@@ -120,6 +120,11 @@ struct kj_config {
 	 * one on a cluster's shared file system that the shards of a study
 	 * find goldens in (docs/slurm.md); NULL: none. */
 	const char *cache_shared_dir;
+	/* The torch extensions the judge built (lib/runner/extcache.c):
+	 * KJ_CACHE_DIR's ext/, kept when eval gives its batch a golden cache
+	 * of its own, so that every run on the machine shares them; NULL:
+	 * none (KJ_CACHE_DIR=off), every build in the candidate's process. */
+	const char *build_cache_dir;
 	/* benchmark's default --time_budget in seconds ($KJ_TIME_BUDGET);
 	 * 0: the built-in 10. */
 	double time_budget_s;

@@ -197,7 +197,7 @@ struct ttask {
 	struct forbidden {
 		const char *what;
 		char real[PATH_MAX];
-	} forbid[5];
+	} forbid[8];
 	int n_forbid;
 	json_t *hidden;
 	json_t *rhidden;                /* the same for the reference's view */
@@ -1575,6 +1575,7 @@ static void forbid_all(struct ttask *tt, const char *const *sys, size_t n_sys,
 	forbid(tt, tt->dir, "the task's directory");
 	forbid(tt, tt->cfg->cache_dir, "the golden cache");
 	forbid(tt, tt->cfg->cache_shared_dir, "the shared golden cache");
+	forbid(tt, tt->cfg->build_cache_dir, "the build cache");
 	forbid(tt, tt->cfg->state_dir, "the state directory (the seed key)");
 	forbid(tt, tt->a->scratch, "the run's scratch directory");
 	if (!realpath(tt->worker, jdir) || !(slash = strrchr(jdir, '/')) || slash == jdir)
@@ -2084,9 +2085,9 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	}
 	/* Extensions built by the judge: where there is a cache to keep them
 	 * and a sandbox to build them in (its own, for each build). */
-	tt->ext_on = a->cache && cfg->sandbox && cfg->cache_dir;
+	tt->ext_on = cfg->build_cache_dir && cfg->sandbox;
 	if (tt->ext_on &&
-	    (snprintf(tt->ext_root, sizeof(tt->ext_root), "%s/ext", cfg->cache_dir) >=
+	    (snprintf(tt->ext_root, sizeof(tt->ext_root), "%s", cfg->build_cache_dir) >=
 		     (int)sizeof(tt->ext_root) ||
 	     kj__mkdirs(tt->ext_root, 0700) < 0 ||
 	     make_dir(tt->cand_files, "ext", tt->ext_host, sizeof(tt->ext_host), &e) != KJ_OK ||
