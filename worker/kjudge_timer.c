@@ -28,6 +28,33 @@
  * The samples stay here until kjt_sample() reads them and kjt_reset()
  * clears them.
  *
+ * Hardware state a call can leave behind (CUDA).  The L2 flush before each
+ * timed call writes a buffer larger than the L2 cache, so that no call
+ * finds its inputs there; lines marked persisting are not evicted by it.
+ * A call that sets the context's persisting-L2 limit
+ * (cudaLimitPersistingL2CacheSize) and an access policy window over its
+ * inputs (a stream attribute, cudaAccessPropertyPersisting) would keep
+ * them in L2 for the next call, however the flush goes.  So before every
+ * timed call, outside the timed region and before the flush:
+ *   kjt_l2_reset(stream)     the limit set to 0 (cuCtxSetLimit), every
+ *                            persisting line made normal
+ *                            (cuCtxResetPersistingL2Cache), the stream's
+ *                            access policy window cleared
+ *                            (cuStreamSetAttribute, 0 bytes)
+ * and after it, once the sample is taken:
+ *   kjt_l2_check(stream)     1 when the limit is not 0 again, 2 when the
+ *                            stream has a window again: the worker fails
+ *                            the call (L2PersistenceSet)
+ * The limit is what decides: with no set-aside, an access policy window
+ * marks nothing persisting.  A device or driver without persisting L2
+ * (no such entry points, older than CUDA 11; a device before Ampere, whose
+ * driver refuses the limit) leaves both no-ops, as on the CPU; so does one
+ * whose driver refuses to set it later (MPS), which then refuses the
+ * candidate too (kjt_l2_supported() says whether the controls are in
+ * force).  The window is cleared and checked where the driver allows it on
+ * the stream (the legacy default stream may not take attributes): it is
+ * the limit that is always checked.
+ *
  * No libc call here allocates after kjt_init: the arrays are static.
  */
 #include <dlfcn.h>
@@ -36,19 +63,50 @@
 #include <string.h>
 #include <time.h>
 
+/* How the driver is found: the unit test (tests/unit/test_timer.c)
+ * includes this file with a stand-in driver of its own. */
+#ifndef KJT_DLOPEN
+#define KJT_DLOPEN dlopen
+#define KJT_DLSYM dlsym
+#endif
+
 #define KJT_MAX_SAMPLES (1 << 20)
 
 typedef int CUresult;
 typedef void *CUevent;
 typedef void *CUstream;
 
+/* cuda.h's CUlimit CU_LIMIT_PERSISTING_L2_CACHE_SIZE and
+ * CUstreamAttrID CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
+#define KJT_LIMIT_PERSISTING_L2 0x06
+#define KJT_STREAM_ATTR_ACCESS_POLICY_WINDOW 1
+
+/* CUaccessPolicyWindow, the member of the CUstreamAttrValue union that
+ * the window attribute uses; the union is 64 bytes in every CUDA 11 and
+ * 12 header (padded for its larger members). */
+struct kjt_window {
+	void *base_ptr;
+	size_t num_bytes;
+	float hit_ratio;
+	int hit_prop, miss_prop;
+};
+union kjt_attr {
+	struct kjt_window window;
+	char pad[64];
+};
+
 static CUresult (*p_cuEventCreate)(CUevent *, unsigned);
 static CUresult (*p_cuEventRecord)(CUevent, CUstream);
 static CUresult (*p_cuEventSynchronize)(CUevent);
 static CUresult (*p_cuEventElapsedTime)(float *, CUevent, CUevent);
 static CUresult (*p_cuCtxSynchronize)(void);
+static CUresult (*p_cuCtxSetLimit)(int, size_t);
+static CUresult (*p_cuCtxGetLimit)(size_t *, int);
+static CUresult (*p_cuCtxResetPersistingL2Cache)(void);
+static CUresult (*p_cuStreamGetAttribute)(CUstream, int, union kjt_attr *);
+static CUresult (*p_cuStreamSetAttribute)(CUstream, int, const union kjt_attr *);
 
-static int cuda;
+static int cuda, l2, window;
 static CUevent ev_start, ev_stop;
 static struct timespec t_begin;
 static double samples[KJT_MAX_SAMPLES], escaped[KJT_MAX_SAMPLES];
@@ -61,6 +119,9 @@ int kjt_count(void);
 int kjt_sample(int i, double *ms, double *escaped_ms);
 void kjt_reset(void);
 double kjt_now(void);
+int kjt_l2_supported(void);
+int kjt_l2_reset(void *stream);
+int kjt_l2_check(void *stream);
 
 static double now_s(void)
 {
@@ -84,24 +145,41 @@ int kjt_init(int use_cuda)
 
 	n = 0;
 	cuda = 0;
+	l2 = 0;
+	window = 0;
 	if (!use_cuda)
 		return 0;
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	h = KJT_DLOPEN("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return -1;
-	*(void **)&p_cuEventCreate = dlsym(h, "cuEventCreate");
-	*(void **)&p_cuEventRecord = dlsym(h, "cuEventRecord");
-	*(void **)&p_cuEventSynchronize = dlsym(h, "cuEventSynchronize");
-	*(void **)&p_cuEventElapsedTime = dlsym(h, "cuEventElapsedTime_v2");
+	*(void **)&p_cuEventCreate = KJT_DLSYM(h, "cuEventCreate");
+	*(void **)&p_cuEventRecord = KJT_DLSYM(h, "cuEventRecord");
+	*(void **)&p_cuEventSynchronize = KJT_DLSYM(h, "cuEventSynchronize");
+	*(void **)&p_cuEventElapsedTime = KJT_DLSYM(h, "cuEventElapsedTime_v2");
 	if (!p_cuEventElapsedTime)
-		*(void **)&p_cuEventElapsedTime = dlsym(h, "cuEventElapsedTime");
-	*(void **)&p_cuCtxSynchronize = dlsym(h, "cuCtxSynchronize");
+		*(void **)&p_cuEventElapsedTime = KJT_DLSYM(h, "cuEventElapsedTime");
+	*(void **)&p_cuCtxSynchronize = KJT_DLSYM(h, "cuCtxSynchronize");
 	if (!p_cuEventCreate || !p_cuEventRecord || !p_cuEventSynchronize ||
 	    !p_cuEventElapsedTime || !p_cuCtxSynchronize)
 		return -2;
+	/* The persisting-L2 controls: all or none (a driver that has some
+	 * and not the others is treated as having none). */
+	*(void **)&p_cuCtxSetLimit = KJT_DLSYM(h, "cuCtxSetLimit");
+	*(void **)&p_cuCtxGetLimit = KJT_DLSYM(h, "cuCtxGetLimit");
+	*(void **)&p_cuCtxResetPersistingL2Cache = KJT_DLSYM(h, "cuCtxResetPersistingL2Cache");
+	*(void **)&p_cuStreamGetAttribute = KJT_DLSYM(h, "cuStreamGetAttribute");
+	*(void **)&p_cuStreamSetAttribute = KJT_DLSYM(h, "cuStreamSetAttribute");
+	l2 = p_cuCtxSetLimit && p_cuCtxGetLimit && p_cuCtxResetPersistingL2Cache &&
+	     p_cuStreamGetAttribute && p_cuStreamSetAttribute;
 	/* Flags 0: timing events (CU_EVENT_DEFAULT). */
 	if (p_cuEventCreate(&ev_start, 0) || p_cuEventCreate(&ev_stop, 0))
 		return -3;
+	/* A device without persisting L2 refuses the limit. */
+	if (l2) {
+		size_t v;
+
+		l2 = p_cuCtxGetLimit(&v, KJT_LIMIT_PERSISTING_L2) == 0;
+	}
 	cuda = 1;
 	return 0;
 }
@@ -168,4 +246,48 @@ int kjt_sample(int i, double *ms, double *escaped_ms)
 void kjt_reset(void)
 {
 	n = 0;
+}
+
+int kjt_l2_supported(void)
+{
+	return cuda && l2;
+}
+
+/* Before a timed call: no persisting L2 left (see the theory above).
+ * 0 done (or nothing to do), 1 the driver refused the limit: the controls
+ * are off from then on. */
+int kjt_l2_reset(void *stream)
+{
+	union kjt_attr a;
+
+	if (!cuda || !l2)
+		return 0;
+	if (p_cuCtxSetLimit(KJT_LIMIT_PERSISTING_L2, 0) || p_cuCtxResetPersistingL2Cache()) {
+		l2 = 0;
+		return 1;
+	}
+	memset(&a, 0, sizeof(a));
+	window = p_cuStreamSetAttribute(stream, KJT_STREAM_ATTR_ACCESS_POLICY_WINDOW, &a) == 0;
+	return 0;
+}
+
+/* After a timed call: 0 nothing set, 1 the persisting limit set again, 2
+ * an access policy window on the stream (where it could be cleared); -1
+ * when the driver could not be asked for the limit. */
+int kjt_l2_check(void *stream)
+{
+	union kjt_attr a;
+	size_t limit = 0;
+
+	if (!cuda || !l2)
+		return 0;
+	if (p_cuCtxGetLimit(&limit, KJT_LIMIT_PERSISTING_L2))
+		return -1;
+	if (limit != 0)
+		return 1;
+	memset(&a, 0, sizeof(a));
+	if (window && p_cuStreamGetAttribute(stream, KJT_STREAM_ATTR_ACCESS_POLICY_WINDOW, &a) == 0 &&
+	    a.window.num_bytes != 0)
+		return 2;
+	return 0;
 }

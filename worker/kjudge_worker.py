@@ -1246,6 +1246,9 @@ class Worker:
         launch = min(lat) if lat else 0.0
         return {"copy_gbs": gbs, "launch_ms": launch}
 
+    # The native functions every timed call goes through.
+    _KJT_GUARDED = ("kjt_begin", "kjt_end", "kjt_sample", "kjt_l2_reset", "kjt_l2_check")
+
     def _arm(self):
         """Load the native timer and note what the timed loop relies on, at
         hello: before any task or candidate code is imported, so a change
@@ -1262,11 +1265,13 @@ class Worker:
                                     ("kjt_sample", ctypes.c_int,
                                      [ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                                       ctypes.POINTER(ctypes.c_double)]),
-                                    ("kjt_reset", None, [])):
+                                    ("kjt_reset", None, []),
+                                    ("kjt_l2_reset", ctypes.c_int, [ctypes.c_void_p]),
+                                    ("kjt_l2_check", ctypes.c_int, [ctypes.c_void_p])):
                 fn = getattr(lib, name)
                 fn.restype, fn.argtypes = res, args
             self._kjt = lib
-            self._kjt_fns = tuple(getattr(lib, n) for n in ("kjt_begin", "kjt_end", "kjt_sample"))
+            self._kjt_fns = tuple(getattr(lib, n) for n in self._KJT_GUARDED)
             self._kjt_ready = False
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
@@ -1289,7 +1294,7 @@ class Worker:
         for owner, name, orig in self._guard:
             if getattr(owner, name, None) is not orig and owner.__dict__.get(name) is not orig:
                 raise HarnessTampered(f"{getattr(owner, '__name__', owner)}.{name} was replaced")
-        if tuple(getattr(self._kjt, n) for n in ("kjt_begin", "kjt_end", "kjt_sample")) != self._kjt_fns:
+        if tuple(getattr(self._kjt, n) for n in self._KJT_GUARDED) != self._kjt_fns:
             raise HarnessTampered("the native timer's functions were replaced")
 
     def _timer_ready(self):
@@ -1316,14 +1321,27 @@ class Worker:
         return max(3 * lat[int(0.99 * (len(lat) - 1))], 0.005)
 
     def _timed_call(self, inputs, flush, stream, thr, made=None):
+        kjt = self._kjt
+        # No persisting L2 left by an earlier call (kjudge_timer.c), before
+        # the flush, so that the flush evicts what was kept; no-ops on the
+        # CPU and where the device has none.
+        kjt.kjt_l2_reset(stream)
         if flush is not None:
             flush.fill_(0)
-        kjt = self._kjt
         if kjt.kjt_begin(stream) != 0:
             raise RuntimeError("the native timer failed to start a sample")
         out = self.model(*inputs) if made is None else made
         if kjt.kjt_end(stream, thr) != 0:
             raise RuntimeError("the native timer failed to end a sample")
+        l2 = kjt.kjt_l2_check(stream)
+        if l2 > 0:
+            raise L2PersistenceSet(
+                "the call left " + ("the persisting-L2 limit (cudaLimitPersistingL2CacheSize) set"
+                                    if l2 == 1 else "an access policy window on the timed stream")
+                + ": data kept in L2 across the flush between timed calls")
+        if l2 < 0:
+            raise RuntimeError("CUDA: the driver could not be asked for the persisting-L2 limit "
+                               "after the call")
         return out
 
     def _same_outputs(self, prev, outs):
@@ -1641,6 +1659,10 @@ class _Vmm:
 
 class HarnessTampered(Exception):
     """The code under test replaced something the timing harness relies on."""
+
+
+class L2PersistenceSet(Exception):
+    """A timed call left persisting-L2 state set (kjudge_timer.c)."""
 
 
 class LazyOutput(Exception):

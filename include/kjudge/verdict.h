@@ -136,7 +136,11 @@ enum kj_category {
 	  "call's outputs")                                                                 \
 	X(REPLAY, "ReplayDetected", CANDIDATE, TIMING,                                      \
 	  "the candidate was fast only on inputs it had seen before: on new ones its "      \
-	  "calls took several times its median")
+	  "calls took several times its median")                                            \
+	X(L2_PERSIST, "L2PersistenceSet", CANDIDATE, TIMING,                                \
+	  "a timed call left persisting-L2 state set (the persisting L2 limit, or an "      \
+	  "access policy window on the timed stream), which keeps data in the L2 cache "    \
+	  "across the flush between calls")
 
 enum kj_etype {
 #define KJ__ET_ENUM(e, name, charge, cat, text) KJ_ET_##e,

@@ -421,6 +421,8 @@ static int reply_failed(struct tside *ts, const json_t *rep, struct kj_reply *r,
 		r->type = KJ_ET_TAMPERED;
 	else if (cls && !strcmp(cls, "LazyOutput"))
 		r->type = KJ_ET_LAZY_OUTPUT;
+	else if (cls && !strcmp(cls, "L2PersistenceSet"))
+		r->type = KJ_ET_L2_PERSIST;
 	else if (sticky)
 		r->type = KJ_ET_CUDA;
 	else if (cls && strstr(cls, "CompilationError"))

@@ -28,7 +28,9 @@ expect.json: {"exit": 0|1, "total_cases": N, "passed_cases": K,
 "env": {variables for the judge} (optional),
 "task": FILE of tests/candidates/tasks/ to judge on instead of addmul_torch.py
 (optional), "files": [files of the candidate's directory copied beside it]
-(optional)}, or {"one_of": [such objects]} where more than one verdict is
+(optional), "devices": ["cuda", ...] (optional: the devices it is judged
+on, as in check_bench.py; elsewhere it is skipped, with a "# skipped"
+line)}, or {"one_of": [such objects]} where more than one verdict is
 right, or {"each_case": {"error_type": [names]}, "total_cases": N}: each
 case passes or fails with one of those types.  A failure may also name "exception" (the candidate's own exception
 class, which must end with it), "status" and "charged" (kjudge's fields).
@@ -252,6 +254,21 @@ def run_one(name, kjudge, device, work):
     return bad, took
 
 
+def on_device(names, expect, device):
+    """The names whose expect file names no devices, or this one among
+    them ("devices": ["cuda"] for a candidate that needs a GPU); the others
+    are named on a comment line, which tests/run does not count."""
+    keep = []
+    for n in names:
+        with open(os.path.join(CANDIDATES, n, expect)) as f:
+            devices = json.load(f).get("devices")
+        if devices and device.split(":")[0] not in devices:
+            print(f"# skipped: hostile: {n} (judged on {', '.join(devices)} only)", flush=True)
+        else:
+            keep.append(n)
+    return keep
+
+
 def report(name, bad, took, verbose):
     """One candidate's lines, as tests/run counts them."""
     timing = f" ({took:.1f} s)" if verbose else ""
@@ -355,6 +372,7 @@ def main():
         return serve(kjudge, args.device, args.work, args.verbose)
     names = args.names or sorted(n for n in os.listdir(CANDIDATES)
                                  if os.path.isfile(os.path.join(CANDIDATES, n, "expect.json")))
+    names = on_device(names, "expect.json", args.device)
     work = tempfile.mkdtemp(prefix="kj-hostile-")
     failed = 0
     try:
