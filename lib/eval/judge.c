@@ -734,16 +734,19 @@ static int retime(struct run *rn, struct kj_task *t, struct kj_attempt *a,
 
 /*
  * Where the time of one run of the task went, for attempts.env's
- * judge_phases: the workers' start, the wait for the device, verify, the
- * benchmark, and the judge's own record of the phases (kjudge.timings).
+ * judge_phases: the workers' start, the builds of the candidate's torch
+ * extensions while its module loaded (build_s, which the start's figure
+ * leaves out; a build in a later call is in its phase's figure and in
+ * detail's build_s), the wait for the device, verify, the benchmark, and
+ * the judge's own record of the phases (kjudge.timings).
  * Best effort: a figure that cannot be noted is left out, and its absence
  * says so (no verdict rests on it).
  */
-static json_t *note_phases(struct run *rn, int disabled, double start, double wait,
-			   double verify, double bench, const json_t *detail)
+static json_t *note_phases(struct run *rn, int disabled, double start, double build,
+			   double wait, double verify, double bench, const json_t *detail)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f}", "start_s", start, "device_wait_s", wait,
-			      "verify_s", verify, "benchmark_s", bench);
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "start_s", start - build, "build_s", build,
+			      "device_wait_s", wait, "verify_s", verify, "benchmark_s", bench);
 
 	if (!o)
 		return NULL;
@@ -772,7 +775,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	struct kj_result vr, br;
 	struct kj_hooks hooks = { rn->x, on_case };
 	int rc, lock = -1, task_open = 0;
-	double t0 = now_s(), t_started = 0, t_device = 0, t_verified = 0, t_bench = 0;
+	double t0 = now_s(), t_started = 0, t_device = 0, t_verified = 0, t_bench = 0, built = 0;
 	json_t *noted;
 
 	memset(verify, 0, sizeof(*verify));
@@ -833,6 +836,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	if (rc == KJ_OK && !disabled && t.env && !rn->env)
 		rn->env = json_incref(t.env);
 	t_started = now_s();
+	built = json_number_value(json_object_get(a.timings, "build_s"));
 	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
 	t_device = now_s();
@@ -889,7 +893,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	}
 	if (lock >= 0)
 		close(lock);
-	noted = note_phases(rn, disabled, t_started - t0, t_device - t_started,
+	noted = note_phases(rn, disabled, t_started - t0, built, t_device - t_started,
 			    t_verified - t_device, t_bench - t_verified, a.timings);
 	/* The store's own failure, an interrupt or a device that is not on
 	 * the machine stops the attempt (it stays running for the next run);
