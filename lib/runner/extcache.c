@@ -60,8 +60,9 @@
  *     a FIFO) and the entry is not made.
  * What a candidate can still do: build what it likes for itself (a build
  * that the judge will not make, or one it makes in its own process anyway,
- * is its own), and ask for builds until its request's deadline (each is
- * bounded by the candidate's timeout; at most KJ__EXT_BUILDS_MAX a run).
+ * is its own), and ask for builds: at most KJ__EXT_BUILDS_MAX a run, all
+ * of them within the candidate's timeout (torch.c), past which it builds
+ * in its own process, against its own requests' time.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -49,7 +49,8 @@ int kj__cases_load(const char *path, json_t **cases, char sha256[65], struct kj_
 /* A build directory's inputs, at most (count, and bytes in all). */
 #define KJ__EXT_INPUTS_MAX 64
 #define KJ__EXT_INPUT_BYTES (32 << 20)
-/* Builds the judge runs for one run of a task, at most. */
+/* Builds the judge runs for one run of a task, at most (and together for
+ * no longer than the candidate's timeout). */
 #define KJ__EXT_BUILDS_MAX 16
 
 struct kj_sandbox;

@@ -776,8 +776,11 @@ static json_t *serve_build(struct tside *ts, const json_t *msg, int builds, stru
 	if (!builds || !tt->ext_on || ts->s->role != KJ_SIDE_CANDIDATE || !name)
 		return json_pack("{s:b, s:s}", "built", 0, "why", "the judge builds only while "
 				 "the candidate's module loads or runs untimed");
-	if (tt->ext_builds >= KJ__EXT_BUILDS_MAX)
-		return json_pack("{s:b, s:s}", "built", 0, "why", "too many builds in one run");
+	/* The builds of a run share one budget, the candidate's timeout: the
+	 * time they take is not counted against its requests. */
+	if (tt->ext_builds >= KJ__EXT_BUILDS_MAX || tt->build_s >= tt->timeout_s - 1)
+		return json_pack("{s:b, s:s}", "built", 0, "why", "too many builds in one run, "
+				 "or their time is spent");
 	if (!tt->ext_identity[0] &&
 	    kj__ext_identity(ts->hello, kj_config_env(tt->cfg, "PATH"),
 			     kj_config_env(tt->cfg, "CUDA_HOME"), tt->ext_identity,
@@ -795,7 +798,7 @@ static json_t *serve_build(struct tside *ts, const json_t *msg, int builds, stru
 	c.root_dir = tt->bsb_root;
 	c.argv = argv;
 	c.envp = tt->benv.v;
-	c.timeout_s = tt->timeout_s;
+	c.timeout_s = tt->timeout_s - tt->build_s;
 	rc = kj__ext_serve(&c, name, &res, err);
 	if (rc == KJ_ENOMEM || rc == KJ_EINTR)
 		return NULL;

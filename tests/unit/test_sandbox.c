@@ -121,6 +121,29 @@ KJ_TEST(sandbox_writes_only_where_allowed)
 	box_release(&b);
 }
 
+/* kj_sandbox_rw_at: a directory of the host seen at another place
+ * inside, writable there and only there; the place beside it is not. */
+KJ_TEST(sandbox_writable_directory_seen_elsewhere)
+{
+	struct box b;
+	char at[128], path[200];
+
+	box_init(&b);
+	snprintf(at, sizeof(at), "%s/at", b.dir);
+	KJ_CHECK(mkdir(at, 0700) == 0);
+	KJ_CHECK_INT(kj_sandbox_rw_at(&b.sb, at, "/kjudge/ext/one"), KJ_OK);
+	KJ_CHECK_STR(ask_box(&b, ANSWER("(echo x > /kjudge/ext/one/f && echo yes || echo no); "
+					"(echo x > /kjudge/ext/two 2>/dev/null && echo yes || echo no); "
+					"(ls $RW/../at 2>/dev/null | wc -l)")),
+		     "yes;no;0;");
+	snprintf(path, sizeof(path), "%s/f", at);
+	KJ_CHECK(access(path, F_OK) == 0);
+	/* A place inside that is not absolute is refused at spawn. */
+	KJ_CHECK_INT(kj_sandbox_rw_at(&b.sb, at, "relative"), KJ_EINVAL);
+	KJ_CHECK(b.sb.overflow);
+	box_release(&b);
+}
+
 KJ_TEST(sandbox_is_its_own_pid_net_and_host)
 {
 	struct box b;
