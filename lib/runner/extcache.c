@@ -81,6 +81,12 @@
 #include "base/locate.h"
 #include "runner/runner_internal.h"
 
+/* Set when an allocation failed while serving a request: the judge's own
+ * failure, which no answer may hide (a build declined for want of memory
+ * would end in the candidate's own build, and perhaps a pass).  The judge
+ * serves one request at a time, from one thread. */
+static int oom;
+
 /* One input: build.ninja or a source file of the build directory. */
 struct input {
 	char name[256];
@@ -155,8 +161,10 @@ static char *read_fd(int fd, size_t max, size_t *len)
 		errno = EFBIG;
 		return NULL;
 	}
-	if (!(buf = malloc((size_t)st.st_size + 1)))
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		oom = 1;
 		return NULL;
+	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 
@@ -168,6 +176,21 @@ static char *read_fd(int fd, size_t max, size_t *len)
 	}
 	*len = got;
 	return buf;
+}
+
+/* A directory stream of its own over the directory open as fd (fd stays
+ * the caller's); NULL with errno, nothing left open. */
+static DIR *dir_of(int fd)
+{
+	int d = dup(fd);
+	DIR *dir = d < 0 ? NULL : fdopendir(d);
+
+	if (!dir) {
+		oom |= errno == ENOMEM;
+		if (d >= 0)
+			close(d);
+	}
+	return dir;
 }
 
 static int by_name(const void *a, const void *b)
@@ -195,7 +218,7 @@ static int read_inputs(const char *host, const char *name, struct inputs *in, ch
 		snprintf(why, wsize, "no build directory '%s' (%s)", name, strerror(errno));
 		goto out;
 	}
-	if (!(d = fdopendir(dup(dfd)))) {
+	if (!(d = dir_of(dfd))) {
 		snprintf(why, wsize, "cannot read the build directory: %s", strerror(errno));
 		goto out;
 	}
@@ -279,6 +302,7 @@ static int sha_fd(int fd, char hex[KJ_SHA256_HEX], long long *size)
 	rc = kj__sha256_hex(buf, len, hex);
 	free(buf);
 	*size = (long long)len;
+	oom |= rc < 0;
 	return rc;
 }
 
@@ -294,7 +318,8 @@ static void remove_sealed(const char *path)
 /*
  * Whether the entry at path is whole: its manifest (the judge's) names
  * every file it holds, each a regular file of the size and SHA-256 it
- * says, and nothing else is there.  1 whole, 0 damaged, -1 not there.
+ * says, and nothing else is there.  1 whole, 0 damaged, -1 not there, -2
+ * not known for want of memory (oom).
  */
 static int entry_whole(const char *path)
 {
@@ -313,7 +338,7 @@ static int entry_whole(const char *path)
 		close(mfd);
 	if (!man) {
 		close(dfd);
-		return 0;
+		return oom ? -2 : 0;
 	}
 	man[len] = '\0';
 	ok = 1;
@@ -335,7 +360,7 @@ static int entry_whole(const char *path)
 	}
 	free(man);
 	/* Nothing but the manifest and what it lists. */
-	d = ok ? fdopendir(dup(dfd)) : NULL;
+	d = ok ? dir_of(dfd) : NULL;
 	if (ok && !d)
 		ok = 0;
 	while (d && (e = readdir(d)) != NULL)
@@ -344,6 +369,8 @@ static int entry_whole(const char *path)
 	if (d)
 		closedir(d);
 	close(dfd);
+	if (oom)
+		return -2;
 	return ok && listed > 0 && found == listed + 1;
 }
 
@@ -361,7 +388,7 @@ static int seal(const char *stage, char *why, size_t wsize)
 	size_t len = 0, cap = 0;
 	int files = 0;
 
-	if (dfd < 0 || !(d = fdopendir(dup(dfd))))
+	if (dfd < 0 || !(d = dir_of(dfd)))
 		goto out;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
@@ -390,8 +417,10 @@ static int seal(const char *stage, char *why, size_t wsize)
 		if (len + 400 > cap) {
 			char *m = realloc(man, cap = 2 * cap + 4096);
 
-			if (!m)
+			if (!m) {
+				oom = 1;
 				goto out;
+			}
 			man = m;
 		}
 		len += (size_t)snprintf(man + len, cap - len, "%s %lld %s\n", hex, size, e->d_name);
@@ -439,7 +468,7 @@ static int copy_out(const char *entry, const char *host, const char *name, char 
 	if ((src = open(entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (root = open(host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (dst = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    !(d = fdopendir(dup(src)))) {
+	    !(d = dir_of(src))) {
 		snprintf(why, wsize, "cannot open the entry or the build directory: %s",
 			 strerror(errno));
 		goto out;
@@ -568,6 +597,15 @@ static int build(const struct kj__ext_ctx *c, const char *name, const struct inp
 		kj__rm_rf(stage);
 		return kj_error_set(err, rc, "%s", e.msg);
 	}
+	if (rc == KJ_ETIMEDOUT) {
+		/* Its time is up (the builder ends ninja at its timeout; this is
+		 * a build that kept the builder past it too). */
+		res->failed = 1;
+		snprintf(res->why, sizeof(res->why), "the build did not finish within %.0f s",
+			 c->timeout_s);
+		kj__rm_rf(stage);
+		return KJ_OK;
+	}
 	if (rc != KJ_OK || !json_is_true(json_object_get(rep, "ok")) ||
 	    !json_is_integer(json_object_get(rep, "rc"))) {
 		/* The builder did not run the build (a sandbox that cannot be
@@ -622,6 +660,7 @@ int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_
 	int whole, rc = KJ_OK;
 
 	memset(res, 0, sizeof(*res));
+	oom = 0;
 	if (!kj__ext_name_ok(name)) {
 		snprintf(res->why, sizeof(res->why), "not a name of a build directory");
 		return KJ_OK;
@@ -640,6 +679,8 @@ int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_
 		goto out;
 	}
 	whole = entry_whole(entry);
+	if (whole == -2)
+		goto out;
 	if (whole == 0) {
 		/* Damaged or changed since the judge sealed it: never used. */
 		res->damaged = 1;
@@ -660,6 +701,10 @@ int kj__ext_serve(const struct kj__ext_ctx *c, const char *name, struct kj__ext_
 out:
 	inputs_free(in);
 	free(in);
+	if (oom && rc == KJ_OK) {
+		res->built = 0;
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory serving a build");
+	}
 	return rc;
 }
 

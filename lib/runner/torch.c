@@ -1966,7 +1966,6 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
 {
 	struct ttask *tt;
-	struct kj_error e;
 	int rc, i;
 
 	memset(t, 0, sizeof(*t));
@@ -2091,16 +2090,28 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	/* Extensions built by the judge: where there is a cache to keep them
 	 * and a sandbox to build them in (its own, for each build). */
 	tt->ext_on = cfg->build_cache_dir && cfg->sandbox;
-	if (tt->ext_on &&
-	    (snprintf(tt->ext_root, sizeof(tt->ext_root), "%s", cfg->build_cache_dir) >=
-		     (int)sizeof(tt->ext_root) ||
-	     kj__mkdirs(tt->ext_root, 0700) < 0 ||
-	     make_dir(tt->cand_files, "ext", tt->ext_host, sizeof(tt->ext_host), &e) != KJ_OK ||
-	     make_dir(a->scratch, "sb-root-build", tt->bsb_root, sizeof(tt->bsb_root), &e) != KJ_OK ||
-	     env_builder(tt, &tt->benv) < 0))
-		tt->ext_on = 0; /* every build in the candidate's own process, as without */
-	if (tt->ext_on)
+	if (tt->ext_on) {
+		if (snprintf(tt->ext_root, sizeof(tt->ext_root), "%s", cfg->build_cache_dir) >=
+		    (int)sizeof(tt->ext_root)) {
+			rc = kj_error_set(err, KJ_EINVAL, "build cache path too long");
+			goto fail;
+		}
+		if (kj__mkdirs(tt->ext_root, 0700) < 0) {
+			rc = kj_error_set(err, KJ_EIO, "build cache '%s': cannot create: %s",
+					  tt->ext_root, strerror(errno));
+			goto fail;
+		}
+		if ((rc = make_dir(tt->cand_files, "ext", tt->ext_host, sizeof(tt->ext_host),
+				   err)) != KJ_OK ||
+		    (rc = make_dir(a->scratch, "sb-root-build", tt->bsb_root, sizeof(tt->bsb_root),
+				   err)) != KJ_OK)
+			goto fail;
+		if (env_builder(tt, &tt->benv) < 0) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto fail;
+		}
 		kj__sweep_dead_runs(tt->ext_root, "stage-", sweep_stage, NULL);
+	}
 	if (env_build(tt, &tt->env, tt->ref_home, NULL) < 0 ||
 	    env_build(tt, &tt->cenv, tt->cand_home, tt->ext_on ? KJ__EXT_INSIDE : NULL) < 0) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
