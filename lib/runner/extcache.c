@@ -58,6 +58,10 @@
  *     used: a damaged or changed entry is removed and built again, never
  *     copied; anything in a stage but regular files (a link, a directory,
  *     a FIFO) and the entry is not made.
+ * A build whose output depends on more than its inputs (the time, chance:
+ * __TIME__, a flag that runs $RANDOM) is kept as it first came out, and
+ * whoever sends the same inputs, byte for byte, gets that one: as any
+ * build cache, and never another key's.
  * What a candidate can still do: build what it likes for itself (a build
  * that the judge will not make, or one it makes in its own process anyway,
  * is its own), and ask for builds: at most KJ__EXT_BUILDS_MAX a run, all
