@@ -1101,7 +1101,11 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 				      &es[i]);
 		sv[i]->nonce = nonce;
 	}
-	for (i = 0; i < n; i++) {
+	/* The candidate's reply first (the last side): a build it asks for
+	 * while its module loads is served at once, beside the reference's
+	 * import, as its own build would have run; the reference's reply
+	 * waits on its channel meanwhile. */
+	for (i = n - 1; i >= 0; i--) {
 		struct tside *ts = sv[i];
 		struct kj_reply *f = &ts->s->load_failure;
 		json_t *rep = NULL;
