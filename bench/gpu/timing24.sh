@@ -144,7 +144,7 @@ fi
 
 if part KBADV 120; then
 	ref=$KB/KernelBench/level1/1_Square_matrix_multiplication_.py
-	for adv in result_reuse_kernel zero_out_kernel non_default_stream_kernel; do
+	for adv in ${KBADV_KERNELS:-result_reuse_kernel zero_out_kernel non_default_stream_kernel}; do
 		pairdir "$W/adv_$adv" "$ref" "$KB/src/kernelbench/unit_tests/test_kernels/$adv.py"
 		capped "$CAP" bash -c "$(declare -f vb summ); K=$K OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb adv_$adv $W/adv_$adv"
 	done
@@ -152,9 +152,10 @@ fi
 
 if part KBEX 200; then
 	P=$KB/src/kernelbench/prompts
-	for pair in "model_ex_add model_new_ex_add" "model_ex_add model_new_ex_add_triton" \
-		"few_shot/model_ex_fuse_gelu few_shot/model_new_ex_fuse_gelu" \
-		"few_shot/model_ex_flash_attn few_shot/model_new_ex_flash_attn"; do
+	for pair in ${KBEX_PAIRS:-"model_ex_add:model_new_ex_add" "model_ex_add:model_new_ex_add_triton" \
+		"few_shot/model_ex_fuse_gelu:few_shot/model_new_ex_fuse_gelu" \
+		"few_shot/model_ex_flash_attn:few_shot/model_new_ex_flash_attn"}; do
+		pair=${pair/:/ }
 		set -- $pair
 		name=ex_$(basename "$2")
 		pairdir "$W/$name" "$P/$1.py" "$P/$2.py"
@@ -173,6 +174,27 @@ PY
 			[ "$(left)" -lt 30 ] && break 2
 		done
 	done
+fi
+
+if part EVAL100 400; then
+	# every KernelBench level-1 reference against itself (bench/gpu/
+	# eval_vs_kb.sh's step c2): the time for all 100 and each A/A.
+	capped "$CAP" env SKIP_KJ_SUB=1 SKIP_KB=1 OUT="$OUT" DEADLINE="$CAP" bash bench/gpu/eval_vs_kb.sh \
+		> "$OUT/eval100.out" 2>&1
+	echo "   eval_vs_kb rc=$?"
+	tail -5 "$OUT/eval100.out"
+	f=$(ls /tmp/evk/kj_all.sqlite 2>/dev/null) && cp "$f" "$OUT/kj_all.sqlite" && python3 - "$f" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT t.name, a.status, a.error_type, a.speedup FROM attempts a JOIN tasks t USING (task_key)").fetchall()
+sp = sorted(r[3] for r in rows if r[3])
+print(f"   attempts {len(rows)}, passed {sum(r[1] == 'pass' for r in rows)}, speedups {len(sp)}:",
+      f"min {sp[0]:.4f} median {sp[len(sp)//2]:.4f} max {sp[-1]:.4f}," if sp else "",
+      f"within 2 %: {sum(abs(x - 1) <= 0.02 for x in sp)}, within 5 %: {sum(abs(x - 1) <= 0.05 for x in sp)}")
+for r in rows:
+    if r[1] != "pass" or not r[3] or abs(r[3] - 1) > 0.02:
+        print("   ", r)
+PY
 fi
 
 if part COST 90; then
