@@ -225,6 +225,12 @@ struct kj_case {
 	 * side's round_sample_ms / judge_ms (the reference's 1 when it was
 	 * not timed here), and the least the candidate's may be */
 	double check_ratio_ref, check_ratio_cand, check_ratio_min;
+	double judge_resolution_ms; /* what the judge's figure of a call may be
+				     * off by: the harness's cost per call is
+				     * taken off as the reference's worker
+				     * measured it (docs/cli.md) */
+	int timing_rechecked;   /* the cross-check tripped once and the case
+				 * was timed again */
 };
 
 /* An empty case: a judge error "not judged", index i. */

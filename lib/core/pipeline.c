@@ -1083,6 +1083,13 @@ struct timed {
 			 * case is timed again through host memory */
 };
 
+/* Its rounds forgotten (the samples and the per-round figures), what the
+ * judge has checked of its outputs kept. */
+static void timed_reset(struct timed *t)
+{
+	t->ms.n = t->esc.n = t->over.n = t->wall.n = t->smean.n = 0;
+}
+
 static void timed_release(struct timed *t)
 {
 	free(t->ms.v);
@@ -1539,25 +1546,57 @@ static double quantile_of(struct dvec *d, double p)
 	return q;
 }
 
+/* The p-quantile (p >= 0) or, with p < 0, the MAD of d, d left in its
+ * order (its rounds stay paired with the other side's); NAN without memory. */
+static double stat_kept(const struct dvec *d, double p)
+{
+	struct dvec c = { NULL, 0, 0 };
+	double r;
+
+	if (d->n && !(c.v = malloc(d->n * sizeof(double))))
+		return NAN;
+	if (d->n)
+		memcpy(c.v, d->v, d->n * sizeof(double));
+	c.n = c.cap = d->n;
+	r = p >= 0 ? quantile_of(&c, p) : mad_of(&c);
+	free(c.v);
+	return r;
+}
+
+/*
+ * The harness's cost per call to take off round i of a side: the
+ * reference's worker's in the same ABBA pair (a round of as many calls,
+ * at the same time), where it measured one per pair; else `over`.
+ */
+static double over_at(const struct dvec *ov, size_t n_rounds, size_t i, double over)
+{
+	return ov && ov->n == n_rounds && i < ov->n ? ov->v[i] : over;
+}
+
 /*
  * A side's figures from the judge's clock (kj_latency's judge_ms and its
  * interval, round_sample_ms, overhead_ms): its rounds' wall time per call
- * less `over`, the harness's cost per call, at JUDGE_Q; its samples per
- * round at the same quantile.  Call after kj__latency.
+ * less the harness's cost per call (over_at), at JUDGE_Q; its samples per
+ * round at the same quantile.  The interval is widened by `res` on each
+ * side: what taking off a cost another worker measured may be off by.
+ * Call after kj__latency.
  */
-static int judge_figures(struct timed *t, double over, struct kj_latency *l)
+static int judge_figures(struct timed *t, const struct dvec *ov, double over, double res,
+			 struct kj_latency *l)
 {
 	struct dvec j = { NULL, 0, 0 };
 	size_t i;
 	int rc = KJ_OK;
 
 	for (i = 0; rc == KJ_OK && i < t->wall.n; i++)
-		rc = dvec_add(&j, t->wall.v[i] - over);
+		rc = dvec_add(&j, t->wall.v[i] - over_at(ov, t->wall.n, i, over));
 	if (rc != KJ_OK) {
 		free(j.v);
 		return rc;
 	}
 	quantile_ci(&j, JUDGE_Q, &l->judge_ms, &l->judge_ci_low_ms, &l->judge_ci_high_ms);
+	l->judge_ci_low_ms -= res;
+	l->judge_ci_high_ms += res;
 	free(j.v);
 	l->rounds = (int)t->wall.n;
 	l->round_sample_ms = quantile_of(&t->smean, JUDGE_Q);
@@ -1569,25 +1608,29 @@ static int judge_figures(struct timed *t, double over, struct kj_latency *l)
  * The speedup.  The judge's own is the median over pairs of rounds (the
  * reference's and the candidate's of one ABBA pair, so that what changed
  * between pairs falls on both) of the ratio of their judge's figures, each
- * round's wall time per call less the harness's cost `over` (the given or
- * shared baseline's figure `ref_j` where the reference was not timed); the
- * candidate's no less than the physical floor.  Its 95 % interval is the
- * median's (order statistics).  The samples' medians measure a call to the
- * microsecond where the judge's clock sees rounds: their ratio is the
- * speedup when it lies within the judge's interval, else the nearer end of
- * it (speedup_bounded): the speedup never exceeds what the judge's clock
- * saw by more than that interval, whatever the samples say.
+ * round's wall time per call less the harness's cost (over_at: the
+ * reference's round's of the pair; the given or shared baseline's figure
+ * `ref_j` where the reference was not timed); the candidate's no less than
+ * the physical floor.  Its 95 % interval is the median's (order
+ * statistics), widened by the judge's resolution `res` on the candidate's
+ * figure.  The samples' medians measure a call to the microsecond where
+ * the judge's clock sees rounds: their ratio is the speedup unless it is
+ * above that interval, then the interval's upper end (speedup_bounded):
+ * the speedup never exceeds what the judge's clock saw by more than that
+ * interval, whatever the samples say.
  */
-static int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref, double over,
-			 double ref_j, double ref_med, double floor_ms, struct kj_case *c)
+static int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
+			 const struct dvec *ov, double over, double res, double ref_j,
+			 double ref_med, double floor_ms, struct kj_case *c)
 {
 	struct dvec r = { NULL, 0, 0 };
 	struct kj_latency l;
 	size_t i, n = timing_ref && tr->wall.n < tc->wall.n ? tr->wall.n : tc->wall.n;
-	double s;
+	double s, lo, hi, jc_fig = c->cand.judge_ms, den;
 
 	for (i = 0; i < n; i++) {
-		double jr = timing_ref ? tr->wall.v[i] - over : ref_j, jc = tc->wall.v[i] - over;
+		double o = over_at(ov, tc->wall.n, i, over);
+		double jr = timing_ref ? tr->wall.v[i] - o : ref_j, jc = tc->wall.v[i] - o;
 
 		if (jc < floor_ms)
 			jc = floor_ms;
@@ -1601,15 +1644,34 @@ static int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref, dou
 		return KJ_ENOMEM;
 	}
 	free(r.v);
+	/* The pairs' interval, widened by what the candidate's figure may be
+	 * off by (res): a call of jc_fig could be one of jc_fig +- res.  Where
+	 * res reaches the floor the judge's clock bounds nothing from above. */
+	lo = l.ci_low_ms;
+	hi = l.ci_high_ms;
+	if (jc_fig < floor_ms)
+		jc_fig = floor_ms; /* as the pairs' figures were */
+	if (res > 0 && jc_fig > 0) {
+		lo *= jc_fig / (jc_fig + res);
+		den = jc_fig - res;
+		if (den < floor_ms)
+			den = floor_ms;
+		hi = den > 0 ? hi * jc_fig / den : (double)INFINITY;
+	} else if (res > 0) {
+		lo = 0.0; /* nothing to go by: the samples' ratio stands */
+		hi = INFINITY;
+	}
 	c->judge_speedup = l.median_ms;
-	c->judge_speedup_lo = l.ci_low_ms;
-	c->judge_speedup_hi = l.ci_high_ms;
+	c->judge_speedup_lo = lo;
+	c->judge_speedup_hi = isfinite(hi) ? hi : 0.0; /* 0: unbounded */
 	s = ref_med > 0 && c->cand.median_ms > 0 ? ref_med / c->cand.median_ms : 0.0;
 	c->speedup_bounded = 0;
 	if (!r.n) {
 		s = 0.0; /* no round the judge could figure: no speedup */
-	} else if (!(s >= l.ci_low_ms && s <= l.ci_high_ms)) {
-		s = s > l.ci_high_ms ? l.ci_high_ms : l.ci_low_ms;
+	} else if (s > hi) {
+		/* Never more than the judge's clock allows.  (Samples that
+		 * say less than the judge saw only cost their own side.) */
+		s = hi;
 		c->speedup_bounded = 1;
 	}
 	c->speedup = s;
@@ -1621,21 +1683,40 @@ static int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref, dou
  * judge's-clock figure: the reference's (trusted code, in the same harness)
  * says what the ratio is for honest work here, about 1.  The candidate's
  * may fall below it by CHECK_REL of its figure, plus CHECK_SPREAD times the
- * spread of the harness's cost per call over the reference's rounds, plus
- * CHECK_ABS (per device kind): what two workers running the same code
- * differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the figures
- * these come from).  Samples that claim less than that are not the time
- * the calls took: TimingMismatch.  The speedup never rests on them; this
- * makes a forgery a failure instead of a wasted effort.
+ * spread of the harness's cost per call over the reference's rounds or the
+ * judge's resolution (judge_resolution), whichever is more, plus CHECK_ABS
+ * (per device kind), over its figure: what two workers running the same
+ * code differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the
+ * figures these come from).  Samples that claim less than that are not the
+ * time the calls took: TimingMismatch, once it trips twice (the caller
+ * times the case again after a first trip: final 0 sets *tripped).  The
+ * speedup never rests on them; this makes a forgery a failure instead of a
+ * wasted effort.
  */
 #define CHECK_REL_CPU 0.10
 #define CHECK_REL_GPU 0.05
 #define CHECK_ABS_CPU 0.02  /* ms */
 #define CHECK_ABS_GPU 0.002 /* ms */
 #define CHECK_SPREAD 3.0
+/* The harness's cost per call of two workers running the same harness
+ * differs by this share of it (docs/PERFORMANCE.md, "The judge's clock":
+ * on the H100, charged one cost for all rounds, a 20 us matmul's came out
+ * up to 0.12 ms a call either side of the reference worker's 0.40; most of
+ * that is the cost changing between rounds, which the pairing takes off). */
+#define OVER_REL_CPU 0.05
+#define OVER_REL_GPU 0.10
 
-static int check_samples(struct kj_case *c, int timing_ref, double over, double spread, int gpu,
-			 struct kj_error *err)
+/* What the judge's figure of a call may be off by, beyond what the
+ * rounds' own scatter shows: OVER_REL of the harness's cost per call (each
+ * round is charged the cost of the reference's round in its pair, so what
+ * changes over time falls on both; what stays is two workers' difference). */
+static double judge_resolution(double over, int gpu)
+{
+	return (gpu ? OVER_REL_GPU : OVER_REL_CPU) * fabs(over);
+}
+
+static int check_samples(struct kj_case *c, int timing_ref, double over, double spread,
+			 double res, int gpu, int final, int *tripped, struct kj_error *err)
 {
 	double jc = c->cand.judge_ms, rc_ = 0, rr = 1.0, slack, least;
 
@@ -1647,16 +1728,21 @@ static int check_samples(struct kj_case *c, int timing_ref, double over, double 
 	if (rr > 1.0)
 		rr = 1.0;
 	slack = (gpu ? CHECK_REL_GPU : CHECK_REL_CPU) +
-		(CHECK_SPREAD * spread + (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU)) /
-			(jc > 0 ? jc : 1e-9);
+		((CHECK_SPREAD * spread > res ? CHECK_SPREAD * spread : res) +
+		 (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU)) / (jc > 0 ? jc : 1e-9);
 	least = rr * (1.0 - slack);
 	if (jc > 0)
 		rc_ = c->cand.round_sample_ms / jc;
 	c->check_ratio_ref = rr;
 	c->check_ratio_cand = rc_;
 	c->check_ratio_min = least;
+	c->judge_resolution_ms = res;
 	if (!(jc > 0) || rc_ >= least)
 		return KJ_OK;
+	if (!final) {
+		*tripped = 1; /* the caller times the case again */
+		return KJ_OK;
+	}
 	return kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate's samples say %.4g ms a call, "
 			    "its rounds on the judge's clock %.4g ms a call less the harness's %.4g "
 			    "ms: a ratio of %.3g, where the reference's is %.3g and the least "
@@ -1677,7 +1763,9 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
 	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
-	double cand_floor = 0, round_ms;
+	double cand_floor = 0, round_ms, warm_pace = 0, res_ms = 0;
+	const struct dvec *ov = NULL;
+	int retimed = 0, probed = 0;
 	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
 	int timing_ref = !b->skip_framework && !(shared_ref > 0);
 	/* The harness's cost per call: from the reference's rounds, else as
@@ -1793,6 +1881,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			 * wall time, the w calls and the round's own work. */
 			pace = (tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call
 								    : tr.wall_per_call) / w;
+			warm_pace = pace;
 			if (pass == 1 || w * pace >= 200)
 				break;
 			w = (int)(200 / (pace > 0.001 ? pace : 0.001));
@@ -1814,10 +1903,16 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	 * the scheduler spared. */
 	least = b->repeats > 5 ? (size_t)b->repeats : 5;
 	round_ms = strcmp(tc.timer, "cuda_event") ? ROUND_MS_CPU : ROUND_MS_GPU;
+retime:
 	for (;;) {
 		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
 
-		if (rounds > 0 && per > 0)
+		/* The first round as long as the others: its pace from the
+		 * warm-up (rounds of one length take the same harness cost off
+		 * both sides of a pair). */
+		if (rounds == 0)
+			per = warm_pace;
+		if (per > 0)
 			round_calls = (int)(round_ms / per); /* about round_ms of each side per round */
 		/* --max_repeats spread over MIN_ROUNDS rounds at least. */
 		if (b->max_repeats / MIN_ROUNDS > 0 && round_calls > b->max_repeats / MIN_ROUNDS)
@@ -1875,7 +1970,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	}
 	/* The sets neither side has seen in its rounds (above); a second
 	 * batch where the first trips, if there is room for its goldens. */
-	if (n_probe > 0) {
+	if (n_probe > 0 && !probed) {
 		double fastest, fastest_r, ratio_r;
 		int batch, tripped = 0, first = n_sets;
 
@@ -1926,6 +2021,9 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			goto out;
 		}
 	}
+	/* Seen once: a case timed again keeps this verdict (the sets are
+	 * no longer unseen). */
+	probed = 1;
 	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
 	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
 				   KJ_OK)) {
@@ -1939,19 +2037,40 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	 * shared baseline's): the same amount taken off both sides.  Then the
 	 * candidate's samples are checked against it (judge_figures). */
 	{
-		double over = timing_ref ? quantile_of(&tr.over, JUDGE_Q)
-			      : timing_empty ? quantile_of(&te.over, JUDGE_Q) : shared_over;
-		double spread = timing_ref ? mad_of(&tr.over) : timing_empty ? mad_of(&te.over) : 0;
-		int gpu = !strcmp(tc.timer, "cuda_event");
+		double over = timing_ref ? stat_kept(&tr.over, JUDGE_Q)
+			      : timing_empty ? stat_kept(&te.over, JUDGE_Q) : shared_over;
+		double spread = timing_ref     ? stat_kept(&tr.over, -1)
+				: timing_empty ? stat_kept(&te.over, -1) : 0;
+		int gpu = !strcmp(tc.timer, "cuda_event"), tripped = 0;
 
-		if (judge_figures(&tc, over, &c->cand) != KJ_OK ||
-		    (timing_ref && judge_figures(&tr, over, &c->ref) != KJ_OK)) {
+		if (isnan(over) || isnan(spread)) {
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
-		rc = check_samples(c, timing_ref, over, spread, gpu, err);
+
+		ov = timing_ref ? &tr.over : timing_empty ? &te.over : NULL;
+		res_ms = judge_resolution(over, gpu);
+		if (judge_figures(&tc, ov, over, res_ms, &c->cand) != KJ_OK ||
+		    (timing_ref && judge_figures(&tr, &tr.over, over, 0, &c->ref) != KJ_OK)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = check_samples(c, timing_ref, over, spread, res_ms, gpu, retimed, &tripped, err);
 		if (rc != KJ_OK || c->type != KJ_ET_NOT_JUDGED)
 			goto out;
+		if (tripped) {
+			/* Once more, from fresh rounds: what upset one set of
+			 * rounds (another process on the machine, a worker moved
+			 * between cores) seldom comes back; a forgery does. */
+			timed_reset(&tr);
+			timed_reset(&tc);
+			timed_reset(&te);
+			rounds = 0;
+			retimed = 1;
+			c->timing_rechecked = 1;
+			kj_attempt_tally(a, "timing_recheck_n", 1);
+			goto retime;
+		}
 	}
 	/* The physical floor: a call cannot be faster than the smallest kernel,
 	 * or than writing its outputs once at the device's copy bandwidth. */
@@ -2003,8 +2122,8 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	}
 	c->timed = 1;
 	{
-		rc = judge_speedup(&tr, &tc, timing_ref, c->cand.overhead_ms, c->ref.judge_ms,
-				   c->ref.median_ms, cand_floor, c);
+		rc = judge_speedup(&tr, &tc, timing_ref, ov, c->cand.overhead_ms, res_ms,
+				   c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
 		if (rc != KJ_OK) {
 			rc = kj_error_set(err, rc, "out of memory");
 			goto out;

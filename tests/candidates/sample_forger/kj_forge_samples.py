@@ -28,6 +28,25 @@ def _symbols(path, names):
     return found
 
 
+def harness_symbols(names):
+    """The addresses, in this process, of the named symbols of the native
+    timing harness (its statics included), or None when it is not mapped
+    or lacks one of them."""
+    base = path = None
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[-1].endswith("kjudge_timer.so") and int(parts[2], 16) == 0:
+                base, path = int(parts[0].split("-")[0], 16), parts[-1]
+                break
+    if path is None:
+        return None
+    sym = _symbols(path, set(names))
+    if any(n not in sym for n in names):
+        return None
+    return {n: base + v for n, v in sym.items()}
+
+
 def _harness():
     """The addresses of the harness's `samples` array and its count `n`."""
     base = path = None
