@@ -1564,13 +1564,34 @@ static double stat_kept(const struct dvec *d, double p)
 }
 
 /*
- * The harness's cost per call to take off round i of a side: the
- * reference's worker's in the same ABBA pair (a round of as many calls,
- * at the same time), where it measured one per pair; else `over`.
+ * The harness's cost per call to take off round i of a side: the median
+ * of the reference's worker's in the same ABBA pair and its neighbours
+ * (rounds of as many calls, at about the same time: a cost that drifts
+ * over the case falls on both sides, while one round of the reference's
+ * that the scheduler delayed does not make the candidate's look free),
+ * where it measured one per pair; else `over`.
  */
 static double over_at(const struct dvec *ov, size_t n_rounds, size_t i, double over)
 {
-	return ov && ov->n == n_rounds && i < ov->n ? ov->v[i] : over;
+	double a, b, c;
+
+	if (!ov || ov->n != n_rounds || i >= ov->n)
+		return over;
+	if (ov->n < 3)
+		return ov->v[i];
+	if (i == 0)
+		i = 1;
+	else if (i == ov->n - 1)
+		i = ov->n - 2;
+	a = ov->v[i - 1];
+	b = ov->v[i];
+	c = ov->v[i + 1];
+	/* The middle one of three. */
+	if ((a <= b && b <= c) || (c <= b && b <= a))
+		return b;
+	if ((b <= a && a <= c) || (c <= a && a <= b))
+		return a;
+	return c;
 }
 
 /*
