@@ -575,8 +575,8 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 		_exit(3);
 	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
 	if (rc == KJ_OK)
-		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s\n", o.status, o.clean, o.speedup,
-			     *o.error_type ? o.error_type : "-");
+		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s %.900s\n", o.status, o.clean,
+			     o.speedup, *o.error_type ? o.error_type : "-", o.message);
 	else if (rc == KJ_ENODEVICE)
 		n = snprintf(line, sizeof(line), "nodevice %s\n", err.msg);
 	else
@@ -1248,10 +1248,14 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			prog.done_here++;
 			if (strncmp(line, "ok ", 3) == 0) {
 				char st[16] = "", type[64] = "";
-				int clean = 0;
+				const char *why = "";
+				int clean = 0, at = 0;
 				double sp = 0;
 
-				sscanf(line + 3, "%15s %d %lf %63s", st, &clean, &sp, type);
+				/* The rest of the line, after the type, is the why. */
+				if (sscanf(line + 3, "%15s %d %lf %63s %n", st, &clean, &sp, type,
+					   &at) == 4 && at > 0)
+					why = line + 3 + at;
 				if (strcmp(st, "pass") == 0) {
 					prog.passed++;
 					prog.clean += clean != 0;
@@ -1276,10 +1280,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 						       clean ? "clean" : "not clean: ",
 						       clean ? "" : kj_cli_shown(type), speed);
 					else
-						printf("%s %s/%s: %s %s\n",
+						printf("%s %s/%s: %s %s%s%s\n",
 						       kj_cli_shown(set.tasks[c->task].name),
 						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       kj_cli_shown(st), kj_cli_shown(type));
+						       kj_cli_shown(st), kj_cli_shown(type),
+						       *why ? ": " : "", kj_cli_shown(why));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the

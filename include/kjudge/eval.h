@@ -142,6 +142,9 @@ struct kj_eval_outcome {
 	char category[16];
 	double speedup;          /* 0 when not benchmarked */
 	double judge_s;
+	char message[1024];      /* why, in one line, where the judge says more than the
+				  * error type (a translation's failing strategy and
+				  * last lines); "" otherwise */
 };
 
 /*
