@@ -71,6 +71,7 @@ enum {
 	OPT_SLURM_DIR,
 	OPT_WAIT,
 	OPT_MAX_RESUBMITS,
+	OPT_API,
 	OPT_COUNT_
 };
 
@@ -150,6 +151,9 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_MAX_RESUBMITS] = { .name = "max-resubmits", .type = KJ_CLI_INT, .metavar = "N",
 				.min = 0, .max = 100, .def = "3",
 				.help = "with --wait: how often one shard is submitted again" },
+	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
+		      .help = "a suite of specs: only the directions into these APIs, e.g. "
+			      "omp,opencl" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -588,6 +592,66 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	_exit(rc == KJ_OK ? 0 : 1);
 }
 
+/* --- a suite of specs: the study's scope ---------------------------------------------- */
+
+/*
+ * The directions of a suite of specs that the study holds (--api, those a
+ * translation attempts, those that can run here), the others said on
+ * stderr: a direction that cannot run here is not run, never a failure.
+ * 0, or -1 with *exit_code set after printing why.
+ */
+static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set,
+		       const char *apis, int timed, int quiet, int *exit_code)
+{
+	struct kj_error err;
+	json_t *not_run = NULL, *v;
+	size_t counts[4], i;
+	int rc;
+
+	rc = kj_eval_spec_scope(set, apis, timed, &not_run, counts, &err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		*exit_code = kj_cli_exit_for(cmd, rc);
+		return -1;
+	}
+	json_array_foreach(not_run, i, v)
+		fprintf(stderr, "kjudge eval: not run here: %s: %s\n",
+			kj_cli_shown(json_string_value(json_object_get(v, "task"))),
+			kj_cli_shown(json_string_value(json_object_get(v, "why"))));
+	if (!quiet && (counts[0] || counts[1] || counts[2]))
+		fprintf(stderr, "kjudge eval: the study: %zu direction%s (%zu outside --api, %zu "
+			"that no translation attempts, %zu not run here, left out with their %zu "
+			"translation%s)\n", set->n_tasks, set->n_tasks == 1 ? "" : "s", counts[0],
+			counts[1], counts[2], counts[3], counts[3] == 1 ? "" : "s");
+	rc = 0;
+	/* The directions not run are the run's too (runs.env, "not_run"),
+	 * for the report to name. */
+	if (json_array_size(not_run) && !set->problems && !(set->problems = json_array()))
+		rc = -1;
+	json_array_foreach(not_run, i, v) {
+		json_t *p = rc ? NULL : json_pack("{s:O, s:O, s:b}", "where",
+						  json_object_get(v, "task"), "why",
+						  json_object_get(v, "why"), "not_run", 1);
+
+		if (!p || json_array_append_new(set->problems, p) != 0)
+			rc = -1;
+	}
+	json_decref(not_run);
+	if (rc) {
+		kj_cli_error(cmd, "out of memory");
+		*exit_code = KJ_EXIT_FAIL;
+		return -1;
+	}
+	if (set->n_tasks == 0) {
+		kj_cli_error(cmd, "no direction left to judge: %zu outside --api, %zu that no "
+			     "translation attempts, %zu not run here", counts[0], counts[1],
+			     counts[2]);
+		*exit_code = KJ_EXIT_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
 /* --- shards (docs/slurm.md) ------------------------------------------------------------ */
 
 /* "I/K" into *i and *k: 0, or -1 after printing why. */
@@ -923,6 +987,16 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
+	if (rc == KJ_OK && (set.n_tasks == 0 || !set.tasks[0].spec_target) &&
+	    args.opt[OPT_API].count) {
+		kj_cli_error(cmd, "--api is for a suite of specs (its translation directions)");
+		exit_code = KJ_EXIT_USAGE;
+		goto out;
+	}
+	if (set.n_tasks > 0 && set.tasks[0].spec_target &&
+	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark, prog.quiet,
+			&exit_code) != 0)
+		goto out;
 	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
 		/* Whole programs: a few runs each, not a kernel's fifty calls. */
 		if (!args.opt[OPT_WARMUP].count)
@@ -933,6 +1007,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	for (i = 0; i < json_array_size(set.problems); i++) {
 		json_t *p = json_array_get(set.problems, i);
 
+		if (json_is_true(json_object_get(p, "not_run")))
+			continue; /* said by scope_specs */
 		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
 			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
 			kj_cli_shown(json_string_value(json_object_get(p, "why"))));

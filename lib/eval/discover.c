@@ -53,6 +53,8 @@ void kj_eval_set_release(struct kj_eval_set *set)
 		free(t->spec_source);
 		free(t->spec_target);
 		free(t->spec_root);
+		free(t->api_source);
+		free(t->api_target);
 	}
 	for (i = 0; i < set->n_cands; i++) {
 		struct kj_eval_cand *c = &set->cands[i];

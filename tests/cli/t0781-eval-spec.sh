@@ -57,9 +57,9 @@ test_expect 'eval judges the translations: verdicts, a bad line named, a task_er
 	verdicts s.db > v
 	cat v
 	grep -qx "parsuite-histogram-omp:opencl good 0 done pass 1 None none" v
-	grep -qx "parsuite-histogram-omp:opencl bad 0 done fail 0 RUN_FAIL candidate" v
+	grep -qx "parsuite-histogram-omp:opencl bad 0 done fail 0 VERIFY_FAIL candidate" v
 	grep -qx "parsuite-dot-opencl:omp good 0 done pass 1 None none" v
-	grep -qx "parsuite-dot-opencl:omp bad 0 done fail 0 RUN_FAIL candidate" v
+	grep -qx "parsuite-dot-opencl:omp bad 0 done fail 0 VERIFY_FAIL candidate" v
 	if [ ! -e /dev/nvidiactl ]; then
 		grep -qx "parsuite-dot-cuda:omp good 0 done task_error 0 BaselineFailed task" v
 	fi
@@ -76,7 +76,7 @@ rows = db.execute(\"SELECT a.task, a.model, c.record FROM case_results c JOIN at
 assert len(rows) == 4, rows
 for task, model, rec in rows:
     r = json.loads(rec)
-    assert r[\"status\"] == (\"PASS\" if model == \"good\" else \"RUN_FAIL\"), (task, model, r[\"status\"])
+    assert r[\"status\"] == (\"PASS\" if model == \"good\" else \"VERIFY_FAIL\"), (task, model, r[\"status\"])
     assert r[\"strategies\"], r
 t = db.execute(\"SELECT a.task, t.impl_ms, t.ref_ms, t.speedup FROM timings t JOIN attempts a USING (attempt_key)\").fetchall()
 assert len(t) == 2, t
