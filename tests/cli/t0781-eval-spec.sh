@@ -50,7 +50,7 @@ for r in db.execute("SELECT task, model, attempt, state, status, clean, error_ty
     print(*r)' "$1"
 }
 
-test_expect 'eval judges the translations: verdicts, a bad line named, a task_error for a baseline that fails' '
+test_expect 'eval judges the translations: verdicts, a bad line named, a direction that cannot run here not run' '
 	rc=0
 	ev s.db 2>err || rc=$?
 	grep -q "skipped .*gens.jsonl:4: not JSON" err
