@@ -578,6 +578,10 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	if (kj_cli_guard(cmd))
 		_exit(3);
 	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
+	/* The why ends the line: a newline of its own would cut it. */
+	for (n = 0; rc == KJ_OK && o.message[n]; n++)
+		if (o.message[n] == '\n' || o.message[n] == '\r')
+			o.message[n] = ' ';
 	if (rc == KJ_OK)
 		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s %.900s\n", o.status, o.clean,
 			     o.speedup, *o.error_type ? o.error_type : "-", o.message);

@@ -348,15 +348,7 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, jso
 			set->tasks[to[i]] = *t;
 			continue;
 		}
-		free(t->name);
-		free(t->path);
-		free(t->rel);
-		free(t->cases_path);
-		free(t->spec_source);
-		free(t->spec_target);
-		free(t->spec_root);
-		free(t->api_source);
-		free(t->api_target);
+		kj__eval_task_release(t);
 	}
 	set->n_tasks = kept;
 	for (i = 0; i < set->n_cands; i++) {
@@ -364,10 +356,7 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, jso
 
 		if (to[c->task] == (size_t)-1) {
 			counts[3]++;
-			free(c->model);
-			free(c->attempt);
-			free(c->source);
-			free(c->origin);
+			kj__eval_cand_release(c);
 			continue;
 		}
 		c->task = (int)to[c->task];
