@@ -605,14 +605,14 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
  * 0, or -1 with *exit_code set after printing why.
  */
 static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set,
-		       const char *apis, int timed, int quiet, int *exit_code)
+		       const char *apis, int timed, int here, int quiet, int *exit_code)
 {
 	struct kj_error err;
 	json_t *not_run = NULL, *v;
 	size_t counts[4], i;
 	int rc;
 
-	rc = kj_eval_spec_scope(set, apis, timed, &not_run, counts, &err);
+	rc = kj_eval_spec_scope(set, apis, timed, here, &not_run, counts, &err);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", err.msg);
 		*exit_code = kj_cli_exit_for(cmd, rc);
@@ -998,8 +998,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	if (set.n_tasks > 0 && set.tasks[0].spec_target &&
-	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark, prog.quiet,
-			&exit_code) != 0)
+	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark,
+			/* A plan for a cluster: its nodes say what they run. */
+			!args.opt[OPT_SLURM].count, prog.quiet, &exit_code) != 0)
 		goto out;
 	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
 		/* Whole programs: a few runs each, not a kernel's fifty calls. */
@@ -1195,6 +1196,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.n_sbatch_args = n_extra;
 		x.judge_errors_before = judge_errors;
 		x.retry = retry;
+		x.apis = args.opt[OPT_API].text;
 		exit_code = kj__cmd_eval_slurm(&x);
 		free(extra);
 		if (exit_code == KJ_EXIT_OK && finish_run(kj_store_db(store), run_id) != 0)

@@ -278,8 +278,8 @@ static const char *cannot_run(const char *api)
 	return "CUDA needs nvcc (not on PATH, in CUDA_HOME/bin or /usr/local/cuda/bin)";
 }
 
-int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, json_t **not_run,
-		       size_t counts[4], struct kj_error *err)
+int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int here,
+		       json_t **not_run, size_t counts[4], struct kj_error *err)
 {
 	size_t i, k, kept = 0, n_cands = 0, *to = NULL;
 	char *attempted = NULL;
@@ -315,9 +315,9 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, jso
 	 * leaves the set as it was. */
 	for (i = 0; i < set->n_tasks && rc == KJ_OK; i++) {
 		const struct kj_eval_task *t = &set->tasks[i];
-		const char *why = cannot_run(t->api_target);
+		const char *why = here ? cannot_run(t->api_target) : NULL;
 
-		if (!why && timed)
+		if (!why && here && timed)
 			why = cannot_run(t->api_source);
 		to[i] = (size_t)-1;
 		if (apis && !in_list(apis, t->api_target)) {
