@@ -71,6 +71,7 @@ enum {
 	OPT_SLURM_DIR,
 	OPT_WAIT,
 	OPT_MAX_RESUBMITS,
+	OPT_API,
 	OPT_COUNT_
 };
 
@@ -150,6 +151,9 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_MAX_RESUBMITS] = { .name = "max-resubmits", .type = KJ_CLI_INT, .metavar = "N",
 				.min = 0, .max = 100, .def = "3",
 				.help = "with --wait: how often one shard is submitted again" },
+	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
+		      .help = "a suite of specs: only the directions into these APIs, e.g. "
+			      "omp,opencl" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -574,9 +578,13 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	if (kj_cli_guard(cmd))
 		_exit(3);
 	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
+	/* The why ends the line: a newline of its own would cut it. */
+	for (n = 0; rc == KJ_OK && o.message[n]; n++)
+		if (o.message[n] == '\n' || o.message[n] == '\r')
+			o.message[n] = ' ';
 	if (rc == KJ_OK)
-		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s\n", o.status, o.clean, o.speedup,
-			     *o.error_type ? o.error_type : "-");
+		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s %.900s\n", o.status, o.clean,
+			     o.speedup, *o.error_type ? o.error_type : "-", o.message);
 	else if (rc == KJ_ENODEVICE)
 		n = snprintf(line, sizeof(line), "nodevice %s\n", err.msg);
 	else
@@ -586,6 +594,66 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	if (write(fd, line, (size_t)n) != n)
 		_exit(4);
 	_exit(rc == KJ_OK ? 0 : 1);
+}
+
+/* --- a suite of specs: the study's scope ---------------------------------------------- */
+
+/*
+ * The directions of a suite of specs that the study holds (--api, those a
+ * translation attempts, those that can run here), the others said on
+ * stderr: a direction that cannot run here is not run, never a failure.
+ * 0, or -1 with *exit_code set after printing why.
+ */
+static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set,
+		       const char *apis, int timed, int here, int quiet, int *exit_code)
+{
+	struct kj_error err;
+	json_t *not_run = NULL, *v;
+	size_t counts[4], i;
+	int rc;
+
+	rc = kj_eval_spec_scope(set, apis, timed, here, &not_run, counts, &err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		*exit_code = kj_cli_exit_for(cmd, rc);
+		return -1;
+	}
+	json_array_foreach(not_run, i, v)
+		fprintf(stderr, "kjudge eval: not run here: %s: %s\n",
+			kj_cli_shown(json_string_value(json_object_get(v, "task"))),
+			kj_cli_shown(json_string_value(json_object_get(v, "why"))));
+	if (!quiet && (counts[0] || counts[1] || counts[2]))
+		fprintf(stderr, "kjudge eval: the study: %zu direction%s (%zu outside --api, %zu "
+			"that no translation attempts, %zu not run here, left out with their %zu "
+			"translation%s)\n", set->n_tasks, set->n_tasks == 1 ? "" : "s", counts[0],
+			counts[1], counts[2], counts[3], counts[3] == 1 ? "" : "s");
+	rc = 0;
+	/* The directions not run are the run's too (runs.env, "not_run"),
+	 * for the report to name. */
+	if (json_array_size(not_run) && !set->problems && !(set->problems = json_array()))
+		rc = -1;
+	json_array_foreach(not_run, i, v) {
+		json_t *p = rc ? NULL : json_pack("{s:O, s:O, s:b}", "where",
+						  json_object_get(v, "task"), "why",
+						  json_object_get(v, "why"), "not_run", 1);
+
+		if (!p || json_array_append_new(set->problems, p) != 0)
+			rc = -1;
+	}
+	json_decref(not_run);
+	if (rc) {
+		kj_cli_error(cmd, "out of memory");
+		*exit_code = KJ_EXIT_FAIL;
+		return -1;
+	}
+	if (set->n_tasks == 0) {
+		kj_cli_error(cmd, "no direction left to judge: %zu outside --api, %zu that no "
+			     "translation attempts, %zu not run here", counts[0], counts[1],
+			     counts[2]);
+		*exit_code = KJ_EXIT_USAGE;
+		return -1;
+	}
+	return 0;
 }
 
 /* --- shards (docs/slurm.md) ------------------------------------------------------------ */
@@ -923,6 +991,17 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
+	if (rc == KJ_OK && (set.n_tasks == 0 || !set.tasks[0].spec_target) &&
+	    args.opt[OPT_API].count) {
+		kj_cli_error(cmd, "--api is for a suite of specs (its translation directions)");
+		exit_code = KJ_EXIT_USAGE;
+		goto out;
+	}
+	if (set.n_tasks > 0 && set.tasks[0].spec_target &&
+	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark,
+			/* A plan for a cluster: its nodes say what they run. */
+			!args.opt[OPT_SLURM].count, prog.quiet, &exit_code) != 0)
+		goto out;
 	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
 		/* Whole programs: a few runs each, not a kernel's fifty calls. */
 		if (!args.opt[OPT_WARMUP].count)
@@ -933,6 +1012,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	for (i = 0; i < json_array_size(set.problems); i++) {
 		json_t *p = json_array_get(set.problems, i);
 
+		if (json_is_true(json_object_get(p, "not_run")))
+			continue; /* said by scope_specs */
 		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
 			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
 			kj_cli_shown(json_string_value(json_object_get(p, "why"))));
@@ -1115,6 +1196,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.n_sbatch_args = n_extra;
 		x.judge_errors_before = judge_errors;
 		x.retry = retry;
+		x.apis = args.opt[OPT_API].text;
 		exit_code = kj__cmd_eval_slurm(&x);
 		free(extra);
 		if (exit_code == KJ_EXIT_OK && finish_run(kj_store_db(store), run_id) != 0)
@@ -1248,10 +1330,14 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			prog.done_here++;
 			if (strncmp(line, "ok ", 3) == 0) {
 				char st[16] = "", type[64] = "";
-				int clean = 0;
+				const char *why = "";
+				int clean = 0, at = 0;
 				double sp = 0;
 
-				sscanf(line + 3, "%15s %d %lf %63s", st, &clean, &sp, type);
+				/* The rest of the line, after the type, is the why. */
+				if (sscanf(line + 3, "%15s %d %lf %63s %n", st, &clean, &sp, type,
+					   &at) == 4 && at > 0)
+					why = line + 3 + at;
 				if (strcmp(st, "pass") == 0) {
 					prog.passed++;
 					prog.clean += clean != 0;
@@ -1276,10 +1362,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 						       clean ? "clean" : "not clean: ",
 						       clean ? "" : kj_cli_shown(type), speed);
 					else
-						printf("%s %s/%s: %s %s\n",
+						printf("%s %s/%s: %s %s%s%s\n",
 						       kj_cli_shown(set.tasks[c->task].name),
 						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       kj_cli_shown(st), kj_cli_shown(type));
+						       kj_cli_shown(st), kj_cli_shown(type),
+						       *why ? ": " : "", kj_cli_shown(why));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the

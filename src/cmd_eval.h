@@ -32,6 +32,7 @@ struct kj_cmd_eval_ctx {
 	const char **sbatch_args;        /* every --sbatch-arg, in order */
 	int n_sbatch_args;
 	size_t judge_errors_before;      /* judge errors of earlier runs, not retried */
+	const char *apis;                /* --api (a suite of specs), NULL: not given */
 };
 
 /* `kjudge eval --slurm`: plan, submit, and with --wait follow, resubmit and

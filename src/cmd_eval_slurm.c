@@ -659,6 +659,11 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	}
 	if (x->retry)
 		W("--retry-failed");
+	/* The shards' study is this command's: the same directions. */
+	if (x->apis) {
+		W("--api");
+		W("%s", x->apis);
+	}
 	if (g > 1) {
 		char list[256];
 		size_t len = 0;

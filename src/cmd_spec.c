@@ -207,6 +207,29 @@ static void print_human(const json_t *r)
 	}
 }
 
+/*
+ * Bad input for spec verify (a spec that does not load, a path that leaves
+ * the tree, a missing file, an unknown configuration, bad flags) or the
+ * judge's failure: the line on stderr and exit 2 as for every command, and
+ * under --json a document on stdout as well, {"spec", "status": "ERROR",
+ * "message"}, so that a script reading stdout learns why.
+ */
+int kj__cmd_spec_refuse(const struct kj_cli_command *cmd, const char *spec, int json,
+			const char *msg)
+{
+	if (json) {
+		json_t *d = json_pack("{s:s?, s:s, s:s}", "spec", spec, "status", "ERROR",
+				      "message", msg);
+		struct kj_error err;
+
+		if (d && kj_json_print(stdout, d, JSON_INDENT(2), &err) == KJ_OK)
+			printf("\n");
+		json_decref(d);
+		fflush(stdout);
+	}
+	return kj_cli_error(cmd, "%s", msg);
+}
+
 static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 		  const struct kj_spec *s)
 {
@@ -215,15 +238,16 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	struct kj_error err;
 	enum kj_spec_status st;
 	json_t *rec = NULL;
-	int rc;
+	const char *spec = a->n_operands > 1 ? a->operands[1] : NULL;
+	int rc, json = a->opt[OPT_JSON].count > 0;
 
 	memset(&o, 0, sizeof(o));
 	if ((rc = kj_cli_config(cmd, &cfg, NULL)) != 0)
 		return rc;
 	if (a->opt[OPT_BASELINE].count && (!a->opt[OPT_TIME].count || !a->opt[OPT_CANDIDATE].count))
-		return kj_cli_error(cmd, "--baseline needs --time and --candidate");
+		return kj__cmd_spec_refuse(cmd, spec, json, "--baseline needs --time and --candidate");
 	if ((a->opt[OPT_WARMUP].count || a->opt[OPT_REPEATS].count) && !a->opt[OPT_TIME].count)
-		return kj_cli_error(cmd, "--warmup and --repeats need --time");
+		return kj__cmd_spec_refuse(cmd, spec, json, "--warmup and --repeats need --time");
 	o.cfg = &cfg;
 	o.config = a->opt[OPT_CONFIG].text;
 	o.candidate = a->opt[OPT_CANDIDATE].text;
@@ -239,7 +263,7 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	/* One program at a time. */
 	kj_cli_mem_budget(cmd, &cfg, 1, "one program at a time");
 	if (kj_proc_guard_signals(&err) != KJ_OK)
-		return kj_cli_error(cmd, "%s", err.msg);
+		return kj__cmd_spec_refuse(cmd, spec, json, err.msg);
 	if (a->opt[OPT_ALL].count)
 		return kj__cmd_spec_verify_all(cmd, a->opt[OPT_ROOT].text, a->opt[OPT_API].text, &o,
 					       a->opt[OPT_JSON].count > 0);
@@ -247,7 +271,7 @@ static int verify(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
 	if (rc == KJ_EINTR || kj_proc_interrupted())
 		return kj_cli_interrupted(cmd);
 	if (rc != KJ_OK)
-		return kj_cli_error(cmd, "%s", err.msg);
+		return kj__cmd_spec_refuse(cmd, spec, json, err.msg);
 	{
 		json_t *n = json_object_get(rec, "notes"), *ig = json_object_get(n, "ignored_candidate_files");
 
@@ -346,8 +370,10 @@ int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv)
 			}
 	if (kj_spec_load(&s, a.operands[1], a.opt[OPT_ROOT].text, &err) != KJ_OK) {
 		kj_spec_release(&s);
+		rc = kj__cmd_spec_refuse(cmd, a.operands[1],
+					 !strcmp(sub, "verify") && a.opt[OPT_JSON].count, err.msg);
 		kj_cli_args_release(&a);
-		return kj_cli_error(cmd, "%s", err.msg);
+		return rc;
 	}
 	rc = !strcmp(sub, "prompt") ? prompt(cmd, &s) : verify(cmd, &a, &s);
 	kj_spec_release(&s);

@@ -30,4 +30,12 @@ int kj_cmd_spec_check(const struct kj_cli_command *cmd, const struct kj_cli_args
 int kj__cmd_spec_verify_all(const struct kj_cli_command *cmd, const char *root, const char *apis,
 			    const struct kj_spec_verify_opts *o, int json);
 
+/*
+ * Bad input for spec verify, or the judge's failure: msg on stderr and,
+ * with json, the document {"spec" (spec, when given), "status": "ERROR",
+ * "message": msg} on stdout.  Returns the exit code, 2.
+ */
+int kj__cmd_spec_refuse(const struct kj_cli_command *cmd, const char *spec, int json,
+			const char *msg);
+
 #endif /* KJ_CMD_SPEC_H */

@@ -69,7 +69,7 @@ int kj__cmd_spec_verify_all(const struct kj_cli_command *cmd, const char *root, 
 	int rc, judge_failed = 0, exit_code;
 
 	if (kj_spec_suite_list(top, &files, &n, &err) != KJ_OK)
-		return kj_cli_error(cmd, "%s", err.msg);
+		return kj__cmd_spec_refuse(cmd, NULL, json, err.msg);
 	list = json_array();
 	if (!list || !(doc = json_pack("{s:s, s:s, s:O}", "root", top, "config",
 				       o->config ? o->config : "correctness", "specs", list))) {

@@ -59,6 +59,8 @@ struct kj_eval_task {
 	char *spec_source;       /* the source spec file, absolute */
 	char *spec_target;       /* the target spec file, absolute */
 	char *spec_root;         /* the suite's root, absolute (spec verify's --root) */
+	char *api_source;        /* the two specs' parallel_api ('cuda', 'omp') */
+	char *api_target;
 };
 
 /* One candidate.  Strings are owned by the set. */
@@ -85,6 +87,22 @@ struct kj_eval_set {
 
 void kj_eval_set_init(struct kj_eval_set *set);
 void kj_eval_set_release(struct kj_eval_set *set);
+
+/*
+ * A spec suite's study scoped (lib/eval/spec_suite.c): of set's directions
+ * those kept whose target API is in apis (a comma list; NULL: all), that
+ * some candidate attempts, and that can run on this machine (a direction
+ * runs its target's reference, and its source's when timed: CUDA needs
+ * NVIDIA's driver, /dev/nvidiactl, and nvcc; not checked unless here, for
+ * a plan that other machines judge); the others leave the set with
+ * their candidates.  Each direction that cannot run is named in *not_run
+ * ([{"task", "why"}], new), counted with its translations in counts
+ * ([0] directions outside apis, [1] not attempted, [2] not run, [3] the
+ * translations left out with them).  An API of apis that no direction
+ * targets: KJ_EINVAL with err filled.
+ */
+int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int here,
+		       json_t **not_run, size_t counts[4], struct kj_error *err);
 
 /* The suite's tasks, sorted by relative path (a spec suite, a directory
  * holding manifest.jsonl and specs/: its translation directions, sorted by
@@ -142,6 +160,9 @@ struct kj_eval_outcome {
 	char category[16];
 	double speedup;          /* 0 when not benchmarked */
 	double judge_s;
+	char message[1024];      /* why, in one line, where the judge says more than the
+				  * error type (a translation's failing strategy and
+				  * last lines); "" otherwise */
 };
 
 /*

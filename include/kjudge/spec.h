@@ -266,9 +266,12 @@ int kj_spec_suite_list(const char *root, char ***files, size_t *n, struct kj_err
 void kj_spec_suite_free(char **files, size_t n);
 
 /* Why a verification record (kj_spec_verify's) did not pass, in one line
- * into out: the build's reason, else the run's, else each strategy that
- * did not pass with its detail ("file_hash FAIL: ...; exit_code FAIL:
- * ..."); "" for a pass. */
+ * into out (cut at size): the build's reason and its last lines; else the
+ * run's reason where the run gave the status, or the strategy that gave it
+ * (the first, in the declared order, that did not pass: "file_hash FAIL:
+ * ..."), then the program's last lines (quoted, a control byte as '?')
+ * and every other strategy that did not pass with its detail; "" for a
+ * pass. */
 void kj_spec_record_why(const json_t *rec, char *out, size_t size);
 
 #endif /* KJUDGE_SPEC_H */

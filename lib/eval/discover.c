@@ -39,29 +39,35 @@ void kj_eval_set_init(struct kj_eval_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
+void kj__eval_task_release(struct kj_eval_task *t)
+{
+	free(t->name);
+	free(t->path);
+	free(t->rel);
+	free(t->cases_path);
+	free(t->spec_source);
+	free(t->spec_target);
+	free(t->spec_root);
+	free(t->api_source);
+	free(t->api_target);
+}
+
+void kj__eval_cand_release(struct kj_eval_cand *c)
+{
+	free(c->model);
+	free(c->attempt);
+	free(c->source);
+	free(c->origin);
+}
+
 void kj_eval_set_release(struct kj_eval_set *set)
 {
 	size_t i;
 
-	for (i = 0; i < set->n_tasks; i++) {
-		struct kj_eval_task *t = &set->tasks[i];
-
-		free(t->name);
-		free(t->path);
-		free(t->rel);
-		free(t->cases_path);
-		free(t->spec_source);
-		free(t->spec_target);
-		free(t->spec_root);
-	}
-	for (i = 0; i < set->n_cands; i++) {
-		struct kj_eval_cand *c = &set->cands[i];
-
-		free(c->model);
-		free(c->attempt);
-		free(c->source);
-		free(c->origin);
-	}
+	for (i = 0; i < set->n_tasks; i++)
+		kj__eval_task_release(&set->tasks[i]);
+	for (i = 0; i < set->n_cands; i++)
+		kj__eval_cand_release(&set->cands[i]);
 	free(set->tasks);
 	free(set->cands);
 	json_decref(set->problems);

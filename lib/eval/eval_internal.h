@@ -14,6 +14,10 @@
 int kj__eval_add_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
 		      char *source, size_t len, const char *origin, struct kj_eval_cand *extra);
 int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why);
+/* What one task or one candidate owns, freed (the struct itself is the
+ * set's). */
+void kj__eval_task_release(struct kj_eval_task *t);
+void kj__eval_cand_release(struct kj_eval_cand *c);
 
 /* spec_suite.c: whether dir is a spec suite (manifest.jsonl and specs/);
  * its translation directions as tasks. */

@@ -506,6 +506,7 @@ judge_error:
 	out->speedup = 0;
 done:
 	out->judge_s = kj__eval_mono() - t0;
+	snprintf(out->message, sizeof(out->message), "%s", msg);
 	/* Every verdict, a judge error's too, says which node gave it. */
 	{
 		json_t *full = kj__eval_env(cfg, env);

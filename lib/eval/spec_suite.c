@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -174,7 +175,10 @@ static int add_direction(struct kj_eval_set *set, const char *root, const struct
 	t->spec_source = strdup(src->file);
 	t->spec_target = strdup(dst->file);
 	t->spec_root = strdup(root);
-	if (!t->path || !t->rel || !t->spec_source || !t->spec_target || !t->spec_root)
+	t->api_source = strdup(src->api);
+	t->api_target = strdup(dst->api);
+	if (!t->path || !t->rel || !t->spec_source || !t->spec_target || !t->spec_root ||
+	    !t->api_source || !t->api_target)
 		return oom(err);
 	memcpy(t->task_sha256, dst->spec_sha, 65);
 	snprintf(text, sizeof(text), "kjudge-spec-task-1\n%s\n%s\n%s\n%s\n", src->spec_sha,
@@ -224,6 +228,144 @@ int kj__eval_discover_specs(const char *dir, struct kj_eval_set *set, struct kj_
 	if (rc == KJ_OK)
 		qsort(set->tasks, set->n_tasks, sizeof(*set->tasks), cmp_task);
 	return rc;
+}
+
+/* --- the study's scope ----------------------------------------------------------------- */
+
+/* Whether name is one of the comma list's items. */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*list) {
+		size_t k = strcspn(list, ",");
+
+		if (k == n && !strncmp(list, name, n))
+			return 1;
+		list += k + (list[k] == ',');
+	}
+	return 0;
+}
+
+/* Why an API's programs cannot run on this machine, or NULL when they can
+ * as far as the judge can tell (a reference that still fails is then the
+ * task's BaselineFailed). */
+static const char *cannot_run(const char *api)
+{
+	static const char *const nvcc[] = { "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc" };
+	const char *path = getenv("PATH"), *home = getenv("CUDA_HOME");
+	char p[PATH_MAX];
+	size_t i;
+
+	if (strcmp(api, "cuda"))
+		return NULL;
+	if (access("/dev/nvidiactl", F_OK) != 0)
+		return "CUDA needs an NVIDIA GPU and its driver (/dev/nvidiactl is absent)";
+	if (home && snprintf(p, sizeof(p), "%s/bin/nvcc", home) < (int)sizeof(p) &&
+	    access(p, X_OK) == 0)
+		return NULL;
+	for (i = 0; i < sizeof(nvcc) / sizeof(nvcc[0]); i++)
+		if (access(nvcc[i], X_OK) == 0)
+			return NULL;
+	while (path && *path) {
+		size_t k = strcspn(path, ":");
+
+		if (k && snprintf(p, sizeof(p), "%.*s/nvcc", (int)k, path) < (int)sizeof(p) &&
+		    access(p, X_OK) == 0)
+			return NULL;
+		path += k + (path[k] == ':');
+	}
+	return "CUDA needs nvcc (not on PATH, in CUDA_HOME/bin or /usr/local/cuda/bin)";
+}
+
+int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int here,
+		       json_t **not_run, size_t counts[4], struct kj_error *err)
+{
+	size_t i, k, kept = 0, n_cands = 0, *to = NULL;
+	char *attempted = NULL;
+	int rc = KJ_OK;
+
+	memset(counts, 0, 4 * sizeof(*counts));
+	if (!(*not_run = json_array()))
+		return oom(err);
+	/* Every API asked for is one that some direction targets: a
+	 * mistyped name never leaves an empty study. */
+	for (i = 0; apis && apis[i];) {
+		size_t len = strcspn(apis + i, ",");
+		int found = 0;
+
+		for (k = 0; k < set->n_tasks && !found; k++)
+			found = strlen(set->tasks[k].api_target) == len &&
+				!strncmp(set->tasks[k].api_target, apis + i, len);
+		if (!found)
+			return kj_error_set(err, KJ_EINVAL, "--api: no direction of the suite "
+					    "targets '%.*s'", (int)len, apis + i);
+		i += len + (apis[i + len] == ',');
+	}
+	attempted = calloc(set->n_tasks + 1, 1);
+	to = calloc(set->n_tasks + 1, sizeof(*to));
+	if (!attempted || !to) {
+		free(attempted);
+		free(to);
+		return oom(err);
+	}
+	for (i = 0; i < set->n_cands; i++)
+		attempted[set->cands[i].task] = 1;
+	/* What stays and why not, decided first: an allocation that fails
+	 * leaves the set as it was. */
+	for (i = 0; i < set->n_tasks && rc == KJ_OK; i++) {
+		const struct kj_eval_task *t = &set->tasks[i];
+		const char *why = here ? cannot_run(t->api_target) : NULL;
+
+		if (!why && here && timed)
+			why = cannot_run(t->api_source);
+		to[i] = (size_t)-1;
+		if (apis && !in_list(apis, t->api_target)) {
+			counts[0]++;
+		} else if (!attempted[i]) {
+			counts[1]++;
+		} else if (why) {
+			json_t *o = json_pack("{s:s, s:s}", "task", t->name, "why", why);
+
+			counts[2]++;
+			if (!o || json_array_append_new(*not_run, o) != 0)
+				rc = oom(err);
+		} else {
+			to[i] = kept++;
+		}
+	}
+	if (rc != KJ_OK) {
+		free(attempted);
+		free(to);
+		json_decref(*not_run);
+		*not_run = NULL;
+		return rc;
+	}
+	for (i = 0; i < set->n_tasks; i++) {
+		struct kj_eval_task *t = &set->tasks[i];
+
+		if (to[i] != (size_t)-1) {
+			set->tasks[to[i]] = *t;
+			continue;
+		}
+		kj__eval_task_release(t);
+	}
+	set->n_tasks = kept;
+	for (i = 0; i < set->n_cands; i++) {
+		struct kj_eval_cand *c = &set->cands[i];
+
+		if (to[c->task] == (size_t)-1) {
+			counts[3]++;
+			kj__eval_cand_release(c);
+			continue;
+		}
+		c->task = (int)to[c->task];
+		set->cands[n_cands++] = *c;
+	}
+	set->n_cands = n_cands;
+	free(attempted);
+	free(to);
+	return KJ_OK;
 }
 
 /* --- translations --------------------------------------------------------------------- */

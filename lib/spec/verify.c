@@ -1299,6 +1299,7 @@ struct run_out {
 	struct kj__run_res r;
 	enum kj_spec_status status;
 	char reason[512];
+	int exit_only;          /* RUN_FAIL only for exiting with a status other than 0 */
 };
 
 /* The floor of the clock: /bin/true started in the side's sandbox. */
@@ -1349,6 +1350,7 @@ static int run_once(struct ctx *x, struct side *sd, struct run_out *ro)
 		return rc;
 	ro->status = KJ_SPEC_PASS;
 	ro->reason[0] = '\0';
+	ro->exit_only = 0;
 	if (!ro->r.started) {
 		ro->status = KJ_SPEC_RUN_FAIL;
 		snprintf(ro->reason, sizeof(ro->reason), "cannot execute '%s': %s", x->s->executable,
@@ -1372,6 +1374,7 @@ static int run_once(struct ctx *x, struct side *sd, struct run_out *ro)
 			 "(%s)", cfg->limits.mem_bytes, ro->r.how);
 	} else if (!WIFEXITED(ro->r.status) || WEXITSTATUS(ro->r.status) != 0) {
 		ro->status = KJ_SPEC_RUN_FAIL;
+		ro->exit_only = WIFEXITED(ro->r.status);
 		if (WIFSIGNALED(ro->r.status) && WTERMSIG(ro->r.status) == SIGKILL &&
 		    cfg->limits.cpu_s > 0 && ro->r.cpu_s >= cfg->limits.cpu_s)
 			snprintf(ro->reason, sizeof(ro->reason), "passed its CPU time limit of %g s (%s)",
@@ -1386,6 +1389,7 @@ static int run_once(struct ctx *x, struct side *sd, struct run_out *ro)
 			 "reached", n ? "; " : "", cfg->limits.procs);
 		if (ro->status == KJ_SPEC_PASS)
 			ro->status = KJ_SPEC_RUN_FAIL;
+		ro->exit_only = 0;
 	}
 	return KJ_OK;
 }
@@ -1527,7 +1531,7 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 	json_t *rec = NULL, *strats = NULL, *notes = NULL;
 	const char *cname = o->config ? o->config : "correctness";
 	enum kj_spec_status st = KJ_SPEC_PASS;
-	int rc, ran = 0, any_error = 0, any_fail = 0;
+	int rc, ran = 0, first = 0, exit_declared = 0;
 	size_t i, n_pass = 0;
 
 	*out = NULL;
@@ -1631,24 +1635,30 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 				goto done;
 			}
 		}
-		any_error |= !strcmp(sst, "ERROR");
-		any_fail |= !strcmp(sst, "FAIL");
+		/* The first strategy, in the declared order, that failed or
+		 * could not be evaluated gives the verdict, as ParBench's
+		 * verifier returns it; the others are reported all the same. */
+		if (!first && (!strcmp(sst, "ERROR") || !strcmp(sst, "FAIL")))
+			first = !strcmp(sst, "ERROR") ? 'E' : 'F';
+		exit_declared |= sg->type == KJ_STRAT_EXIT_CODE;
 		n_pass += !strcmp(sst, "PASS");
 		json_array_append_new(strats, json_pack("{s:s, s:s, s:o}", "type", sg->type_name,
 							"status", sst, "detail",
 							text_json(detail, strlen(detail))));
 	}
-	/* The order of precedence: a strategy that cannot be evaluated makes
-	 * the spec unable to pass whatever the program did; then the first
-	 * step that failed; then the strategies. */
-	if (any_error)
-		st = KJ_SPEC_ERROR;
-	else if (cand.build_status != KJ_SPEC_PASS)
+	/* The order of precedence is ParBench's verifier's: the build; then
+	 * the strategies, the first in the declared order that did not pass.
+	 * The run comes between them only where it did not end by exiting
+	 * (a timeout, a signal, a limit of the judge's), or where it exited
+	 * with a status other than 0 and no exit_code strategy says which
+	 * status is expected: an exit_code strategy that fails is the
+	 * oracle's verdict (VERIFY_FAIL), as the original says. */
+	if (cand.build_status != KJ_SPEC_PASS)
 		st = cand.build_status;
-	else if (ro.status != KJ_SPEC_PASS)
+	else if (ro.status != KJ_SPEC_PASS && !(exit_declared && ro.exit_only))
 		st = ro.status;
-	else if (any_fail)
-		st = KJ_SPEC_VERIFY_FAIL;
+	else if (first)
+		st = first == 'E' ? KJ_SPEC_ERROR : KJ_SPEC_VERIFY_FAIL;
 	else if (!s->n_strategies)
 		st = KJ_SPEC_SKIP;
 	else if (n_pass != s->n_strategies)

@@ -238,6 +238,31 @@ static int step_done(struct ctx *c, sqlite3_stmt *st, int rc, const char *what)
 	return KJ_OK;
 }
 
+/* The directions of a suite of specs that the run did not run, as its env
+ * names them (skipped entries marked not_run: a target that cannot run on
+ * the machine): [{"task", "why"}], empty for any other run. */
+static json_t *not_run_of(struct ctx *c, sqlite3_stmt *st, int col)
+{
+	json_t *env = col_json(c, st, col), *list = json_array(), *v;
+	size_t i;
+
+	if (!list) {
+		c->oom = 1;
+		json_decref(env);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(env, "skipped"), i, v) {
+		const json_t *task = json_object_get(v, "where"), *why = json_object_get(v, "why");
+
+		if (!json_is_true(json_object_get(v, "not_run")) || !json_is_string(task) ||
+		    !json_is_string(why))
+			continue;
+		push(c, list, json_pack("{s:O, s:O}", "task", task, "why", why));
+	}
+	json_decref(env);
+	return list;
+}
+
 /* The latest run, into *suite (null when none); *run_id 0 when none. */
 static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
 {
@@ -247,7 +272,7 @@ static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
 	*suite = NULL;
 	*run_id = 0;
 	rc = sqlite3_prepare_v2(c->db, "SELECT run_id, judge_version, settings, suite, started_at, "
-				"finished_at, (SELECT count(*) FROM runs) FROM runs "
+				"finished_at, (SELECT count(*) FROM runs), env FROM runs "
 				"ORDER BY run_id DESC LIMIT 1", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(c, rc, "metrics: the latest run");
@@ -266,6 +291,7 @@ static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
 			set(c, o, "started_at", col_text(c, st, 4));
 			set(c, o, "finished_at", col_text(c, st, 5));
 			set(c, o, "runs", json_integer(sqlite3_column_int64(st, 6)));
+			set(c, o, "not_run", not_run_of(c, st, 7));
 		}
 		*suite = o;
 		rc = sqlite3_step(st);
@@ -746,6 +772,20 @@ out:
 	return rc;
 }
 
+/* What every rate is a share of, said in the report (docs/metrics.md). */
+static json_t *denominators(json_int_t n_ops)
+{
+	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "operators", n_ops,
+		"operators_are", "the tasks of the latest run's suite, less those whose own "
+		"reference fails its oracle; for a suite of specs, the translation directions "
+		"in the study (--api) that a translation attempts and that ran here",
+		"accuracy", "operators with a pass / operators",
+		"clean_pass_rate", "operators with a clean pass / operators",
+		"pass_at_k", "mean over the operators with at least k attempts (the count beside it)",
+		"fast_p", "operators whose best clean speedup is above p / operators",
+		"attempt_pass_rate", "passes / the model's attempts");
+}
+
 /* One model's figures. */
 static json_t *model_figures(struct ctx *c, struct model *m)
 {
@@ -1029,9 +1069,10 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 	if (suite && json_is_object(suite))
 		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
 	if (!c.oom) {
-		root = json_pack("{sOsOsOsOsOsO}", "suite", suite ? suite : json_null(),
+		root = json_pack("{sOsOsOsOsOsOso}", "suite", suite ? suite : json_null(),
 				 "warnings", warn, "models", models, "attempts", list, "operators",
-				 c.ops, "left_out", c.left_out);
+				 c.ops, "left_out", c.left_out, "denominators",
+				 denominators((json_int_t)c.n_ops));
 		if (!root)
 			c.oom = 1;
 	}

@@ -242,6 +242,46 @@ static void suite_line(struct out *o, const json_t *suite, int md)
 	adds(o, ".");
 }
 
+/* What every rate is a share of (the JSON's "denominators"), and the
+ * directions of a suite of specs that were not run here, with why: a
+ * paragraph of its own, so that no rate is read without its N. */
+static void denominators_block(struct out *o, const json_t *m, int md)
+{
+	const json_t *d = json_object_get(m, "denominators");
+	const json_t *nr = json_object_get(json_object_get(m, "suite"), "not_run"), *v;
+	char b[32];
+	size_t i;
+
+	if (!json_is_object(d))
+		return;
+	adds(o, md ? "Denominators: N = " : "<p id=\"denominators\">Denominators: N = ");
+	add(o, "%s operators, ", f(d, "operators", b, sizeof(b)));
+	(md ? md_esc : esc)(o, str(d, "operators_are"));
+	adds(o, ". Accuracy: ");
+	(md ? md_esc : esc)(o, str(d, "accuracy"));
+	adds(o, "; clean pass rate: ");
+	(md ? md_esc : esc)(o, str(d, "clean_pass_rate"));
+	adds(o, "; pass@k: ");
+	(md ? md_esc : esc)(o, str(d, "pass_at_k"));
+	adds(o, "; fast_p: ");
+	(md ? md_esc : esc)(o, str(d, "fast_p"));
+	adds(o, "; attempt pass rate: ");
+	(md ? md_esc : esc)(o, str(d, "attempt_pass_rate"));
+	adds(o, ".");
+	if (json_array_size(nr)) {
+		add(o, " Not run here, in no figure (%zu): ", json_array_size(nr));
+		json_array_foreach(nr, i, v) {
+			adds(o, i ? "; " : "");
+			(md ? md_esc : esc)(o, str(v, "task"));
+			adds(o, " (");
+			(md ? md_esc : esc)(o, str(v, "why"));
+			adds(o, ")");
+		}
+		adds(o, ".");
+	}
+	adds(o, md ? "\n\n" : "</p>\n");
+}
+
 /* The report's warnings (its JSON's "warnings"), each a line that no
  * reader can miss: in Markdown a quoted bold line, in HTML a notice. */
 static void warnings_block(struct out *o, const json_t *m, int md)
@@ -303,6 +343,7 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 	suite_line(&o, json_object_get(m, "suite"), 1);
 	adds(&o, "\n\n");
 	warnings_block(&o, m, 1);
+	denominators_block(&o, m, 1);
 	adds(&o, "Rates are shares of the suite's operators (attempts for the attempt "
 		 "pass rate) with their Wilson 95 % interval; every figure that is not a "
 		 "count has three decimals (docs/metrics.md).\n\n## Models\n\n");
@@ -834,6 +875,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 		 "rate), under each its Wilson 95 % interval; every figure that is not a count "
 		 "has three decimals.</p>\n");
 	warnings_block(&o, m, 0);
+	denominators_block(&o, m, 0);
 
 	/* The models' table. */
 	adds(&o, "<h2>Models</h2><div class=\"wrap\"><table id=\"models\"><tr>"

@@ -288,3 +288,31 @@ KJ_TEST(spec_file_strategies_read_only_inside)
 	KJ_CHECK_STR(d, "'o.txt' leads out of the working directory through a symbolic link: "
 		     "not read");
 }
+
+KJ_TEST(spec_record_why_names_the_deciding_strategy_and_last_lines)
+{
+	char out[512], small[40];
+	json_t *rec = json_loads(
+		"{\"status\": \"VERIFY_FAIL\", \"build\": {\"status\": \"PASS\"},"
+		" \"run\": {\"status\": \"RUN_FAIL\", \"reason\": \"exited with status 1\","
+		"  \"stdout_tail\": \"one\\ntwo\\nthree\\tx\\nFAIL four\\n\\n\", \"stderr_tail\": \"\"},"
+		" \"strategies\": [{\"type\": \"stdout_pattern\", \"status\": \"PASS\", \"detail\": \"ok\"},"
+		"  {\"type\": \"exit_code\", \"status\": \"FAIL\", \"detail\": \"exit code 1, expected 0\"},"
+		"  {\"type\": \"stdout_exclude_pattern\", \"status\": \"FAIL\", \"detail\": \"'FAIL' found\"}]}",
+		0, NULL);
+
+	KJ_CHECK(rec != NULL);
+	kj_spec_record_why(rec, out, sizeof(out));
+	/* The strategy gave the status, not the run; the last three lines,
+	 * a tab shown as '?'; then the other strategy that failed. */
+	KJ_CHECK_STR(out, "exit_code FAIL: exit code 1, expected 0; the program's last lines: "
+			  "\"two\" \"three?x\" \"FAIL four\"; stdout_exclude_pattern FAIL: 'FAIL' found");
+	/* A small buffer is cut, never overrun. */
+	kj_spec_record_why(rec, small, sizeof(small));
+	KJ_CHECK_INT((long long)strlen(small), (long long)sizeof(small) - 1);
+	/* The run gave it: its reason first. */
+	json_object_set_new(rec, "status", json_string("RUN_FAIL"));
+	kj_spec_record_why(rec, out, sizeof(out));
+	KJ_CHECK(strncmp(out, "run: exited with status 1; the program's last lines: ", 53) == 0);
+	json_decref(rec);
+}
