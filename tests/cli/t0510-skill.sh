@@ -55,7 +55,7 @@ test_expect 'skill writes the three scripts and keeps the originals as .orig' '
 
 test_expect 'verify.py gives the verdict, the record and the exit code of kjudge verify' '
 	skill_dir s
-	# The PyTorch twin fails --strict (tests/cli/t0810): the seed's verdicts.
+	# The PyTorch twin fails --strict (tests/cli/t0810): the seed verdicts here.
 	$KJUDGE skill --no-strict s > /dev/null
 	task t
 	env -u KJ_PYTHON "$py3" s/scripts/verify.py --op_name softmax --verify_dir t \
