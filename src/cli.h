@@ -326,9 +326,10 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
 int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
 /* The kernels-disabled layer of run's candidate (a second task with its
- * own workers, while run's stay): 0 with *out decided, or the exit code
- * of an interrupt or of the judge's failure, after printing why. */
-int kj_cli_torch_disabled(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
+ * own workers; run's are killed first, run->task keeps what they said):
+ * 0 with *out decided, or the exit code of an interrupt or of the judge's
+ * failure, after printing why. */
+int kj_cli_torch_disabled(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
 			  struct kj_layer *out);
 /* Release run; returns exit_code. */
 int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code);
@@ -367,7 +368,7 @@ struct kj_cli_strict {
 void kj_cli_strict_init(struct kj_cli_strict *s, int on);
 int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
 			 struct kj_cli_strict *s);
-int kj_cli_strict_layers(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
+int kj_cli_strict_layers(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
 			 struct kj_cli_strict *s);
 int kj_cli_strict_finish(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
 			 struct kj_cli_strict *s);

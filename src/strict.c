@@ -50,7 +50,7 @@ int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_t
 	return 0;
 }
 
-int kj_cli_strict_layers(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
+int kj_cli_strict_layers(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
 			 struct kj_cli_strict *s)
 {
 	int rc;

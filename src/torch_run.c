@@ -82,11 +82,19 @@ int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *
 	return 0;
 }
 
-int kj_cli_torch_disabled(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
+int kj_cli_torch_disabled(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
 			  struct kj_layer *out)
 {
 	struct kj_cli_torch d;
 	int rc;
+
+	/* Nothing more is asked of run's workers: they go now, so that their
+	 * memory (on a GPU, the reference's kept outputs) is the new ones' to
+	 * use.  What they said stays in run->task for the record. */
+	if (run->task.ref.ops && run->task.ref.ops->kill)
+		run->task.ref.ops->kill(&run->task.ref);
+	if (run->task.cand.ops && run->task.cand.ops->kill)
+		run->task.cand.ops->kill(&run->task.cand);
 
 	/* The same task on the device the run found, one input set (enough
 	 * to show that outputs depend on the kernels), the launches no-ops. */
