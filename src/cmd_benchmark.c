@@ -190,9 +190,8 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (rc)
 		return rc;
 	/* The static check (milliseconds) before anything runs: with --strict
-	 * a candidate it fails is not worth timing.  A missing candidate file
-	 * is the user's slip, said below. */
-	if (run.task.have_candidate && (rc = kj_cli_strict_static(cmd, &run, &sc)) != 0)
+	 * a candidate it fails is not worth timing. */
+	if ((rc = kj_cli_strict_static(cmd, &run, &sc)) != 0)
 		return done(&run, &sc, rc);
 	if (kj_cli_strict_failed(&sc)) {
 		kj_cli_strict_say(cmd, &sc);

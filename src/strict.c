@@ -40,6 +40,10 @@ int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_t
 {
 	struct kj_error err;
 
+	/* A missing candidate file is every case's failure already
+	 * (CandidateNotFound), or benchmark's bad input. */
+	if (!run->task.have_candidate)
+		return 0;
 	if (kj_static_layer(run->task.cand_file, &s->st, &err) != KJ_OK)
 		return kj_cli_error(cmd, "the static check: %s", err.msg);
 	s->have_static = 1;
@@ -136,9 +140,8 @@ int kj_cli_strict_finish(const struct kj_cli_command *cmd, struct kj_cli_torch *
 	}
 	json_decref(r->anticheat);
 	r->anticheat = members;
-	if (s->on && s->error_type && r->n_cases > 0 && passed == r->n_cases)
-		kj_cli_strict_say(cmd, s);
-	else if (!s->on)
+	/* A case that failed is the verdict already: no layer is said. */
+	if (!s->on || (r->n_cases > 0 && passed == r->n_cases))
 		kj_cli_strict_say(cmd, s);
 	return 0;
 }
