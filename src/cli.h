@@ -206,6 +206,7 @@ int kj_cli_exit_for(const struct kj_cli_command *cmd, int code);
 /* Options shared by the torch commands (verify, benchmark): their indices,
  * the rows of their option tables, and what they set.  A command's own
  * indices start at KJ_OPT_TORCH_END_. */
+#include "kjudge/anticheat.h"
 #include "kjudge/config.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
@@ -324,6 +325,12 @@ int kj_cli_torch_setup(const struct kj_cli_command *cmd, const struct kj_cli_arg
 int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
 int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
 int kj_cli_torch_open(const struct kj_cli_command *cmd, struct kj_cli_torch *run);
+/* The kernels-disabled layer of run's candidate (a second task with its
+ * own workers; run's are killed first, run->task keeps what they said):
+ * 0 with *out decided, or the exit code of an interrupt or of the judge's
+ * failure, after printing why. */
+int kj_cli_torch_disabled(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
+			  struct kj_layer *out);
 /* Release run; returns exit_code. */
 int kj_cli_torch_close(struct kj_cli_torch *run, int exit_code);
 /* Whether a result file can be written at path (found before the run):
@@ -334,6 +341,43 @@ int kj_cli_check_output(const struct kj_cli_command *cmd, const char *path, cons
 /* "op: N/M cases passed (...); written to PATH" and one line per case that
  * did not pass. */
 void kj_cli_print_cases(FILE *out, const struct kj_cli_torch *run, const char *written_to);
+
+/*
+ * The anti-cheat of verify and benchmark (src/strict.c; docs/cli.md,
+ * Anti-cheat): the static check always, recorded and warned about; with
+ * --strict (on) a layer that fails is the verdict.  kj_cli_strict_static
+ * runs the static check on the run's candidate file, kj_cli_strict_layers
+ * (verify, after every case passed) the kernels-disabled run and the
+ * profiler's check, kj_cli_strict_finish puts it all in run->result (the
+ * record's "kjudge", its warnings) and prints the warning or the failure.
+ * Each returns 0 or the exit code (after printing why).
+ */
+struct kj_cli_strict {
+	int on;
+	int have_static;
+	struct kj_static_layer st;
+	struct kj_layer disabled, profile;
+	const char *error_type; /* the first failing layer's (KJ_LAYER_*), or NULL */
+	const char *reason;     /* its message */
+	/* benchmark's: the members of "strict" that say which verify record
+	 * holds the kernels-disabled and profiler layers (they are not run
+	 * again), or NULL (verify's: the layers it ran are listed). */
+	json_t *extra;
+};
+
+void kj_cli_strict_init(struct kj_cli_strict *s, int on);
+int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_torch *run,
+			 struct kj_cli_strict *s);
+int kj_cli_strict_layers(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
+			 struct kj_cli_strict *s);
+int kj_cli_strict_finish(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
+			 struct kj_cli_strict *s);
+/* The warning (without --strict) or the failure (with it) on stderr. */
+void kj_cli_strict_say(const struct kj_cli_command *cmd, const struct kj_cli_strict *s);
+/* Whether --strict was given and a layer failed (the verdict is then a
+ * failure, exit 1, when every case passed). */
+int kj_cli_strict_failed(const struct kj_cli_strict *s);
+void kj_cli_strict_release(struct kj_cli_strict *s);
 
 /* Write `j` as indented JSON with a final newline to `path`, atomically.
  * Returns 0, or -1 after printing the error. */

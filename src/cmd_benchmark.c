@@ -37,6 +37,7 @@ enum {
 	OPT_BUDGET,
 	OPT_TARGET_CI,
 	OPT_TIMED_SETS,
+	OPT_STRICT,
 	OPT_COUNT_
 };
 
@@ -75,6 +76,9 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			       .help = "skip the L1 verify gate" },
 	[OPT_ALLOW_FIXED] = { .name = "allow_fixed_seeds", .type = KJ_CLI_FLAG,
 			      .help = "let the gate accept a verify run made with --seed" },
+	[OPT_STRICT] = { .name = "strict", .type = KJ_CLI_FLAG,
+			 .help = "benchmark only a candidate that passed verify --strict (its "
+				 "record says so) and the static check: exit 1 when it fails" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -92,9 +96,9 @@ static void gate_name(const char *impl, char *buf, size_t size)
 
 /* The gate before any worker starts: 0 to go on, else the exit code. */
 static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int allow_fixed,
-		char *path, size_t psize, char *rec_device, size_t dsize)
+		int strict, char *path, size_t psize, char *rec_device, size_t dsize)
 {
-	struct kj_gate_opts g = { allow_fixed, run->spec.device };
+	struct kj_gate_opts g = { allow_fixed, run->spec.device, strict };
 	char name[512], why[3000];
 	struct kj_error err;
 	int rc;
@@ -119,14 +123,22 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	return 0;
 }
 
+/* Release both; returns exit_code. */
+static int done(struct kj_cli_torch *run, struct kj_cli_strict *sc, int exit_code)
+{
+	kj_cli_strict_release(sc);
+	return kj_cli_torch_close(run, exit_code);
+}
+
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 {
+	struct kj_cli_strict sc;
 	struct kj_cli_args args;
 	struct kj_cli_torch run;
 	struct kj_bench_opts b;
 	const char *output = NULL;
 	char gate_path[4700], rec_device[32];
-	int rc, not_required = 0, allow_fixed = 0, exit_code = KJ_EXIT_OK;
+	int rc, not_required = 0, allow_fixed = 0, strict = 0, exit_code = KJ_EXIT_OK;
 	json_t *rec;
 
 	kj_bench_opts_init(&b);
@@ -160,27 +172,43 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (b.max_repeats < b.repeats)
 			b.max_repeats = b.repeats;
 		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;
+		strict = v[OPT_STRICT].count > 0;
+		/* The kernels-disabled layer is verify --strict's: its record is
+		 * what says it passed. */
+		if (strict && not_required)
+			rc = kj_cli_error(cmd, "--strict needs the verify gate, whose record of "
+					  "verify --strict carries the anti-cheat layers: drop "
+					  "--verify_not_required");
 	}
 	kj_cli_args_release(&args);
 	if (rc)
 		return rc;
 	if (output && kj_cli_check_output(cmd, output, NULL))
 		return KJ_EXIT_USAGE;
+	kj_cli_strict_init(&sc, strict);
 	rc = kj_cli_torch_prepare(cmd, &run);
 	if (rc)
 		return rc;
+	/* The static check (milliseconds) before anything runs: with --strict
+	 * a candidate it fails is not worth timing. */
+	if ((rc = kj_cli_strict_static(cmd, &run, &sc)) != 0)
+		return done(&run, &sc, rc);
+	if (kj_cli_strict_failed(&sc)) {
+		kj_cli_strict_say(cmd, &sc);
+		return done(&run, &sc, KJ_EXIT_FAIL);
+	}
 	/* The gate first, as the seed's: its record names what is wrong. */
 	rec_device[0] = '\0';
-	if (!not_required && (rc = gate(cmd, &run, allow_fixed, gate_path, sizeof(gate_path),
-					rec_device, sizeof(rec_device))) != 0)
-		return kj_cli_torch_close(&run, rc);
+	if (!not_required && (rc = gate(cmd, &run, allow_fixed, strict, gate_path,
+					sizeof(gate_path), rec_device, sizeof(rec_device))) != 0)
+		return done(&run, &sc, rc);
 	if (!run.task.have_candidate) {
 		kj_cli_error(cmd, "'%s': no candidate file", run.task.cand_file);
-		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+		return done(&run, &sc, KJ_EXIT_USAGE);
 	}
 	rc = kj_cli_torch_start(cmd, &run);
 	if (rc)
-		return kj_cli_torch_close(&run, rc == KJ_EXIT_USAGE ? KJ_EXIT_FAIL : rc);
+		return done(&run, &sc, rc == KJ_EXIT_USAGE ? KJ_EXIT_FAIL : rc);
 	/* Without --device the gate could not compare devices before the
 	 * workers said which one there is. */
 	if (!not_required && rec_device[0] && strcmp(rec_device, run.task.device) != 0) {
@@ -188,19 +216,31 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			"candidate on %s, not on %s: verify on the device you benchmark on\n",
 			kj_cli_shown(gate_path), kj_cli_shown(rec_device),
 			kj_cli_shown(run.task.device));
-		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+		return done(&run, &sc, KJ_EXIT_USAGE);
 	}
 	rc = kj_benchmark(&run.task, &run.attempt, &run.judge, &b, NULL, &run.result, &run.err);
 	if (rc == KJ_EINTR)
-		return kj_cli_torch_close(&run, kj_cli_interrupted(cmd));
+		return done(&run, &sc, kj_cli_interrupted(cmd));
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "%s", run.err.msg);
-		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);
+		return done(&run, &sc, KJ_EXIT_FAIL);
 	}
+	if (strict) {
+		/* The other layers passed in the verify --strict the gate read:
+		 * its signed record says so. */
+		sc.extra = json_pack("{s:s, s:s}", "layers_from", "verify --strict",
+				     "verify_record", gate_path);
+		if (!sc.extra) {
+			kj_cli_error(cmd, "out of memory");
+			return done(&run, &sc, KJ_EXIT_FAIL);
+		}
+	}
+	if ((rc = kj_cli_strict_finish(cmd, &run, &sc)) != 0)
+		return done(&run, &sc, rc);
 	rec = kj_perf_json(&run.task, &run.attempt, &run.result, &run.err);
 	if (!rec) {
 		kj_cli_error(cmd, "%s", run.err.msg);
-		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);
+		return done(&run, &sc, KJ_EXIT_FAIL);
 	}
 	if (output) {
 		if (kj_cli_write_json(cmd, output, rec))
@@ -237,5 +277,5 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_error(cmd, "cannot write to standard output");
 		exit_code = KJ_EXIT_FAIL;
 	}
-	return kj_cli_torch_close(&run, exit_code);
+	return done(&run, &sc, exit_code);
 }

@@ -44,6 +44,7 @@
 
 enum {
 	OPT_FORCE,
+	OPT_NO_STRICT,
 	OPT_COUNT_
 };
 
@@ -52,6 +53,10 @@ const struct kj_cli_option kj_skill_options[] = {
 			.help = "replace a script that is not kjudge's even when its "
 				".orig exists already (the .orig is kept; the script "
 				"is lost)" },
+	[OPT_NO_STRICT] = { .name = "no-strict", .type = KJ_CLI_FLAG,
+			    .help = "scripts that run verify and benchmark without --strict "
+				    "(the seed's verdicts: a pass need not pass the anti-cheat "
+				    "layers)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -59,13 +64,17 @@ const struct kj_cli_option kj_skill_options[] = {
  * second run knows its own work from an original. */
 #define SHIM_MARK "# kjudge-skill-script:"
 
+/* verify and benchmark run with --strict unless --no-strict: the skill's
+ * workflow rejects at its Step 0 (validate) what --strict fails, so an
+ * agent is not told "pass" for a candidate the skill would refuse. */
 static const struct {
 	const char *file;
 	const char *command;
+	int strict;
 } scripts[] = {
-	{ "verify.py", "verify" },
-	{ "benchmark.py", "benchmark" },
-	{ "validate_triton_impl.py", "validate" },
+	{ "verify.py", "verify", 1 },
+	{ "benchmark.py", "benchmark", 1 },
+	{ "validate_triton_impl.py", "validate", 0 },
 };
 
 #define N_SCRIPTS (sizeof(scripts) / sizeof(scripts[0]))
@@ -135,8 +144,9 @@ static void add_bytes_literal(struct text *t, const char *s)
 	add(t, "\"");
 }
 
-/* The script that stands for `file`, running `kjudge COMMAND ARGS`. */
-static void make_script(struct text *t, const char *file, const char *command,
+/* The script that stands for `file`, running `kjudge COMMAND [--strict]
+ * ARGS`. */
+static void make_script(struct text *t, const char *file, const char *command, int strict,
 			const char *kjudge)
 {
 	add(t, "#!/usr/bin/env python3\n"
@@ -163,11 +173,11 @@ static void make_script(struct text *t, const char *file, const char *command,
 	       "if not os.environ.get(\"KJ_PYTHON\") and sys.executable:\n"
 	       "    os.environ[\"KJ_PYTHON\"] = sys.executable\n"
 	       "try:\n"
-	       "    os.execv(kjudge, [kjudge, \"%s\"] + sys.argv[1:])\n"
+	       "    os.execv(kjudge, [kjudge, \"%s\"%s] + sys.argv[1:])\n"
 	       "except OSError as e:\n"
 	       "    sys.stderr.write(\"%s: cannot run %%s: %%s\\n\" %% (kjudge, e.strerror))\n"
 	       "    sys.exit(2)\n",
-	    file, command, file);
+	    file, command, strict ? ", \"--strict\"" : "", file);
 }
 
 /*
@@ -355,7 +365,7 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 	const char *dir;
 	ssize_t n;
 	size_t i;
-	int rc, force, dfd, sfd = -1;
+	int rc, force, strict, dfd, sfd = -1;
 	mode_t mask;
 
 	kj_cli_args_init(&a);
@@ -363,6 +373,7 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 		return rc;
 	dir = a.operands[0];
 	force = a.opt[OPT_FORCE].count > 0;
+	strict = a.opt[OPT_NO_STRICT].count == 0;
 	kj_cli_args_release(&a);
 
 	/* DIR is the user's (a link to it is theirs to make); everything
@@ -410,7 +421,8 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 				     strerror(errno));
 			goto out;
 		}
-		make_script(&t, scripts[i].file, scripts[i].command, self);
+		make_script(&t, scripts[i].file, scripts[i].command, strict && scripts[i].strict,
+			    self);
 		if (t.failed) {
 			free(t.s);
 			kj_cli_error(cmd, "out of memory");
@@ -426,7 +438,8 @@ int kj_cmd_skill(const struct kj_cli_command *cmd, int argc, char **argv)
 			rc = kj_cli_exit_for(cmd, rc);
 			goto out;
 		}
-		printf("%s: runs kjudge %s%s%s%s\n", path[i], scripts[i].command,
+		printf("%s: runs kjudge %s%s%s%s%s\n", path[i], scripts[i].command,
+		       strict && scripts[i].strict ? " --strict" : "",
 		       plan[i] == PLAN_KEEP_ORIG ? " (the original is kept as " : "",
 		       plan[i] == PLAN_KEEP_ORIG ? orig[i] : "",
 		       plan[i] == PLAN_KEEP_ORIG ? ")" : "");

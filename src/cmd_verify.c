@@ -22,6 +22,7 @@ enum {
 	OPT_OUTPUT = KJ_OPT_TORCH_END_,
 	OPT_INPUT_SETS,
 	OPT_DISABLE_KERNELS,
+	OPT_STRICT,
 	OPT_COUNT_
 };
 
@@ -36,17 +37,29 @@ const struct kj_cli_option kj_verify_options[] = {
 	[OPT_DISABLE_KERNELS] = { .name = "disable-kernels", .type = KJ_CLI_FLAG,
 				  .help = "run the candidate with its Triton launches made no-ops "
 					  "(the kernel layer of eval; the record passes no gate)" },
+	[OPT_STRICT] = { .name = "strict", .type = KJ_CLI_FLAG,
+			 .help = "a pass must also pass eval's anti-cheat layers (the static "
+				 "check, the kernels disabled, the profiler on CUDA): exit 1 "
+				 "when one fails" },
 	[OPT_COUNT_] = { .name = NULL },
 };
+
+/* Release both; returns exit_code. */
+static int done(struct kj_cli_torch *run, struct kj_cli_strict *sc, int exit_code)
+{
+	kj_cli_strict_release(sc);
+	return kj_cli_torch_close(run, exit_code);
+}
 
 int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_cli_args args;
 	struct kj_cli_torch run;
+	struct kj_cli_strict sc;
 	const char *output = NULL;
 	char out_path[4200], why[600];
 	json_t *rec = NULL;
-	int rc, exit_code;
+	int rc, exit_code, strict = 0;
 
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
@@ -58,6 +71,12 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (args.opt[OPT_INPUT_SETS].count)
 			run.judge.input_sets = (int)args.opt[OPT_INPUT_SETS].integer;
 		run.spec.kernels_disabled = args.opt[OPT_DISABLE_KERNELS].count > 0;
+		strict = args.opt[OPT_STRICT].count > 0;
+		/* The profiler's names of the kernels forward ran (CUDA only). */
+		run.spec.profile_kernels = strict;
+		if (strict && run.spec.kernels_disabled)
+			rc = kj_cli_error(cmd, "--strict and --disable-kernels: --strict runs the "
+					  "kernels-disabled layer itself; give one of them");
 	}
 	/* The values point into argv, not into args. */
 	kj_cli_args_release(&args);
@@ -71,6 +90,7 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	/* An output that cannot be written is found now, not after the run. */
 	if (kj_cli_check_output(cmd, out_path, NULL))
 		return KJ_EXIT_USAGE;
+	kj_cli_strict_init(&sc, strict);
 	rc = kj_cli_torch_open(cmd, &run);
 	if (rc)
 		return rc;
@@ -79,16 +99,25 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 		return kj_cli_torch_close(&run, kj_cli_interrupted(cmd));
 	if (rc != KJ_OK)
 		kj_cli_error(cmd, "%s", run.err.msg);
+	/* The anti-cheat (src/strict.c): the static check on every run, the
+	 * other layers with --strict once every case passed. */
+	exit_code = kj_cli_strict_static(cmd, &run, &sc);
+	if (!exit_code && rc == KJ_OK && kj_verify_exit(&run.result, NULL, 0) == KJ_EXIT_OK)
+		exit_code = kj_cli_strict_layers(cmd, &run, &sc);
+	if (!exit_code)
+		exit_code = kj_cli_strict_finish(cmd, &run, &sc);
+	if (exit_code)
+		return done(&run, &sc, exit_code);
 	/* Even a run that stopped is written: what it judged, the rest
 	 * NotJudged, and a status that no gate accepts. */
 	rec = kj_verify_json(&run.task, &run.attempt, &run.result, &run.err);
 	if (!rec) {
 		kj_cli_error(cmd, "%s", run.err.msg);
-		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+		return done(&run, &sc, KJ_EXIT_USAGE);
 	}
 	if (kj_cli_write_json(cmd, out_path, rec)) {
 		json_decref(rec);
-		return kj_cli_torch_close(&run, KJ_EXIT_USAGE);
+		return done(&run, &sc, KJ_EXIT_USAGE);
 	}
 	json_decref(rec);
 	kj_cli_print_cases(stdout, &run, out_path);
@@ -99,9 +128,11 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = KJ_EXIT_USAGE;
 	else if (exit_code == KJ_EXIT_USAGE)
 		kj_cli_error(cmd, "%s (see %s)", why, out_path);
+	else if (exit_code == KJ_EXIT_OK && kj_cli_strict_failed(&sc))
+		exit_code = KJ_EXIT_FAIL;
 	if (fflush(stdout) != 0) {
 		kj_cli_error(cmd, "cannot write to standard output");
 		exit_code = KJ_EXIT_USAGE;
 	}
-	return kj_cli_torch_close(&run, exit_code);
+	return done(&run, &sc, exit_code);
 }

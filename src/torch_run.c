@@ -43,37 +43,83 @@ static int prepare_failed(const struct kj_cli_command *cmd, struct kj_cli_torch 
 	return kj_cli_torch_close(run, kj_cli_exit_for(cmd, run->err.code));
 }
 
+/* The attempt, its keys and the task of run, opened: KJ_OK, or a code
+ * with run->err filled (what is open stays for kj_cli_torch_close). */
+static int open_task(struct kj_cli_torch *run)
+{
+	int rc = kj_attempt_open(&run->attempt, &run->cfg, &run->err);
+
+	if (rc != KJ_OK)
+		return rc;
+	run->attempt_open = 1;
+	/* The key signs the verify record even when the seeds are fixed. */
+	rc = kj_seed_key(run->cfg.state_dir, run->attempt.key, &run->err);
+	if (rc != KJ_OK)
+		return rc;
+	run->attempt.have_key = 1;
+	/* Fresh seeds for this run: a seed printed in a failure record is
+	 * worthless to the next one (--seed replays it). */
+	rc = kj_seed_run_key(run->attempt.key, NULL, run->attempt.run_key, &run->err);
+	if (rc != KJ_OK)
+		return rc;
+	rc = kj_torch_open(&run->cfg, &run->attempt, &run->spec, &run->task, &run->err);
+	if (rc != KJ_OK)
+		return rc;
+	run->task_open = 1;
+	return KJ_OK;
+}
+
 int kj_cli_torch_prepare(const struct kj_cli_command *cmd, struct kj_cli_torch *run)
 {
-	int rc;
-
 	/* Two workers at once: the reference's and the candidate's. */
 	kj_cli_mem_budget(cmd, &run->cfg, 2, "the reference's and the candidate's");
 	/* From here on, a signal takes every worker with it and the run
 	 * unwinds (kj_cli_interrupted). */
 	if (kj_cli_guard(cmd))
 		return KJ_EXIT_USAGE;
-	rc = kj_attempt_open(&run->attempt, &run->cfg, &run->err);
-	if (rc != KJ_OK)
+	if (open_task(run) != KJ_OK)
 		return prepare_failed(cmd, run);
-	run->attempt_open = 1;
-	/* The key signs the verify record even when the seeds are fixed. */
-	rc = kj_seed_key(run->cfg.state_dir, run->attempt.key, &run->err);
-	if (rc != KJ_OK)
-		return prepare_failed(cmd, run);
-	run->attempt.have_key = 1;
-	/* Fresh seeds for this run: a seed printed in a failure record is
-	 * worthless to the next one (--seed replays it). */
-	rc = kj_seed_run_key(run->attempt.key, NULL, run->attempt.run_key, &run->err);
-	if (rc != KJ_OK) {
-		kj_cli_error(cmd, "%s", run->err.msg);
-		return kj_cli_torch_close(run, KJ_EXIT_USAGE);
-	}
-	rc = kj_torch_open(&run->cfg, &run->attempt, &run->spec, &run->task, &run->err);
-	if (rc != KJ_OK)
-		return prepare_failed(cmd, run);
-	run->task_open = 1;
 	return 0;
+}
+
+int kj_cli_torch_disabled(const struct kj_cli_command *cmd, struct kj_cli_torch *run,
+			  struct kj_layer *out)
+{
+	struct kj_cli_torch d;
+	int rc;
+
+	/* Nothing more is asked of run's workers: they go now, so that their
+	 * memory (on a GPU, the reference's kept outputs) is the new ones' to
+	 * use.  What they said stays in run->task for the record. */
+	if (run->task.ref.ops && run->task.ref.ops->kill)
+		run->task.ref.ops->kill(&run->task.ref);
+	if (run->task.cand.ops && run->task.cand.ops->kill)
+		run->task.cand.ops->kill(&run->task.cand);
+
+	/* The same task on the device the run found, one input set (enough
+	 * to show that outputs depend on the kernels), the launches no-ops. */
+	memset(&d, 0, sizeof(d));
+	d.cfg = run->cfg;
+	d.spec = run->spec;
+	d.spec.device = run->task.device;
+	d.spec.kernels_disabled = 1;
+	d.spec.profile_kernels = 0;
+	d.judge = run->judge;
+	d.judge.input_sets = 1;
+	kj_result_init(&d.result);
+	rc = open_task(&d);
+	if (rc == KJ_OK)
+		rc = kj_task_start(&d.task, &d.attempt, &d.judge, &d.err);
+	if (rc == KJ_OK)
+		rc = kj_verify(&d.task, &d.attempt, &d.judge, NULL, &d.result, &d.err);
+	if (rc == KJ_EINTR)
+		return kj_cli_torch_close(&d, kj_cli_interrupted(cmd));
+	if (rc == KJ_ENOMEM) {
+		kj_cli_error(cmd, "%s", d.err.msg);
+		return kj_cli_torch_close(&d, kj_cli_exit_for(cmd, rc));
+	}
+	kj_disabled_layer_result(rc == KJ_OK, d.err.msg, &d.result, out);
+	return kj_cli_torch_close(&d, 0);
 }
 
 int kj_cli_torch_start(const struct kj_cli_command *cmd, struct kj_cli_torch *run)

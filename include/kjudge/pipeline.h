@@ -242,6 +242,11 @@ struct kj_result {
 	json_t *warnings;               /* [{case_idx, warning, aliases}] */
 	json_t *timings;                /* kjudge.timings */
 	json_t *limits;                 /* the limits in force */
+	/* The anti-cheat layers' members of the record's "kjudge" object
+	 * ("static", "strict"; kjudge/anticheat.h), set by the caller before
+	 * the record is made, so that the signature covers them; NULL: none.
+	 * Owned: kj_result_release() drops it. */
+	json_t *anticheat;
 	int sandboxed;
 	const char *scratch_kind;
 	double timeout_s;
@@ -297,6 +302,7 @@ void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *
 struct kj_gate_opts {
 	int allow_fixed_seeds;          /* accept a verify run with --seed */
 	const char *device;             /* the benchmark's device, or NULL: checked later */
+	int strict;                     /* accept only a verify --strict record that passed */
 };
 
 /*

@@ -64,7 +64,7 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 {
 	json_error_t je;
 	int oom;
-	json_t *rec = kj__json_load_file(path, 0, &je, &oom), *kj, *cases;
+	json_t *rec = kj__json_load_file(path, 0, &je, &oom), *kj, *cases, *strict;
 	const char *sig, *dev, *status, *seeds;
 	char want[65];
 	long long total, passed;
@@ -161,6 +161,20 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 	    strcmp(status, "pass") != 0) {
 		res = refuse(why, size, "'%s' does not show every case passed (its cases or "
 			     "status disagree with its counts)", path);
+		goto out;
+	}
+	/* A verify --strict that failed the candidate is a verify that did
+	 * not pass; benchmark --strict wants the anti-cheat layers run and
+	 * passed, and only verify --strict runs the kernels-disabled one. */
+	strict = json_object_get(kj, "strict");
+	if (strict && strcmp(member(strict, "status"), "pass") != 0) {
+		res = refuse(why, size, "'%s': verify --strict failed the candidate: %s: %s", path,
+			     member(strict, "error_type"), member(strict, "reason"));
+		goto out;
+	}
+	if (o && o->strict && !strict) {
+		res = refuse(why, size, "'%s' comes from a verify without --strict, which ran no "
+			     "anti-cheat layer: run kjudge verify --strict first", path);
 		goto out;
 	}
 	if (o && o->device && dev && strcmp(o->device, dev) != 0) {

@@ -55,6 +55,7 @@ void kj_result_release(struct kj_result *r)
 		kj_case_release(&r->cases[i]);
 	free(r->cases);
 	json_decref(r->warnings);
+	json_decref(r->anticheat);
 	json_decref(r->timings);
 	json_decref(r->limits);
 	kj_result_init(r);

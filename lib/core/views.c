@@ -137,6 +137,8 @@ static json_t *kjudge_common(struct rec *r, const struct kj_task *t, const struc
 	put(r, kj, "scratch", json_string(res->scratch_kind));
 	put(r, kj, "sandbox", json_boolean(res->sandboxed));
 	put(r, kj, "infrastructure_errors", json_integer(res->infra_errors));
+	if (res->anticheat && json_object_update(kj, res->anticheat) != 0)
+		r->bad = 1;
 	(void)a;
 	(void)env_str;
 	return kj;
@@ -375,6 +377,7 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 	put(&r, r.o, "per_shape_results", per);
 	kj = kjudge_common(&r, t, a, res);
 	put(&r, kj, "flush_bytes", json_integer((json_int_t)res->bench.flush_bytes));
+	put(&r, kj, "warnings", res->warnings ? kj__jref(res->warnings) : json_array());
 	put(&r, kj, "reference_from_cache", json_integer(res->from_cache));
 	/* What the physical floor and the clock check stood on. */
 	put(&r, kj, "device_limits", json_pack("{s:f, s:f}", "copy_gbs", res->copy_gbs,

@@ -24,7 +24,7 @@
 #include "kjudge/proc.h"
 #include "kjudge/store.h"
 #include "kjudge/torch.h"
-#include "kjudge/validate.h"
+#include "kjudge/anticheat.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/hash.h"
@@ -483,50 +483,21 @@ static void layers_release(struct layers *l)
 }
 
 /* The static check (kjudge validate): a candidate it finds degraded, or
- * cannot judge, is not clean. */
+ * cannot judge, is not clean.  Its kernels' names stay for the profiler. */
 static int static_layer(const char *cand_file, struct layers *l, struct kj_error *err)
 {
-	struct kj_vrules *rules = NULL;
-	struct kj_validator *v = NULL;
-	struct kj_vresult res;
-	struct kj_error e;
-	size_t i;
-	int rc;
+	struct kj_static_layer s;
+	int rc = kj_static_layer(cand_file, &s, err);
 
-	kj_vresult_init(&res);
-	rc = kj_vrules_new(&rules, NULL, &e);
-	if (rc == KJ_OK)
-		rc = kj_validator_new(&v, rules, &e);
-	if (rc == KJ_OK)
-		rc = kj_validate_file(v, cand_file, &res, &e);
-	if (rc == KJ_ENOMEM) {
-		kj_validator_free(v);
-		kj_vrules_free(rules);
-		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	}
-	if (rc != KJ_OK) {
-		l->static_ok = 0;
-		snprintf(l->static_msg, sizeof(l->static_msg), "the static check could not judge "
-			 "it: %s", e.msg);
-	} else if (res.regression_type != 0) {
-		l->static_ok = 0;
-		snprintf(l->static_msg, sizeof(l->static_msg), "degraded, type %d%s%s",
-			 (int)res.regression_type, res.suggestion && *res.suggestion ? ": " : "",
-			 res.suggestion ? res.suggestion : "");
-	} else {
-		l->static_ok = 1;
-		snprintf(l->static_msg, sizeof(l->static_msg), "valid: %zu kernel%s launched from "
-			 "forward", res.n_called, res.n_called == 1 ? "" : "s");
-	}
-	if (rc == KJ_OK && res.n_kernels) {
-		l->kernels = calloc(res.n_kernels, sizeof(*l->kernels));
-		for (i = 0; l->kernels && i < res.n_kernels; i++)
-			if ((l->kernels[i] = strdup(res.kernels[i].name)))
-				l->n_kernels++;
-	}
-	kj_vresult_release(&res);
-	kj_validator_free(v);
-	kj_vrules_free(rules);
+	if (rc != KJ_OK)
+		return rc;
+	l->static_ok = s.layer.ok;
+	snprintf(l->static_msg, sizeof(l->static_msg), "%s", s.layer.msg);
+	l->kernels = s.kernels;
+	l->n_kernels = s.n_kernels;
+	s.kernels = NULL;
+	s.n_kernels = 0;
+	kj_static_layer_release(&s);
 	return KJ_OK;
 }
 
@@ -957,59 +928,24 @@ static void phase_verdict(const struct phase *p, struct kj_eval_outcome *o, char
 	}
 }
 
-/* The profiler layer: one of the kernels the profiler saw run in forward
- * is one of the candidate's own (a @triton.jit or __global__ function of
- * its source, by name). */
+/* The profiler layer and the kernel layer (kjudge/anticheat.h). */
 static void profile_layer(const json_t *names, struct layers *l)
 {
-	size_t i, k;
-	json_t *n;
+	struct kj_layer p;
 
-	if (!names || !json_is_array(names)) {
-		l->profile_ok = 0;
-		snprintf(l->profile_msg, sizeof(l->profile_msg), "the profiler's record of the "
-			 "kernels that ran is missing");
-		return;
-	}
-	json_array_foreach(names, i, n) {
-		const char *s = json_string_value(n);
-
-		for (k = 0; s && k < l->n_kernels; k++)
-			if (strstr(s, l->kernels[k])) {
-				l->profile_ok = 1;
-				snprintf(l->profile_msg, sizeof(l->profile_msg), "the profiler saw "
-					 "its kernel '%.200s' run in forward", l->kernels[k]);
-				return;
-			}
-	}
-	l->profile_ok = 0;
-	snprintf(l->profile_msg, sizeof(l->profile_msg), "none of the %zu GPU kernels that ran "
-		 "in forward is one of its own %zu", json_array_size(names), l->n_kernels);
+	kj_profile_layer(names, l->kernels, l->n_kernels, &p);
+	l->profile_ok = p.ok;
+	snprintf(l->profile_msg, sizeof(l->profile_msg), "%s", p.msg);
 }
 
-/* The kernel layer's verdict from its run: it passes only when a case
- * failed, charged to the candidate (its outputs depend on its kernels). */
 static void disabled_verdict(const struct phase *pd, struct layers *lp)
 {
-	if (!pd->ran) {
-		lp->disabled_ok = 0;
-		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "the layer could not run: "
-			 "%.500s", pd->err.msg);
-	} else if (pd->passed == pd->n) {
-		lp->disabled_ok = 0;
-		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "with its kernels disabled "
-			 "it still passed all %d cases: its kernels do not do the work", pd->n);
-	} else if (pd->worst != KJ_STATUS_FAIL) {
-		lp->disabled_ok = 0;
-		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "the layer could not "
-			 "decide: with its kernels disabled a case ended as %s (%.300s)",
-			 kj_status_name(pd->worst), pd->first_msg);
-	} else {
-		lp->disabled_ok = 1;
-		snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "with its kernels disabled "
-			 "it failed %d of %d cases (%s)", pd->n - pd->passed, pd->n,
-			 kj_etype_name(pd->first_type));
-	}
+	struct kj_layer d;
+
+	kj_disabled_layer(pd->ran, pd->err.msg, pd->n, pd->passed, pd->worst, pd->first_type,
+			  pd->first_msg, &d);
+	lp->disabled_ok = d.ok;
+	snprintf(lp->disabled_msg, sizeof(lp->disabled_msg), "%s", d.msg);
 }
 
 static int record_done(struct ctx *x, const struct kj_eval_outcome *o, const char *charged,
@@ -1152,8 +1088,8 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 					  : l.disabled_ok != 1 ? l.disabled_msg : l.profile_msg;
 
 			snprintf(out->error_type, sizeof(out->error_type), "%s",
-				 l.static_ok != 1 ? "StaticCheck"
-				 : l.disabled_ok != 1 ? "KernelsNotUsed" : "NoOwnKernel");
+				 l.static_ok != 1 ? KJ_LAYER_STATIC_TYPE
+				 : l.disabled_ok != 1 ? KJ_LAYER_DISABLED_TYPE : KJ_LAYER_PROFILE_TYPE);
 			snprintf(out->category, sizeof(out->category), "%s",
 				 l.static_ok != 1 ? "static" : "anticheat");
 			snprintf(msg, sizeof(msg), "%s", why);

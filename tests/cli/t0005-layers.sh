@@ -17,7 +17,7 @@ public = {
     "validate.h": "validate",
     "proc.h": "sandbox", "sandbox.h": "sandbox",
     "config.h": "core", "verdict.h": "core", "value.h": "core", "runner.h": "core",
-    "pipeline.h": "core",
+    "pipeline.h": "core", "anticheat.h": "core",
     "torch.h": "runner",
     "jschema.h": "spec", "spec.h": "spec", "spec_check.h": "spec",
     "doctor.h": "doctor",
