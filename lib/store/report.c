@@ -553,9 +553,11 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 
 /* ---- HTML ------------------------------------------------------------------ */
 
-/* No cell breaks a word: a figure, a name or an error type wraps only at
- * spaces, a column is as wide as its longest word, and a table wider than
- * the page scrolls in its .wrap.  Only a message (td.m, .msg) may cut a
+/* No cell breaks a word: a name, a verdict or an error type (td.l) stays
+ * on one line, since a browser would break "node-1" after its hyphen; a
+ * heading or a figure's interval wraps only at spaces; a column is as
+ * wide as its longest word, and a table wider than the page scrolls in
+ * its .wrap.  Only a message (td.m, .msg) may cut a
  * word, one longer than its cell, so that a candidate's 4 kB token cannot
  * widen a table.  The layer that must fail (its kernels disabled) is
  * grey when it did: the expected result, no alarm. */
@@ -568,7 +570,7 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:6px 0}"
 	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;vertical-align:top;"
 	"overflow-wrap:normal;word-break:normal;hyphens:none}"
-	"th{background:#f3f3f3}td.l,th.l{text-align:left}"
+	"th{background:#f3f3f3}td.l,th.l{text-align:left}td.l{white-space:nowrap}"
 	"td.m{min-width:14em;max-width:36em;text-align:left}"
 	".m,.msg{overflow-wrap:anywhere}"
 	"td.detail{text-align:left}"
