@@ -1093,6 +1093,21 @@ static void flatten(struct ctx *c, const char *prefix, const json_t *v, json_t *
 	}
 }
 
+/* The keys of the flattened settings flats[] that differ: some of them
+ * lacks the key or holds another value.  Into keys (key -> true). */
+static void differing(struct ctx *c, const json_t *flats, json_t *keys)
+{
+	size_t i, j, n = json_array_size(flats);
+	const char *key;
+	json_t *v;
+
+	for (i = 0; i < n && !c->oom; i++)
+		json_object_foreach(json_array_get(flats, i), key, v)
+			for (j = 0; j < n; j++)
+				if (!json_equal(v, json_object_get(json_array_get(flats, j), key)))
+					set(c, keys, key, json_true());
+}
+
 /* How many runs a warning names, at most, before "and N more". */
 #define RUNS_NAMED 8
 
@@ -1123,15 +1138,7 @@ static void settings_warning(struct ctx *c, const json_t *runs, json_t *list)
 			flatten(c, "", json_object_get(json_array_get(runs, i), "settings"), f);
 		push(c, flats, f);
 	}
-	/* A key differs when some run lacks it or holds another value. */
-	for (i = 0; i < n && !c->oom; i++)
-		json_object_foreach(json_array_get(flats, i), key, v) {
-			size_t j;
-
-			for (j = 0; j < n; j++)
-				if (!json_equal(v, json_object_get(json_array_get(flats, j), key)))
-					set(c, keys, key, json_true());
-		}
+	differing(c, flats, keys);
 	if (c->oom || !json_object_size(keys)) {
 		json_decref(flats);
 		json_decref(keys);
@@ -1167,6 +1174,131 @@ static void settings_warning(struct ctx *c, const json_t *runs, json_t *list)
 	kj__buf_release(&b);
 	json_decref(flats);
 	json_decref(keys);
+}
+
+/*
+ * The attempts counted that replace an earlier judgement of the same
+ * candidate (model, task, attempt label) by a run of other settings: a
+ * re-run with other flags changes a model's figures, and the report says
+ * so.  Per (model, new run, old run): [model, new run, old run, how many,
+ * new settings, old settings], into *out.
+ */
+static const char replaced_sql[] =
+	"WITH a AS (SELECT model, task_key, attempt, run_id, row_number() OVER (PARTITION BY "
+	"model, task_key, attempt ORDER BY finished_at DESC, run_id DESC, attempt_key DESC) AS rn "
+	"FROM attempts WHERE state = 'done' AND task_key IN (SELECT task_key FROM suite_tasks "
+	"WHERE run_id = ?)) "
+	"SELECT w.model, w.run_id, o.run_id, count(*), (SELECT settings FROM runs WHERE run_id = "
+	"w.run_id), (SELECT settings FROM runs WHERE run_id = o.run_id) FROM a w JOIN a o ON "
+	"o.model = w.model AND o.task_key = w.task_key AND o.attempt = w.attempt AND o.rn > 1 "
+	"WHERE w.rn = 1 AND o.run_id != w.run_id GROUP BY w.model, w.run_id, o.run_id "
+	"ORDER BY w.model, w.run_id, o.run_id";
+
+static int load_replaced(struct ctx *c, long long run_id, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *list = json_array();
+	int rc;
+
+	*out = NULL;
+	if (!list) {
+		c->oom = 1;
+		return KJ_OK;
+	}
+	rc = sqlite3_prepare_v2(c->db, replaced_sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(st);
+		json_decref(list);
+		return fail(c, rc, "metrics: the attempts judged again");
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		json_t *r = json_array();
+
+		if (!r) {
+			c->oom = 1;
+			break;
+		}
+		push(c, r, col_text(c, st, 0));
+		push(c, r, json_integer(sqlite3_column_int64(st, 1)));
+		push(c, r, json_integer(sqlite3_column_int64(st, 2)));
+		push(c, r, json_integer(sqlite3_column_int64(st, 3)));
+		push(c, r, col_json(c, st, 4));
+		push(c, r, col_json(c, st, 5));
+		push(c, list, r);
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: the attempts judged again");
+	sqlite3_finalize(st);
+	if (rc != KJ_OK)
+		json_decref(list);
+	else
+		*out = list;
+	return rc;
+}
+
+/* At most this many replacements are named, the rest counted. */
+#define REPLACED_NAMED 8
+
+static void replaced_warning(struct ctx *c, const json_t *rep, json_t *list)
+{
+	struct kj__buf b;
+	size_t i, named = 0, more = 0;
+	int bad = 0;
+
+	kj__buf_init(&b, 1u << 20);
+	for (i = 0; i < json_array_size(rep) && !c->oom; i++) {
+		const json_t *r = json_array_get(rep, i);
+		json_t *flats = json_array(), *keys = json_object(), *fa = json_object(),
+		       *fb = json_object(), *v;
+		const char *key;
+		long long n = (long long)json_integer_value(json_array_get(r, 3));
+		int first = 1;
+
+		if (!flats || !keys || !fa || !fb) {
+			c->oom = 1;
+		} else {
+			flatten(c, "", json_array_get(r, 4), fa);
+			flatten(c, "", json_array_get(r, 5), fb);
+			push(c, flats, json_incref(fa));
+			push(c, flats, json_incref(fb));
+			differing(c, flats, keys);
+		}
+		if (!c->oom && json_object_size(keys) && named++ < REPLACED_NAMED) {
+			bad |= kj__buf_addf(&b, "%s%s's figures count %lld attempt%s judged again by "
+					    "run %lld under other settings than run %lld's, which they "
+					    "replace:", b.len ? "; " : "",
+					    json_string_value(json_array_get(r, 0)), n,
+					    n == 1 ? "" : "s",
+					    (long long)json_integer_value(json_array_get(r, 1)),
+					    (long long)json_integer_value(json_array_get(r, 2))) != 0;
+			json_object_foreach(keys, key, v) {
+				const char *now = json_string_value(json_object_get(fa, key));
+				const char *was = json_string_value(json_object_get(fb, key));
+
+				bad |= kj__buf_addf(&b, "%s %s %s (was %s)", first ? "" : ",", key,
+						    now ? now : "unset", was ? was : "unset") != 0;
+				first = 0;
+			}
+		} else if (!c->oom && json_object_size(keys)) {
+			more++;
+		}
+		json_decref(flats);
+		json_decref(keys);
+		json_decref(fa);
+		json_decref(fb);
+	}
+	if (more)
+		bad |= kj__buf_addf(&b, "; and %zu more", more) != 0;
+	if (b.len && !c->oom) {
+		char *text = bad || b.dropped ? NULL : kj__buf_take(&b);
+
+		push(c, list, text ? json_string(text) : NULL);
+		free(text);
+	}
+	kj__buf_release(&b);
 }
 
 /* Each operator's record gets every model's figures and attempts. */
@@ -1332,7 +1464,7 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 {
 	struct ctx c;
 	json_t *root = NULL, *suite = NULL, *models = NULL, *list = NULL, *warn = NULL;
-	json_t *runs = NULL, *ks = NULL, *ps = NULL;
+	json_t *runs = NULL, *ks = NULL, *ps = NULL, *rep = NULL;
 	long long run_id = 0;
 	size_t i, k;
 	int rc;
@@ -1366,6 +1498,8 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 		rc = load_attempts(&c, run_id, list);
 	if (rc == KJ_OK && !c.oom)
 		rc = load_runs(&c, &runs);
+	if (rc == KJ_OK && !c.oom && run_id)
+		rc = load_replaced(&c, run_id, &rep);
 	if (rc == KJ_OK) {
 		int crc = sqlite3_exec(c.db, "COMMIT", NULL, NULL, NULL);
 
@@ -1382,6 +1516,7 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 		fill_ops(&c);
 		warn = warnings(&c, models);
 		settings_warning(&c, runs, warn);
+		replaced_warning(&c, rep, warn);
 		left_out_warning(&c, warn);
 	}
 	if (suite && json_is_object(suite))
@@ -1403,6 +1538,7 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 		root = NULL;
 	}
 out:
+	json_decref(rep);
 	json_decref(runs);
 	json_decref(ks);
 	json_decref(ps);
