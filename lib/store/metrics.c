@@ -1184,15 +1184,13 @@ static void settings_warning(struct ctx *c, const json_t *runs, json_t *list)
  * new settings, old settings], into *out.
  */
 static const char replaced_sql[] =
-	"WITH a AS (SELECT model, task_key, attempt, run_id, row_number() OVER (PARTITION BY "
-	"model, task_key, attempt ORDER BY finished_at DESC, run_id DESC, attempt_key DESC) AS rn "
-	"FROM attempts WHERE state = 'done' AND task_key IN (SELECT task_key FROM suite_tasks "
-	"WHERE run_id = ?)) "
-	"SELECT w.model, w.run_id, o.run_id, count(*), (SELECT settings FROM runs WHERE run_id = "
-	"w.run_id), (SELECT settings FROM runs WHERE run_id = o.run_id) FROM a w JOIN a o ON "
-	"o.model = w.model AND o.task_key = w.task_key AND o.attempt = w.attempt AND o.rn > 1 "
-	"WHERE w.rn = 1 AND o.run_id != w.run_id GROUP BY w.model, w.run_id, o.run_id "
-	"ORDER BY w.model, w.run_id, o.run_id";
+	"WITH a AS (SELECT model, run_id, row_number() OVER w AS rn, first_value(run_id) OVER w "
+	"AS winner FROM attempts WHERE state = 'done' AND task_key IN (SELECT task_key FROM "
+	"suite_tasks WHERE run_id = ?) WINDOW w AS (PARTITION BY model, task_key, attempt "
+	"ORDER BY finished_at DESC, run_id DESC, attempt_key DESC)) "
+	"SELECT model, winner, run_id, count(*), (SELECT settings FROM runs r WHERE r.run_id = "
+	"winner), (SELECT settings FROM runs r WHERE r.run_id = a.run_id) FROM a WHERE rn > 1 "
+	"AND run_id != winner GROUP BY model, winner, run_id ORDER BY model, winner, run_id";
 
 static int load_replaced(struct ctx *c, long long run_id, json_t **out)
 {

@@ -1048,7 +1048,8 @@ static void html_attempt(struct out *o, const json_t *a)
 		adds(o, " ");
 		esc(o, str(a, "error_type"));
 	}
-	add(o, ", speedup %s, run %s", f(a, "speedup", b, sizeof(b)), f(a, "run_id", b + 48, 48));
+	add(o, ", speedup %s", f(a, "speedup", b, sizeof(b)));
+	add(o, ", run %s", f(a, "run_id", b, sizeof(b)));
 	adds(o, " <span class=\"env\">(node <span data-k=\"node\">");
 	esc(o, env_or_dash(a, "node"));
 	adds(o, "</span>, GPU <span data-k=\"gpu\">");
