@@ -319,8 +319,13 @@ KJ_TEST(metrics_hand_computed)
 	CHECK_NEAR(m1, "gpu_models/cpu", 4);
 	KJ_CHECK_INT(json_object_size(json_object_get(m1, "gpu_models")), 1);
 	CHECK_NEAR(m2, "gpu_models/cpu", 1);
+	/* One warning: m1's A0 of run 1 (seed 1) was judged again by run 2
+	 * (seed 2), whose judgement the figures count. */
 	KJ_CHECK(json_is_array(json_object_get(m, "warnings")));
-	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 0);
+	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 1);
+	KJ_CHECK_STR(json_string_value(json_array_get(json_object_get(m, "warnings"), 0)),
+		     "m1's figures count 1 attempt judged again by run 2 under other settings "
+		     "than run 1's, which they replace: seed 2 (was 1)");
 
 	/* The operators, by level and problem: A B C D E. */
 	op = json_object_get(m, "operators");
@@ -515,7 +520,7 @@ KJ_TEST(metrics_runs_of_different_settings)
 	exec(s, "UPDATE attempts SET run_id = 1 WHERE model = 'm2'");
 	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
 	w = json_object_get(m, "warnings");
-	KJ_CHECK_INT(json_array_size(w), 1);
+	KJ_CHECK_INT(json_array_size(w), 2); /* and m1's A0 judged again */
 	KJ_CHECK_STR(json_string_value(json_array_get(w, 0)),
 		     "the figures come from runs of different settings: run 1 has seed 1; run 2 "
 		     "has seed 2; each model's runs say which its figures come from");
@@ -584,7 +589,7 @@ KJ_TEST(metrics_gpu_models)
 	/* The figures themselves are as before. */
 	CHECK_NEAR(m, "models/m1/speedup", cbrt(4.5));
 	w = json_object_get(m, "warnings");
-	KJ_CHECK_INT(json_array_size(w), 1);
+	KJ_CHECK_INT(json_array_size(w), 2); /* and m1's A0 judged again */
 	KJ_CHECK_STR(json_string_value(json_array_get(w, 0)),
 		     "speedups measured on different GPU models: " H200 " (2 attempts), " A100
 		     " (1 attempt); compare them with care");
@@ -605,8 +610,9 @@ KJ_TEST(metrics_gpu_models)
 	free(html);
 	json_decref(m);
 
-	/* One GPU model: no warning, anywhere. */
+	/* One GPU model (and runs of one setting): no warning, anywhere. */
 	set_env(s, "m1C1", "cuda:0", "'{\"node\": \"n2\", \"device_name\": \"" H200 "\"}'");
+	exec(s, "UPDATE runs SET settings = '{\"seed\": 2}' WHERE run_id = 1");
 	m = NULL;
 	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
 	kj_store_close(s);
