@@ -1,7 +1,7 @@
 /*
  * cmd_report.c - `kjudge report DB [--md F] [--html F] [--json F] [--k LIST]
- * [--p LIST]`: the
- * metrics of a results store (kjudge/metrics.h), as Markdown, one
+ * [--p LIST]`: the metrics of a results store (kjudge/metrics.h), for the
+ * k of pass@k and the p of fast_p asked for, as Markdown, one
  * self-contained HTML page and the JSON they are printed from.
  *
  * The store is opened read-only (an eval may be writing it: WAL lets it
