@@ -1094,6 +1094,16 @@ static void html_attempt(struct out *o, const json_t *a)
 	adds(o, "</table></div>");
 }
 
+/* "1 operator", "3 operators": a count of operators under a figure. */
+static const char *operators(const json_t *n, char *buf, size_t size)
+{
+	char num[32];
+
+	snprintf(buf, size, "%s operator%s", kj_metrics_fmt(n, num, sizeof(num)),
+		 json_integer_value(n) == 1 ? "" : "s");
+	return buf;
+}
+
 /* The models' tables: the rates, speedup, tokens and the runs the figures
  * come from; then pass@k and fast_p for every k and p asked for (two
  * tables, so that each fits a narrow window). */
@@ -1119,8 +1129,9 @@ static void html_models(struct out *o, const json_t *models, const struct kp *kp
 		cell_ci(o, mo, "accuracy", "accuracy_ci", "accuracy");
 		cell_ci(o, mo, "clean_pass_rate", "clean_pass_rate_ci", "clean_pass_rate");
 		cell_ci(o, mo, "attempt_pass_rate", "attempt_pass_rate_ci", "attempt_pass_rate");
-		add(o, "<td data-k=\"speedup\">%s<span class=\"ci\">%s operators</span></td>",
-		    f(mo, "speedup", b, sizeof(b)), f(mo, "speedup_operators", c, sizeof(c)));
+		add(o, "<td data-k=\"speedup\">%s<span class=\"ci\">%s</span></td>",
+		    f(mo, "speedup", b, sizeof(b)),
+		    operators(json_object_get(mo, "speedup_operators"), c, sizeof(c)));
 		add(o, "<td data-k=\"tokens_total\">%s", f(mo, "tokens_total", b, sizeof(b)));
 		add(o, "<span class=\"ci\">%s without counts</span></td>",
 		    f(mo, "tokens_missing", b, sizeof(b)));
@@ -1147,9 +1158,9 @@ static void html_models(struct out *o, const json_t *models, const struct kp *kp
 			add(o, "<td data-k=\"pass_at_k.%s\">%s", kp->k[j],
 			    kj_metrics_fmt(v, b, sizeof(b)));
 			if (json_is_number(v))
-				add(o, "<span class=\"ci\">%s operators</span>",
-				    f(json_object_get(mo, "pass_at_k_operators"), kp->k[j], c,
-				      sizeof(c)));
+				add(o, "<span class=\"ci\">%s</span>",
+				    operators(json_object_get(json_object_get(mo,
+					    "pass_at_k_operators"), kp->k[j]), c, sizeof(c)));
 			adds(o, "</td>");
 		}
 		for (j = 0; j < kp->n_p; j++)
