@@ -1,6 +1,7 @@
 /*
- * cmd_report.c - `kjudge report DB [--md F] [--html F] [--json F]`: the
- * metrics of a results store (kjudge/metrics.h), as Markdown, one
+ * cmd_report.c - `kjudge report DB [--md F] [--html F] [--json F] [--k LIST]
+ * [--p LIST]`: the metrics of a results store (kjudge/metrics.h), for the
+ * k of pass@k and the p of fast_p asked for, as Markdown, one
  * self-contained HTML page and the JSON they are printed from.
  *
  * The store is opened read-only (an eval may be writing it: WAL lets it
@@ -23,7 +24,11 @@ enum {
 	OPT_MD,
 	OPT_HTML,
 	OPT_JSON,
-	OPT_COUNT_
+	OPT_COUNT_,
+	/* Not files: what the figures are computed for. */
+	OPT_K = OPT_COUNT_,
+	OPT_P,
+	OPT_ALL_
 };
 
 const struct kj_cli_option kj_report_options[] = {
@@ -35,7 +40,12 @@ const struct kj_cli_option kj_report_options[] = {
 			       "inline SVG) to FILE" },
 	[OPT_JSON] = { .name = "json", .type = KJ_CLI_STRING, .metavar = "FILE",
 		       .help = "write the metrics JSON that both are printed from to FILE" },
-	[OPT_COUNT_] = { .name = NULL },
+	[OPT_K] = { .name = "k", .type = KJ_CLI_STRING, .metavar = "LIST",
+		    .help = "the k of pass@k, comma-separated whole numbers (default 1,2,5,10)" },
+	[OPT_P] = { .name = "p", .type = KJ_CLI_STRING, .metavar = "LIST",
+		    .help = "the p of fast_p, comma-separated speedup thresholds (default "
+			    "0,0.5,0.8,1,1.5,2)" },
+	[OPT_ALL_] = { .name = NULL },
 };
 
 /* o[key] when it is a string, else dflt. */
@@ -87,6 +97,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_cli_args a;
 	struct kj_store *s = NULL;
 	struct kj_error err;
+	struct kj_metrics_opts mo;
 	struct product out[OPT_COUNT_];
 	json_t *m = NULL;
 	const char *db;
@@ -103,6 +114,13 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	out[OPT_HTML].what = "html report";
 	out[OPT_JSON].path = a.opt[OPT_JSON].text;
 	out[OPT_JSON].what = "metrics json";
+	kj_metrics_opts_default(&mo);
+	if ((a.opt[OPT_K].text && kj_metrics_parse_k(a.opt[OPT_K].text, &mo, &err) != KJ_OK) ||
+	    (a.opt[OPT_P].text && kj_metrics_parse_p(a.opt[OPT_P].text, &mo, &err) != KJ_OK)) {
+		kj_cli_args_release(&a);
+		kj_cli_error(cmd, "%s", err.msg);
+		return KJ_EXIT_USAGE;
+	}
 	kj_cli_args_release(&a);
 	for (i = 0; i < OPT_COUNT_; i++) {
 		if (!out[i].path)
@@ -116,7 +134,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_error(cmd, "%s", err.msg);
 		return KJ_EXIT_USAGE;
 	}
-	rc = kj_metrics_compute(s, &m, &err);
+	rc = kj_metrics_compute_with(s, &mo, &m, &err);
 	kj_store_close(s);
 	if (rc != KJ_OK) {
 		kj_cli_error(cmd, "'%s': %s", db, err.msg);

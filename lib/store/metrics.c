@@ -38,11 +38,9 @@
 /* z for a two-sided 95 % interval. */
 #define WILSON_Z 1.959963984540054
 
-static const double fast_ps[] = { 0.0, 0.5, 0.8, 1.0, 1.5, 2.0 };
-static const char *const fast_keys[] = { "0", "0.5", "0.8", "1", "1.5", "2" };
-#define N_FAST (sizeof(fast_ps) / sizeof(fast_ps[0]))
-static const int ks[] = { 1, 5, 10 };
-#define N_K (sizeof(ks) / sizeof(ks[0]))
+/* The k of pass@k and the p of fast_p when the caller names none. */
+static const int default_ks[] = { 1, 2, 5, 10 };
+static const double default_ps[] = { 0.0, 0.5, 0.8, 1.0, 1.5, 2.0 };
 
 /* Categories (schema.sql's attempts.category) and the failure groups. */
 static const char *const cats[] = { "build", "runtime", "accuracy", "timeout", "limit",
@@ -58,7 +56,7 @@ static const char *const groups[] = { "static", "build", "runtime", "accuracy", 
 
 struct model {
 	char *name, *raw; /* cleaned (the JSON's key), as stored */
-	long long n_att, n_pass, n_clean, tokens, tokens_missing, runtime_missing;
+	long long n_att, n_pass, n_clean, tokens, tokens_missing, tokens_none, runtime_missing;
 	int tokens_overflow; /* tokens past what a long long holds: null */
 	double runtime_s, judge_s;
 	long long cat[N_CAT + 1]; /* [N_CAT]: no category or an unknown one */
@@ -72,9 +70,12 @@ struct model {
 	/* The GPU (or "cpu", "unknown") of each attempt whose speedup
 	 * enters the figures: name -> count. */
 	json_t *gpus;
+	/* The runs whose attempts enter its figures: run id (text) -> count. */
+	json_t *runs;
 };
 
 struct ctx {
+	const struct kj_metrics_opts *opt;
 	sqlite3 *db;
 	struct kj_error *err;
 	int oom;
@@ -520,6 +521,38 @@ static void count_gpu(struct ctx *c, struct model *m, const char *gpu)
 	set(c, m->gpus, gpu, json_integer(n ? json_integer_value(n) + 1 : 1));
 }
 
+/* One more attempt of m from run rid. */
+static void count_run(struct ctx *c, struct model *m, long long rid)
+{
+	const json_t *n;
+	char key[24];
+
+	if (!m->runs && !(m->runs = json_object())) {
+		c->oom = 1;
+		return;
+	}
+	snprintf(key, sizeof(key), "%lld", rid);
+	n = json_object_get(m->runs, key);
+	set(c, m->runs, key, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+/* The anti-cheat layer a pass that is not clean failed, from what the
+ * judge wrote (lib/eval/judge.c: its error type, else its category):
+ * "static", "disabled" (its kernels disabled, it still passed),
+ * "profile" (the profiler saw none of its kernels), or "unknown". */
+static const char *layer_of(const char *error_type, const char *cat)
+{
+	static const char *const by_type[][2] = { { "StaticCheck", "static" },
+						  { "KernelsNotUsed", "disabled" },
+						  { "NoOwnKernel", "profile" } };
+	size_t i;
+
+	for (i = 0; error_type && i < sizeof(by_type) / sizeof(by_type[0]); i++)
+		if (!strcmp(error_type, by_type[i][0]))
+			return by_type[i][1];
+	return cat && !strcmp(cat, "static") ? "static" : "unknown";
+}
+
 static void count_category(struct model *m, const char *cat, int clean)
 {
 	size_t i;
@@ -693,6 +726,10 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		if (sqlite3_column_type(st, 6) == SQLITE_NULL ||
 		    sqlite3_column_type(st, 7) == SQLITE_NULL)
 			m->tokens_missing++;
+		if (sqlite3_column_type(st, 6) == SQLITE_NULL &&
+		    sqlite3_column_type(st, 7) == SQLITE_NULL)
+			m->tokens_none++;
+		count_run(c, m, sqlite3_column_int64(st, 20));
 		/* Each at most 2^53 (checked): only the sum can overflow. */
 		add_count(&m->tokens, sqlite3_column_int64(st, 6), &m->tokens_overflow);
 		add_count(&m->tokens, sqlite3_column_int64(st, 7), &m->tokens_overflow);
@@ -719,6 +756,9 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		set(c, rec, "category", col_text(c, st, 12));
 		set(c, rec, "charged", col_text(c, st, 13));
 		set(c, rec, "message", col_text(c, st, 14));
+		set(c, rec, "not_clean_layer", passed && !clean
+			? json_string(layer_of((const char *)sqlite3_column_text(st, 11), cat))
+			: json_null());
 		set(c, rec, "speedup", passed ? num(speedup) : json_null());
 		set(c, rec, "speedup_recorded", sqlite3_column_type(st, 15) == SQLITE_NULL
 							? json_null()
@@ -786,6 +826,31 @@ static json_t *denominators(json_int_t n_ops)
 		"attempt_pass_rate", "passes / the model's attempts");
 }
 
+/* The run ids of m's attempts counted, ascending. */
+static json_t *model_runs(struct ctx *c, const struct model *m)
+{
+	json_t *a = json_array(), *v;
+	const char *key;
+	size_t i, j;
+
+	if (!a) {
+		c->oom = 1;
+		return NULL;
+	}
+	json_object_foreach(m->runs, key, v)
+		push(c, a, json_integer((json_int_t)strtoll(key, NULL, 10)));
+	/* Insertion sort: a model's attempts come from a few runs. */
+	for (i = 1; i < json_array_size(a); i++)
+		for (j = i; j > 0 && json_integer_value(json_array_get(a, j - 1)) >
+				     json_integer_value(json_array_get(a, j)); j--) {
+			json_t *x = json_incref(json_array_get(a, j));
+
+			json_array_set(a, j, json_array_get(a, j - 1));
+			json_array_set_new(a, j - 1, x);
+		}
+	return a;
+}
+
 /* One model's figures. */
 static json_t *model_figures(struct ctx *c, struct model *m)
 {
@@ -795,6 +860,7 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	long long n_ops = (long long)c->n_ops, solved = 0, solved_clean = 0, tried = 0;
 	double *logs = malloc((c->n_ops + 1) * sizeof(double));
 	size_t i, j, n_sp = 0;
+	int no_tokens;
 
 	if (!o || !pk || !pko || !fp || !fpc || !fpn || !cat || !grp || !logs) {
 		c->oom = 1;
@@ -829,49 +895,55 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	set(c, o, "clean_pass_rate_ci", wilson(solved_clean, n_ops));
 	set(c, o, "attempt_pass_rate", rate(m->n_pass, m->n_att));
 	set(c, o, "attempt_pass_rate_ci", wilson(m->n_pass, m->n_att));
-	for (j = 0; j < N_K; j++) {
+	for (j = 0; j < c->opt->n_k; j++) {
 		double sum = 0;
 		long long nk = 0;
-		char key[8];
+		char key[16];
 
 		for (i = 0; i < c->n_ops; i++) {
-			if (m->n[i] < ks[j])
+			if (m->n[i] < c->opt->k[j])
 				continue;
-			sum += pass_at_k(m->n[i], m->c[i], ks[j]);
+			sum += pass_at_k(m->n[i], m->c[i], c->opt->k[j]);
 			nk++;
 		}
-		if (!nk)
-			continue;
-		snprintf(key, sizeof(key), "%d", ks[j]);
-		set(c, pk, key, json_real(sum / (double)nk));
+		/* Every k asked for is in the JSON: null where no operator has
+		 * k attempts (the estimator is undefined there). */
+		snprintf(key, sizeof(key), "%d", c->opt->k[j]);
+		set(c, pk, key, nk ? json_real(sum / (double)nk) : json_null());
 		set(c, pko, key, json_integer(nk));
 	}
 	set(c, o, "pass_at_k", pk);
 	set(c, o, "pass_at_k_operators", pko);
-	for (j = 0; j < N_FAST; j++) {
+	for (j = 0; j < c->opt->n_p; j++) {
 		long long k = 0;
+		char key[32];
 
+		kj_metrics_p_key(c->opt->p[j], key, sizeof(key));
 		for (i = 0; i < c->n_ops; i++)
-			k += m->best[i] > fast_ps[j];
-		set(c, fp, fast_keys[j], rate(k, n_ops));
-		set(c, fpc, fast_keys[j], wilson(k, n_ops));
-		set(c, fpn, fast_keys[j], json_integer(k));
+			k += m->best[i] > c->opt->p[j];
+		set(c, fp, key, rate(k, n_ops));
+		set(c, fpc, key, wilson(k, n_ops));
+		set(c, fpn, key, json_integer(k));
 	}
 	set(c, o, "fast_p", fp);
 	set(c, o, "fast_p_ci", fpc);
 	set(c, o, "fast_p_count", fpn);
 	set(c, o, "speedup", n_sp ? num(geomean(logs, n_sp)) : json_null());
 	set(c, o, "speedup_operators", json_integer((json_int_t)n_sp));
+	set(c, o, "runs", model_runs(c, m));
 	set(c, o, "gpu_models", m->gpus ? m->gpus : json_object());
 	m->gpus = NULL;
 	free(logs);
-	set(c, o, "tokens_total", m->tokens_overflow ? json_null() : json_integer(m->tokens));
+	/* A model none of whose attempts has token counts (or generation
+	 * times) has no such figure: null, printed "-", never 0. */
+	no_tokens = m->tokens_overflow || m->tokens_none == m->n_att;
+	set(c, o, "tokens_total", no_tokens ? json_null() : json_integer(m->tokens));
 	set(c, o, "tokens_missing", json_integer(m->tokens_missing));
-	set(c, o, "tokens_per_success", solved_clean && !m->tokens_overflow
+	set(c, o, "tokens_per_success", solved_clean && !no_tokens
 						? num((double)m->tokens / (double)solved_clean)
 						: json_null());
 	/* Sums of finite times can still pass what a double holds. */
-	set(c, o, "runtime_s", num(m->runtime_s));
+	set(c, o, "runtime_s", m->runtime_missing == m->n_att ? json_null() : num(m->runtime_s));
 	set(c, o, "runtime_missing", json_integer(m->runtime_missing));
 	set(c, o, "judge_s", num(m->judge_s));
 	for (j = 0; j < N_CAT; j++)
@@ -978,6 +1050,295 @@ static void left_out_warning(struct ctx *c, json_t *list)
 	free(text);
 }
 
+/* The runs whose attempts enter the figures (every model's), each with
+ * its start and settings, ascending: read in the report's transaction. */
+static int load_runs(struct ctx *c, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *ids = json_object(), *list = json_array(), *v;
+	const char *key;
+	size_t k;
+	int rc;
+
+	*out = NULL;
+	if (!ids || !list) {
+		json_decref(ids);
+		json_decref(list);
+		c->oom = 1;
+		return KJ_OK;
+	}
+	for (k = 0; k < c->n_models; k++)
+		json_object_foreach(c->models[k].runs, key, v)
+			set(c, ids, key, json_true());
+	rc = sqlite3_prepare_v2(c->db, "SELECT run_id, started_at, settings FROM runs ORDER BY "
+				"run_id", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		json_decref(ids);
+		json_decref(list);
+		return fail(c, rc, "metrics: the runs");
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		char id[24];
+		json_t *o;
+
+		snprintf(id, sizeof(id), "%lld", (long long)sqlite3_column_int64(st, 0));
+		if (!json_object_get(ids, id))
+			continue;
+		if (!(o = json_object())) {
+			c->oom = 1;
+			break;
+		}
+		set(c, o, "run_id", json_integer(sqlite3_column_int64(st, 0)));
+		set(c, o, "started_at", col_text(c, st, 1));
+		set(c, o, "settings", col_json(c, st, 2));
+		push(c, list, o);
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: the runs");
+	sqlite3_finalize(st);
+	json_decref(ids);
+	if (rc != KJ_OK)
+		json_decref(list);
+	else
+		*out = list;
+	return rc;
+}
+
+/* Each leaf of settings v as "a.b" -> its compact JSON text, into flat. */
+static void flatten(struct ctx *c, const char *prefix, const json_t *v, json_t *flat)
+{
+	const char *key;
+	json_t *x;
+
+	if (json_is_object(v) && json_object_size(v)) {
+		json_object_foreach((json_t *)(uintptr_t)v, key, x) {
+			char *name = NULL;
+
+			if (asprintf(&name, "%s%s%s", prefix, *prefix ? "." : "", key) < 0) {
+				c->oom = 1;
+				return;
+			}
+			flatten(c, name, x, flat);
+			free(name);
+		}
+		return;
+	}
+	{
+		int oom = 0;
+		char *t = kj__json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY, &oom);
+
+		set(c, flat, *prefix ? prefix : "settings", t ? json_string(t) : NULL);
+		free(t);
+	}
+}
+
+/* The keys of the flattened settings flats[] that differ: some of them
+ * lacks the key or holds another value.  Into keys (key -> true). */
+static void differing(struct ctx *c, const json_t *flats, json_t *keys)
+{
+	size_t i, j, n = json_array_size(flats);
+	const char *key;
+	json_t *v;
+
+	for (i = 0; i < n && !c->oom; i++)
+		json_object_foreach(json_array_get(flats, i), key, v)
+			for (j = 0; j < n; j++)
+				if (!json_equal(v, json_object_get(json_array_get(flats, j), key)))
+					set(c, keys, key, json_true());
+}
+
+/* How many runs a warning names, at most, before "and N more". */
+#define RUNS_NAMED 8
+
+/*
+ * The warning of runs of different settings: when the attempts counted
+ * come from runs whose settings (runs.settings, every setting that changes
+ * a verdict) differ, each run is named with the settings that differ, so
+ * that a re-run with other flags never changes a model's figures unseen.
+ */
+static void settings_warning(struct ctx *c, const json_t *runs, json_t *list)
+{
+	json_t *flats = json_array(), *keys = json_object(), *v;
+	const char *key;
+	struct kj__buf b;
+	size_t i, n = json_array_size(runs);
+	int bad = 0, first;
+
+	if (!flats || !keys || n < 2) {
+		c->oom |= !flats || !keys;
+		json_decref(flats);
+		json_decref(keys);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		json_t *f = json_object();
+
+		if (f)
+			flatten(c, "", json_object_get(json_array_get(runs, i), "settings"), f);
+		push(c, flats, f);
+	}
+	differing(c, flats, keys);
+	if (c->oom || !json_object_size(keys)) {
+		json_decref(flats);
+		json_decref(keys);
+		return;
+	}
+	kj__buf_init(&b, 1u << 20);
+	bad |= kj__buf_addf(&b, "the figures come from runs of different settings:") != 0;
+	for (i = 0; i < n && i < RUNS_NAMED; i++) {
+		const json_t *f = json_array_get(flats, i);
+
+		bad |= kj__buf_addf(&b, "%s run %lld has", i ? ";" : "",
+				    (long long)json_integer_value(json_object_get(
+					    json_array_get(runs, i), "run_id"))) != 0;
+		first = 1;
+		json_object_foreach(keys, key, v) {
+			const char *val = json_string_value(json_object_get(f, key));
+
+			bad |= kj__buf_addf(&b, "%s %s %s", first ? "" : ",", key,
+					    val ? val : "unset") != 0;
+			first = 0;
+		}
+	}
+	if (n > RUNS_NAMED)
+		bad |= kj__buf_addf(&b, "; and %zu more runs (the JSON's runs lists them)",
+				    n - RUNS_NAMED) != 0;
+	bad |= kj__buf_addf(&b, "; each model's runs say which its figures come from") != 0;
+	{
+		char *text = bad || b.dropped ? NULL : kj__buf_take(&b);
+
+		push(c, list, text ? json_string(text) : NULL);
+		free(text);
+	}
+	kj__buf_release(&b);
+	json_decref(flats);
+	json_decref(keys);
+}
+
+/*
+ * The attempts counted that replace an earlier judgement of the same
+ * candidate (model, task, attempt label) by a run of other settings: a
+ * re-run with other flags changes a model's figures, and the report says
+ * so.  Per (model, new run, old run): [model, new run, old run, how many,
+ * new settings, old settings], into *out.
+ */
+static const char replaced_sql[] =
+	"WITH a AS (SELECT model, run_id, row_number() OVER w AS rn, first_value(run_id) OVER w "
+	"AS winner FROM attempts WHERE state = 'done' AND task_key IN (SELECT task_key FROM "
+	"suite_tasks WHERE run_id = ?) WINDOW w AS (PARTITION BY model, task_key, attempt "
+	"ORDER BY finished_at DESC, run_id DESC, attempt_key DESC)) "
+	"SELECT model, winner, run_id, count(*), (SELECT settings FROM runs r WHERE r.run_id = "
+	"winner), (SELECT settings FROM runs r WHERE r.run_id = a.run_id) FROM a WHERE rn > 1 "
+	"AND run_id != winner GROUP BY model, winner, run_id ORDER BY model, winner, run_id";
+
+static int load_replaced(struct ctx *c, long long run_id, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *list = json_array();
+	int rc;
+
+	*out = NULL;
+	if (!list) {
+		c->oom = 1;
+		return KJ_OK;
+	}
+	rc = sqlite3_prepare_v2(c->db, replaced_sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(st);
+		json_decref(list);
+		return fail(c, rc, "metrics: the attempts judged again");
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !c->oom) {
+		json_t *r = json_array();
+
+		if (!r) {
+			c->oom = 1;
+			break;
+		}
+		push(c, r, col_text(c, st, 0));
+		push(c, r, json_integer(sqlite3_column_int64(st, 1)));
+		push(c, r, json_integer(sqlite3_column_int64(st, 2)));
+		push(c, r, json_integer(sqlite3_column_int64(st, 3)));
+		push(c, r, col_json(c, st, 4));
+		push(c, r, col_json(c, st, 5));
+		push(c, list, r);
+	}
+	if (c->oom)
+		rc = SQLITE_DONE;
+	rc = step_done(c, st, rc, "metrics: the attempts judged again");
+	sqlite3_finalize(st);
+	if (rc != KJ_OK)
+		json_decref(list);
+	else
+		*out = list;
+	return rc;
+}
+
+/* At most this many replacements are named, the rest counted. */
+#define REPLACED_NAMED 8
+
+static void replaced_warning(struct ctx *c, const json_t *rep, json_t *list)
+{
+	struct kj__buf b;
+	size_t i, named = 0, more = 0;
+	int bad = 0;
+
+	kj__buf_init(&b, 1u << 20);
+	for (i = 0; i < json_array_size(rep) && !c->oom; i++) {
+		const json_t *r = json_array_get(rep, i);
+		json_t *flats = json_array(), *keys = json_object(), *fa = json_object(),
+		       *fb = json_object(), *v;
+		const char *key;
+		long long n = (long long)json_integer_value(json_array_get(r, 3));
+		int first = 1;
+
+		if (!flats || !keys || !fa || !fb) {
+			c->oom = 1;
+		} else {
+			flatten(c, "", json_array_get(r, 4), fa);
+			flatten(c, "", json_array_get(r, 5), fb);
+			push(c, flats, json_incref(fa));
+			push(c, flats, json_incref(fb));
+			differing(c, flats, keys);
+		}
+		if (!c->oom && json_object_size(keys) && named++ < REPLACED_NAMED) {
+			bad |= kj__buf_addf(&b, "%s%s's figures count %lld attempt%s judged again by "
+					    "run %lld under other settings than run %lld's, which they "
+					    "replace:", b.len ? "; " : "",
+					    json_string_value(json_array_get(r, 0)), n,
+					    n == 1 ? "" : "s",
+					    (long long)json_integer_value(json_array_get(r, 1)),
+					    (long long)json_integer_value(json_array_get(r, 2))) != 0;
+			json_object_foreach(keys, key, v) {
+				const char *now = json_string_value(json_object_get(fa, key));
+				const char *was = json_string_value(json_object_get(fb, key));
+
+				bad |= kj__buf_addf(&b, "%s %s %s (was %s)", first ? "" : ",", key,
+						    now ? now : "unset", was ? was : "unset") != 0;
+				first = 0;
+			}
+		} else if (!c->oom && json_object_size(keys)) {
+			more++;
+		}
+		json_decref(flats);
+		json_decref(keys);
+		json_decref(fa);
+		json_decref(fb);
+	}
+	if (more)
+		bad |= kj__buf_addf(&b, "; and %zu more", more) != 0;
+	if (b.len && !c->oom) {
+		char *text = bad || b.dropped ? NULL : kj__buf_take(&b);
+
+		push(c, list, text ? json_string(text) : NULL);
+		free(text);
+	}
+	kj__buf_release(&b);
+}
+
 /* Each operator's record gets every model's figures and attempts. */
 static void fill_ops(struct ctx *c)
 {
@@ -1015,10 +1376,133 @@ static void fill_ops(struct ctx *c)
 	}
 }
 
+void kj_metrics_opts_default(struct kj_metrics_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->n_k = sizeof(default_ks) / sizeof(default_ks[0]);
+	o->n_p = sizeof(default_ps) / sizeof(default_ps[0]);
+	for (i = 0; i < o->n_k; i++)
+		o->k[i] = default_ks[i];
+	for (i = 0; i < o->n_p; i++)
+		o->p[i] = default_ps[i];
+}
+
+char *kj_metrics_p_key(double p, char *buf, size_t size)
+{
+	int prec;
+
+	/* The shortest form that reads back as p: 0.5, not 0.50000000000000000. */
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, p);
+		if (strtod(buf, NULL) == p)
+			break;
+	}
+	return buf;
+}
+
+/* A comma-separated list of values, each digits[.digits] (whole numbers
+ * for k), into o's k or p: ascending, each once. */
+static int parse_list(const char *list, const char *what, int integers,
+		      struct kj_metrics_opts *o, struct kj_error *err)
+{
+	const char *s = list;
+	size_t n = 0, i, j;
+	double v[KJ_METRICS_LIST_MAX];
+
+	if (!list || !*list)
+		return kj_error_set(err, KJ_EINVAL, "%s: an empty list", what);
+	for (;;) {
+		char *end, *after = NULL;
+		double x;
+
+		if (n == KJ_METRICS_LIST_MAX)
+			return kj_error_set(err, KJ_EINVAL, "%s: more than %d values", what,
+					    KJ_METRICS_LIST_MAX);
+		/* strtod alone would take "inf", "nan", hex and leading
+		 * blanks: only decimal digits and one point are a value. */
+		end = (char *)(uintptr_t)s;
+		while ((*end >= '0' && *end <= '9') || (*end == '.' && !integers))
+			end++;
+		x = end > s ? strtod(s, &after) : (double)NAN;
+		if (end == s || after != end || (*end && *end != ',') || !isfinite(x) ||
+		    (integers && (x < 1 || x > 1000000)) || (!integers && x > 1e9)) {
+			size_t len = strcspn(s, ",");
+
+			return kj_error_set(err, KJ_EINVAL, "%s: '%.*s' is not %s", what,
+					    (int)(len > 40 ? 40 : len), s,
+					    integers ? "a whole number from 1 to 1000000"
+						     : "a number from 0 to 1e9");
+		}
+		v[n++] = x;
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+	/* Ascending, each once: the order of the report's columns. */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	for (i = j = 0; i < n; i++)
+		if (!j || v[i] != v[j - 1])
+			v[j++] = v[i];
+	for (i = 0; i < j; i++) {
+		if (integers)
+			o->k[i] = (int)v[i];
+		else
+			o->p[i] = v[i];
+	}
+	if (integers)
+		o->n_k = j;
+	else
+		o->n_p = j;
+	return KJ_OK;
+}
+
+int kj_metrics_parse_k(const char *list, struct kj_metrics_opts *o, struct kj_error *err)
+{
+	return parse_list(list, "--k", 1, o, err);
+}
+
+int kj_metrics_parse_p(const char *list, struct kj_metrics_opts *o, struct kj_error *err)
+{
+	return parse_list(list, "--p", 0, o, err);
+}
+
 int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
+{
+	struct kj_metrics_opts o;
+
+	kj_metrics_opts_default(&o);
+	return kj_metrics_compute_with(s, &o, out, err);
+}
+
+/* The k and p of o, as the JSON's "k" and "p". */
+static json_t *opts_json(struct ctx *c, int ps)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	if (!a) {
+		c->oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < (ps ? c->opt->n_p : c->opt->n_k); i++)
+		push(c, a, ps ? json_real(c->opt->p[i]) : json_integer(c->opt->k[i]));
+	return a;
+}
+
+int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *opt, json_t **out,
+			    struct kj_error *err)
 {
 	struct ctx c;
 	json_t *root = NULL, *suite = NULL, *models = NULL, *list = NULL, *warn = NULL;
+	json_t *runs = NULL, *ks = NULL, *ps = NULL, *rep = NULL;
 	long long run_id = 0;
 	size_t i, k;
 	int rc;
@@ -1027,6 +1511,7 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 	if (!s)
 		return kj_error_set(err, KJ_EINVAL, "metrics: no store");
 	memset(&c, 0, sizeof(c));
+	c.opt = opt;
 	c.db = kj_store_db(s);
 	c.err = err;
 	c.ops = json_array();
@@ -1049,6 +1534,10 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 		rc = load_ops(&c, run_id);
 	if (rc == KJ_OK && !c.oom && run_id)
 		rc = load_attempts(&c, run_id, list);
+	if (rc == KJ_OK && !c.oom)
+		rc = load_runs(&c, &runs);
+	if (rc == KJ_OK && !c.oom && run_id)
+		rc = load_replaced(&c, run_id, &rep);
 	if (rc == KJ_OK) {
 		int crc = sqlite3_exec(c.db, "COMMIT", NULL, NULL, NULL);
 
@@ -1064,15 +1553,21 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 			set(&c, models, c.models[k].name, model_figures(&c, &c.models[k]));
 		fill_ops(&c);
 		warn = warnings(&c, models);
+		settings_warning(&c, runs, warn);
+		replaced_warning(&c, rep, warn);
 		left_out_warning(&c, warn);
 	}
 	if (suite && json_is_object(suite))
 		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
 	if (!c.oom) {
-		root = json_pack("{sOsOsOsOsOsOso}", "suite", suite ? suite : json_null(),
-				 "warnings", warn, "models", models, "attempts", list, "operators",
-				 c.ops, "left_out", c.left_out, "denominators",
-				 denominators((json_int_t)c.n_ops));
+		ks = opts_json(&c, 0);
+		ps = opts_json(&c, 1);
+		if (!c.oom)
+			root = json_pack("{sOsOsOsOsOsOsOsOsOso}", "suite", suite ? suite : json_null(),
+					 "warnings", warn, "k", ks, "p", ps, "runs", runs, "models",
+					 models, "attempts", list, "operators", c.ops, "left_out",
+					 c.left_out, "denominators",
+					 denominators((json_int_t)c.n_ops));
 		if (!root)
 			c.oom = 1;
 	}
@@ -1082,6 +1577,10 @@ int kj_metrics_compute(struct kj_store *s, json_t **out, struct kj_error *err)
 		root = NULL;
 	}
 out:
+	json_decref(rep);
+	json_decref(runs);
+	json_decref(ks);
+	json_decref(ps);
 	json_decref(suite);
 	json_decref(models);
 	json_decref(list);
@@ -1102,6 +1601,7 @@ out:
 		free(m->best);
 		free(m->recs);
 		json_decref(m->gpus);
+		json_decref(m->runs);
 	}
 	free(c.models);
 	if (rc == KJ_OK)

@@ -3,8 +3,8 @@
  * self-contained HTML page (kjudge/metrics.h).
  *
  * Only the JSON's numbers are printed, through kj_metrics_fmt (counts as
- * integers, every other figure with three decimals), so that the three
- * renderings agree.  Every string of the store (task and model names,
+ * integers, every other figure with three significant digits), so that the
+ * three renderings agree.  Every string of the store (task and model names,
  * messages, error types, parameters) is escaped: in HTML as text (& < > "
  * '), in Markdown as a table cell (| and < > & as entities, since Markdown
  * passes HTML through, a newline as \n); in both, every other control byte
@@ -28,11 +28,6 @@
 /* The largest rendering (a store of many thousand attempts stays far below). */
 #define OUT_MAX ((size_t)1 << 30)
 
-static const char *const fast_keys[] = { "0", "0.5", "0.8", "1", "1.5", "2" };
-static const double fast_ps[] = { 0.0, 0.5, 0.8, 1.0, 1.5, 2.0 };
-#define N_FAST 6
-static const char *const k_keys[] = { "1", "5", "10" };
-#define N_K 3
 static const char *const groups[] = { "static", "build", "runtime", "accuracy", "timeout",
 				      "timing", "judge", "other" };
 #define N_GROUP 8
@@ -71,14 +66,14 @@ static void add_run(struct out *o, const char *run, size_t n, unsigned lines)
 		o->oom = 1;
 }
 
-/* s as HTML text (also safe inside a quoted attribute); a control byte of
- * the store is shown as its escape (\x1b), as on a terminal: HTML has no
- * use for one, and a page saved as text keeps none. */
-static void esc(struct out *o, const char *s)
+/* s[0..n) as HTML text (also safe inside a quoted attribute); a control
+ * byte of the store is shown as its escape (\x1b), as on a terminal: HTML
+ * has no use for one, and a page saved as text keeps none. */
+static void esc_n(struct out *o, const char *s, size_t n)
 {
-	const char *run = s;
+	const char *run = s, *end = s ? s + n : NULL;
 
-	for (; s && *s; s++) {
+	for (; s && s < end; s++) {
 		const char *rep = NULL;
 
 		switch (*s) {
@@ -99,14 +94,19 @@ static void esc(struct out *o, const char *s)
 		add_run(o, run, (size_t)(s - run), KJ__SHOWN_LINES);
 }
 
-/* s as one Markdown table cell: its markup escaped, every control byte as
- * its escape (\n, \r, \x1b: a cell is one line), since the Markdown is for
- * people, on a terminal (stdout) or in a file alike. */
-static void md_esc(struct out *o, const char *s)
+static void esc(struct out *o, const char *s)
 {
-	const char *run = s;
+	esc_n(o, s, s ? strlen(s) : 0);
+}
 
-	for (; s && *s; s++) {
+/* s[0..n) as one Markdown table cell: its markup escaped, every control
+ * byte as its escape (\n, \r, \x1b: a cell is one line), since the
+ * Markdown is for people, on a terminal (stdout) or in a file alike. */
+static void md_esc_n(struct out *o, const char *s, size_t n)
+{
+	const char *run = s, *end = s ? s + n : NULL;
+
+	for (; s && s < end; s++) {
 		const char *rep;
 
 		switch (*s) {
@@ -130,14 +130,41 @@ static void md_esc(struct out *o, const char *s)
 		add_run(o, run, (size_t)(s - run), 0);
 }
 
+static void md_esc(struct out *o, const char *s)
+{
+	md_esc_n(o, s, s ? strlen(s) : 0);
+}
+
 char *kj_metrics_fmt(const json_t *v, char *buf, size_t size)
 {
-	if (json_is_integer(v))
+	double x, ax;
+	char e[32];
+	int e10, decimals;
+
+	if (json_is_integer(v)) {
 		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, size, "%.3f", json_real_value(v));
-	else
+		return buf;
+	}
+	if (!json_is_real(v) || !isfinite(json_real_value(v))) {
 		snprintf(buf, size, "-");
+		return buf;
+	}
+	x = json_real_value(v);
+	ax = fabs(x);
+	if (ax == 0) {
+		snprintf(buf, size, "0");
+		return buf;
+	}
+	/* The exponent of x once rounded to three significant digits (0.9996
+	 * rounds to 1.00, exponent 0), so that the digits shown are three. */
+	snprintf(e, sizeof(e), "%.2e", ax);
+	e10 = (int)strtol(strchr(e, 'e') + 1, NULL, 10);
+	if (e10 < -9) {
+		snprintf(buf, size, "%.2e", x);
+		return buf;
+	}
+	decimals = e10 >= 2 ? 0 : 2 - e10;
+	snprintf(buf, size, "%.*f", decimals, x);
 	return buf;
 }
 
@@ -181,16 +208,81 @@ static const char *label(const json_t *a, char *b, size_t n)
 	return str(a, "attempt");
 }
 
-/* The pass@k keys some model has. */
-static int have_k(const json_t *models, const char *k)
-{
-	const char *name;
-	json_t *m;
+/* The k of pass@k and the p of fast_p the figures were computed for (the
+ * JSON's "k" and "p"), and the keys of each in the models' objects. */
+struct kp {
+	size_t n_k, n_p;
+	char k[KJ_METRICS_LIST_MAX][16], p[KJ_METRICS_LIST_MAX][32];
+	double pv[KJ_METRICS_LIST_MAX];
+};
 
-	json_object_foreach((json_t *)(uintptr_t)models, name, m)
-		if (json_object_get(json_object_get(m, "pass_at_k"), k))
-			return 1;
-	return 0;
+static void kp_of(const json_t *m, struct kp *kp)
+{
+	const json_t *k = json_object_get(m, "k"), *p = json_object_get(m, "p");
+	size_t i;
+
+	memset(kp, 0, sizeof(*kp));
+	for (i = 0; i < json_array_size(k) && i < KJ_METRICS_LIST_MAX; i++)
+		snprintf(kp->k[kp->n_k++], sizeof(kp->k[0]), "%lld",
+			 (long long)json_integer_value(json_array_get(k, i)));
+	for (i = 0; i < json_array_size(p) && i < KJ_METRICS_LIST_MAX; i++) {
+		kp->pv[kp->n_p] = json_number_value(json_array_get(p, i));
+		kj_metrics_p_key(kp->pv[kp->n_p], kp->p[kp->n_p], sizeof(kp->p[0]));
+		kp->n_p++;
+	}
+}
+
+/* The runs a model's figures come from ("2", "1, 2"; "-" for none). */
+static const char *runs_text(const json_t *mo, char *buf, size_t size)
+{
+	const json_t *r = json_object_get(mo, "runs");
+	size_t i, len = 0;
+
+	snprintf(buf, size, "-");
+	for (i = 0; i < json_array_size(r) && len + 24 < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? ", " : "",
+					(long long)json_integer_value(json_array_get(r, i)));
+	if (i < json_array_size(r))
+		snprintf(buf + len, size - len, ", ...");
+	return buf;
+}
+
+/* An attempt's verdict as a reader needs it: "pass", "pass (not clean:
+ * static check)", "fail", "judge_error", "task_error". */
+static const char *verdict_label(const json_t *a, char *buf, size_t size)
+{
+	static const char *const layers[][2] = { { "static", "static check" },
+						 { "disabled", "kernels disabled" },
+						 { "profile", "profiler" } };
+	const char *layer = json_string_value(json_object_get(a, "not_clean_layer"));
+	const char *v = json_string_value(json_object_get(a, "verdict"));
+	size_t i;
+
+	if (!layer) {
+		snprintf(buf, size, "%s", v ? v : "-");
+		return buf;
+	}
+	for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++)
+		if (!strcmp(layer, layers[i][0]))
+			layer = layers[i][1];
+	snprintf(buf, size, "pass (not clean: %s)", layer);
+	return buf;
+}
+
+/* The first line of an attempt's message, at most MSG_LINE bytes (cut on
+ * a character), *more set when there is more of it. */
+#define MSG_LINE 160
+
+static size_t msg_line(const json_t *a, const char **s, int *more)
+{
+	size_t n;
+
+	*s = json_string_value(json_object_get(a, "message"));
+	if (!*s)
+		*s = "";
+	n = kj__first_line(*s, MSG_LINE);
+	*more = (*s)[n] != '\0';
+	return n;
 }
 
 static int check_shape(const json_t *m, struct kj_error *err)
@@ -320,15 +412,78 @@ static const char *env_or_dash(const json_t *a, const char *key)
 
 /* ---- Markdown -------------------------------------------------------------- */
 
+/* The models' table of the Markdown, with the runs their figures come
+ * from and every k and p asked for (a k no operator reaches: "-"). */
+static void md_models(struct out *o, const json_t *models, const struct kp *kp)
+{
+	const char *name;
+	json_t *mo;
+	char b[64], c[64];
+	size_t j;
+
+	adds(o, "| model | runs | operators | accuracy | clean pass rate |");
+	for (j = 0; j < kp->n_k; j++)
+		add(o, " pass@%s (operators) |", kp->k[j]);
+	for (j = 0; j < kp->n_p; j++)
+		add(o, " fast_%s |", kp->p[j]);
+	adds(o, " speedup (operators) | tokens | tokens/success | runtime s | attempt pass rate |\n|");
+	for (j = 0; j < 5 + kp->n_k + kp->n_p + 5; j++)
+		adds(o, " --- |");
+	adds(o, "\n");
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		adds(o, "| ");
+		md_esc(o, name);
+		add(o, " | %s", runs_text(mo, b, sizeof(b)));
+		add(o, " | %s", f(mo, "operators", b, sizeof(b)));
+		add(o, " | %s %s", f(mo, "accuracy", b, sizeof(b)),
+		    ci(mo, "accuracy_ci", c, sizeof(c)));
+		add(o, " | %s %s", f(mo, "clean_pass_rate", b, sizeof(b)),
+		    ci(mo, "clean_pass_rate_ci", c, sizeof(c)));
+		for (j = 0; j < kp->n_k; j++) {
+			const json_t *v = json_object_get(json_object_get(mo, "pass_at_k"), kp->k[j]);
+
+			if (json_is_number(v))
+				add(o, " | %s (%s)", kj_metrics_fmt(v, b, sizeof(b)),
+				    f(json_object_get(mo, "pass_at_k_operators"), kp->k[j], c,
+				      sizeof(c)));
+			else
+				adds(o, " | -");
+		}
+		for (j = 0; j < kp->n_p; j++)
+			add(o, " | %s", f(json_object_get(mo, "fast_p"), kp->p[j], b, sizeof(b)));
+		add(o, " | %s (%s)", f(mo, "speedup", b, sizeof(b)),
+		    f(mo, "speedup_operators", c, sizeof(c)));
+		add(o, " | %s", f(mo, "tokens_total", b, sizeof(b)));
+		add(o, " | %s", f(mo, "tokens_per_success", b, sizeof(b)));
+		add(o, " | %s", f(mo, "runtime_s", b, sizeof(b)));
+		add(o, " | %s %s |\n", f(mo, "attempt_pass_rate", b, sizeof(b)),
+		    ci(mo, "attempt_pass_rate_ci", c, sizeof(c)));
+	}
+	adds(o, "\nfast_p intervals:\n\n| model |");
+	for (j = 0; j < kp->n_p; j++)
+		add(o, " fast_%s |", kp->p[j]);
+	adds(o, "\n| --- |");
+	for (j = 0; j < kp->n_p; j++)
+		adds(o, " --- |");
+	adds(o, "\n");
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		adds(o, "| ");
+		md_esc(o, name);
+		for (j = 0; j < kp->n_p; j++)
+			add(o, " | %s", ci(json_object_get(mo, "fast_p_ci"), kp->p[j], b, sizeof(b)));
+		adds(o, " |\n");
+	}
+}
+
 char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 {
 	const json_t *models, *ops;
 	struct out o;
+	struct kp kp;
 	const char *name;
 	json_t *mo;
 	char b[64], c[64];
 	size_t i, j;
-	int hk[N_K];
 
 	if (check_shape(m, err) != KJ_OK)
 		return NULL;
@@ -336,8 +491,7 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 	kj__buf_init(&o.b, OUT_MAX);
 	models = json_object_get(m, "models");
 	ops = json_object_get(m, "operators");
-	for (j = 0; j < N_K; j++)
-		hk[j] = have_k(models, k_keys[j]);
+	kp_of(m, &kp);
 
 	adds(&o, "# kjudge report\n\n");
 	suite_line(&o, json_object_get(m, "suite"), 1);
@@ -346,62 +500,10 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 	denominators_block(&o, m, 1);
 	adds(&o, "Rates are shares of the suite's operators (attempts for the attempt "
 		 "pass rate) with their Wilson 95 % interval; every figure that is not a "
-		 "count has three decimals (docs/metrics.md).\n\n## Models\n\n");
-	adds(&o, "| model | operators | accuracy | clean pass rate |");
-	for (j = 0; j < N_K; j++)
-		if (hk[j])
-			add(&o, " pass@%s (operators) |", k_keys[j]);
-	for (j = 0; j < N_FAST; j++)
-		add(&o, " fast_%s |", fast_keys[j]);
-	adds(&o, " speedup (operators) | tokens | tokens/success | runtime s | attempt pass rate |\n|");
-	for (j = 0; j < 4 + (size_t)(hk[0] + hk[1] + hk[2]) + N_FAST + 5; j++)
-		adds(&o, " --- |");
-	adds(&o, "\n");
-	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
-		adds(&o, "| ");
-		md_esc(&o, name);
-		add(&o, " | %s", f(mo, "operators", b, sizeof(b)));
-		add(&o, " | %s %s", f(mo, "accuracy", b, sizeof(b)),
-		    ci(mo, "accuracy_ci", c, sizeof(c)));
-		add(&o, " | %s %s", f(mo, "clean_pass_rate", b, sizeof(b)),
-		    ci(mo, "clean_pass_rate_ci", c, sizeof(c)));
-		for (j = 0; j < N_K; j++) {
-			const json_t *v = json_object_get(json_object_get(mo, "pass_at_k"), k_keys[j]);
-
-			if (!hk[j])
-				continue;
-			if (v)
-				add(&o, " | %s (%s)", kj_metrics_fmt(v, b, sizeof(b)),
-				    f(json_object_get(mo, "pass_at_k_operators"), k_keys[j], c,
-				      sizeof(c)));
-			else
-				adds(&o, " | -");
-		}
-		for (j = 0; j < N_FAST; j++)
-			add(&o, " | %s", f(json_object_get(mo, "fast_p"), fast_keys[j], b, sizeof(b)));
-		add(&o, " | %s (%s)", f(mo, "speedup", b, sizeof(b)),
-		    f(mo, "speedup_operators", c, sizeof(c)));
-		add(&o, " | %s", f(mo, "tokens_total", b, sizeof(b)));
-		add(&o, " | %s", f(mo, "tokens_per_success", b, sizeof(b)));
-		add(&o, " | %s", f(mo, "runtime_s", b, sizeof(b)));
-		add(&o, " | %s %s |\n", f(mo, "attempt_pass_rate", b, sizeof(b)),
-		    ci(mo, "attempt_pass_rate_ci", c, sizeof(c)));
-	}
-	adds(&o, "\nfast_p intervals:\n\n| model |");
-	for (j = 0; j < N_FAST; j++)
-		add(&o, " fast_%s |", fast_keys[j]);
-	adds(&o, "\n| --- |");
-	for (j = 0; j < N_FAST; j++)
-		adds(&o, " --- |");
-	adds(&o, "\n");
-	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
-		adds(&o, "| ");
-		md_esc(&o, name);
-		for (j = 0; j < N_FAST; j++)
-			add(&o, " | %s", ci(json_object_get(mo, "fast_p_ci"), fast_keys[j], b,
-					    sizeof(b)));
-		adds(&o, " |\n");
-	}
+		 "count has three significant digits, `-` where there is none "
+		 "(docs/metrics.md). `runs`: the runs of the store whose attempts the "
+		 "model's figures count.\n\n## Models\n\n");
+	md_models(&o, models, &kp);
 
 	adds(&o, "\n## Failures\n\nAttempts that are not clean passes, by group (docs/metrics.md)."
 		 "\n\n| model | attempts | not clean |");
@@ -443,27 +545,30 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 		add(&o, " | %s", f(op, "problem", b, sizeof(b)));
 		json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
 			const json_t *om = json_object_get(oms, name);
+			char n[32];
 
 			if (!om || !json_integer_value(json_object_get(om, "attempts"))) {
 				adds(&o, " | no attempt");
 				continue;
 			}
-			{
-				char n[32];
-
-				add(&o, " | %s (%s/%s clean)", f(om, "best_speedup", b, sizeof(b)),
-				    f(om, "clean_passes", c, sizeof(c)), f(om, "attempts", n, sizeof(n)));
-			}
+			add(&o, " | %s (%s/%s clean)", f(om, "best_speedup", b, sizeof(b)),
+			    f(om, "clean_passes", c, sizeof(c)), f(om, "attempts", n, sizeof(n)));
 		}
 		adds(&o, " |\n");
 	}
 
-	adds(&o, "\n## Attempts\n\nEvery attempt counted, with where its figures were "
-		 "measured (the judge's node, the GPU; `-`: none recorded, or the CPU).\n\n"
-		 "| model | operator | attempt | verdict | clean | speedup | node | GPU |\n"
-		 "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	adds(&o, "\n## Attempts\n\nEvery attempt counted: its verdict (a pass that is not clean "
+		 "names the anti-cheat layer it failed), the error type and the first line of the "
+		 "message, the run that judged it, and where its figures were measured (the "
+		 "judge's node, the GPU; `-`: none recorded, or the CPU).\n\n"
+		 "| model | operator | attempt | verdict | error | message | speedup | run | node "
+		 "| GPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 	for (i = 0; i < json_array_size(json_object_get(m, "attempts")); i++) {
 		const json_t *a = json_array_get(json_object_get(m, "attempts"), i);
+		const char *msg;
+		int more;
+		size_t n = msg_line(a, &msg, &more);
+		char v[96];
 
 		adds(&o, "| ");
 		md_esc(&o, str(a, "model"));
@@ -472,9 +577,13 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 		adds(&o, " | ");
 		md_esc(&o, label(a, b, sizeof(b)));
 		adds(&o, " | ");
-		md_esc(&o, str(a, "verdict"));
-		add(&o, " | %s | %s | ", json_is_true(json_object_get(a, "clean")) ? "yes" : "no",
-		    f(a, "speedup", b, sizeof(b)));
+		md_esc(&o, verdict_label(a, v, sizeof(v)));
+		adds(&o, " | ");
+		md_esc(&o, *str(a, "error_type") ? str(a, "error_type") : "-");
+		adds(&o, " | ");
+		md_esc_n(&o, msg, n);
+		adds(&o, more ? " ..." : n ? "" : "-");
+		add(&o, " | %s | %s | ", f(a, "speedup", b, sizeof(b)), f(a, "run_id", c, sizeof(c)));
 		md_esc(&o, env_or_dash(a, "node"));
 		adds(&o, " | ");
 		md_esc(&o, env_or_dash(a, "gpu"));
@@ -485,23 +594,35 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 
 /* ---- HTML ------------------------------------------------------------------ */
 
+/* No cell breaks a word: a name, a verdict or an error type (td.l) stays
+ * on one line, since a browser would break "node-1" after its hyphen; a
+ * heading or a figure's interval wraps only at spaces; a column is as
+ * wide as its longest word, and a table wider than the page scrolls in
+ * its .wrap.  Only a message (td.m, .msg) may cut a
+ * word, one longer than its cell, so that a candidate's 4 kB token cannot
+ * widen a table.  The layer that must fail (its kernels disabled) is
+ * grey when it did: the expected result, no alarm. */
 static const char css[] =
 	"body{font:13px/1.4 system-ui,sans-serif;margin:16px auto;max-width:1240px;"
 	"padding:0 12px;color:#222;box-sizing:border-box}"
 	"h1{font-size:20px}h2{font-size:16px;margin-top:24px}"
+	"h3{font-size:13px;margin:4px 0 2px}"
 	".wrap{overflow-x:auto;max-width:100%}"
-	"table{border-collapse:collapse;width:100%;margin:6px 0}"
-	"th,td{border:1px solid #ccc;padding:3px 4px;text-align:right;vertical-align:top}"
-	"td.l{overflow-wrap:anywhere}"
-	"th{background:#f3f3f3}td.l,th.l{text-align:left}"
+	"table{border-collapse:collapse;margin:6px 0}"
+	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;vertical-align:top;"
+	"overflow-wrap:normal;word-break:normal;hyphens:none}"
+	"th{background:#f3f3f3}td.l,th.l{text-align:left}td.l{white-space:nowrap}"
+	"td.m{min-width:14em;max-width:36em;text-align:left}"
+	".m,.msg{overflow-wrap:anywhere}"
+	"td.detail{text-align:left}"
 	".ci{color:#666;font-size:11px;display:block}"
 	".plots{display:flex;flex-wrap:wrap;gap:12px}"
 	".plot{flex:1 1 520px;min-width:0;max-width:760px}"
 	".plot svg{width:100%;height:auto;display:block}"
 	"details{margin:2px 0}summary{cursor:pointer;text-align:left}"
 	".att{margin:6px 0 6px 8px;text-align:left}"
-	".msg{white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px}"
-	".pass{color:#176d1a}.fail{color:#a11}"
+	".msg{white-space:pre-wrap;font-family:monospace;font-size:12px}"
+	".pass{color:#176d1a}.fail{color:#a11}.nc{color:#8a5a00}.expected{color:#666}"
 	".warn{border:2px solid #c77700;border-left-width:8px;background:#fff4e0;"
 	"color:#5a3500;padding:8px 12px;margin:12px 0;border-radius:4px}"
 	".warn p{margin:2px 0;font-size:14px;overflow-wrap:anywhere}"
@@ -526,104 +647,143 @@ static void cell_ci(struct out *o, const json_t *obj, const char *key, const cha
 	adds(o, "</td>");
 }
 
-/* fast_p over a fine grid of p, each model's curve, the six points marked. */
-static void plot_fast_p(struct out *o, const json_t *models, const json_t *ops)
+/* The class of an attempt's verdict: a clean pass, a pass that is not
+ * clean, anything else. */
+static const char *verdict_class(const json_t *a)
 {
-	const double x0 = 50, y0 = 20, w = 560, h = 250;
-	double pmax = 2.0, step;
-	const char *name;
-	json_t *mo;
-	size_t i, k = 0;
-	int g, ng = 240, n_ops = (int)json_array_size(ops);
-
-	for (i = 0; i < json_array_size(ops); i++) {
-		const char *mn;
-		json_t *om;
-
-		json_object_foreach(json_object_get(json_array_get(ops, i), "models"), mn, om) {
-			double s = json_number_value(json_object_get(om, "best_speedup"));
-
-			if (s > pmax)
-				pmax = s;
-		}
-	}
-	pmax *= 1.05;
-	step = pmax / ng;
-	adds(o, "<div class=\"plot\"><svg id=\"plot-fast-p\" viewBox=\"0 0 640 320\" role=\"img\">"
-		"<title>fast_p against p</title>");
-	/* Axes, ticks. */
-	add(o, "<path d=\"M%.1f %.1fV%.1fH%.1f\" stroke=\"#333\" fill=\"none\"/>", x0, y0, y0 + h,
-	    x0 + w);
-	for (g = 0; g <= 4; g++) {
-		double y = y0 + h - h * g / 4.0;
-
-		add(o, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%.1f\" "
-		       "text-anchor=\"end\">%.2f</text>", x0, y, x0 + w, x0 - 4, y + 4, g / 4.0);
-	}
-	for (g = 0; g <= 10; g++) {
-		double p = pmax * g / 10.0, x = x0 + w * p / pmax;
-
-		add(o, "<path d=\"M%.1f %.1fv5\" stroke=\"#333\"/><text x=\"%.1f\" y=\"%.1f\" "
-		       "text-anchor=\"middle\">%.2f</text>", x, y0 + h, x, y0 + h + 17, p);
-	}
-	add(o, "<text x=\"%.1f\" y=\"314\" text-anchor=\"middle\">p (speedup threshold)</text>",
-	    x0 + w / 2);
-	add(o, "<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" "
-	       "text-anchor=\"middle\">fast_p</text>", y0 + h / 2, y0 + h / 2);
-	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
-		add(o, "<path class=\"curve\" fill=\"none\" stroke-width=\"2\" stroke=\"%s\" d=\"",
-		    colour(k));
-		for (g = 0; g <= ng; g++) {
-			double p = step * g;
-			int cnt = 0;
-
-			for (i = 0; i < json_array_size(ops); i++) {
-				const json_t *om = json_object_get(
-					json_object_get(json_array_get(ops, i), "models"), name);
-				const json_t *s = json_object_get(om, "best_speedup");
-
-				cnt += json_is_number(s) && json_number_value(s) > p;
-			}
-			add(o, "%s%.1f %.1f", g ? "L" : "M", x0 + w * p / pmax,
-			    y0 + h - h * (n_ops ? (double)cnt / n_ops : 0.0));
-		}
-		adds(o, "\"><title>");
-		esc(o, name);
-		adds(o, "</title></path>");
-		for (g = 0; g < N_FAST; g++) {
-			const json_t *v = json_object_get(json_object_get(mo, "fast_p"), fast_keys[g]);
-			char b[32];
-
-			if (!json_is_number(v))
-				continue;
-			add(o, "<circle class=\"mark\" r=\"4\" cx=\"%.1f\" cy=\"%.1f\" fill=\"%s\">"
-			       "<title>", x0 + w * fast_ps[g] / pmax,
-			    y0 + h - h * json_number_value(v), colour(k));
-			esc(o, name);
-			add(o, " fast_%s = %s</title></circle>", fast_keys[g],
-			    kj_metrics_fmt(v, b, sizeof(b)));
-		}
-		add(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-		       "<text x=\"%.1f\" y=\"%.1f\">", x0 + w - 120, y0 + 4 + 14.0 * (double)k,
-		    colour(k), x0 + w - 106, y0 + 13 + 14.0 * (double)k);
-		esc(o, name);
-		adds(o, "</text>");
-		k++;
-	}
-	adds(o, "</svg></div>");
+	if (strcmp(str(a, "status"), "pass"))
+		return "fail";
+	return json_is_true(json_object_get(a, "clean")) ? "pass" : "nc";
 }
 
-/* Each model's best clean speedups on a log scale, one row per model. */
-static void plot_speedups(struct out *o, const json_t *models, const json_t *ops)
+/* A plot's opening: its title as a heading a reader sees (and the SVG's
+ * own title for a screen reader), the SVG of width 640 and height h. */
+static void plot_open(struct out *o, const char *id, const char *title, double h)
 {
-	const double x0 = 90, w = 520, top = 20;
-	double lo = 1.0, hi = 1.0, llo, lhi;
-	size_t nm = json_object_size(models), i, k = 0;
-	double row = 36, h = row * (double)(nm ? nm : 1);
-	const char *name;
-	json_t *mo;
-	int e;
+	add(o, "<div class=\"plot\"><h3>%s</h3><svg id=\"%s\" viewBox=\"0 0 640 %.0f\" "
+	       "role=\"img\"><title>%s</title>", title, id, h, title);
+}
 
+/* A name in a plot, cut to about max bytes (the whole name in a hover's
+ * title): a long model name never runs over the plot or its neighbour. */
+static void plot_name(struct out *o, const char *name, size_t max)
+{
+	char b[128];
+
+	kj__text_brief(name, max < sizeof(b) - 4 ? max : sizeof(b) - 4, b, sizeof(b));
+	esc(o, b);
+}
+
+/* The width of a character of a tick label in the SVG's units (11 px
+ * text, a digit about 6.2 units wide, counted generously so that labels
+ * that fit here fit in any browser's font), and the least gap between
+ * two labels. */
+#define CHAR_W 7.0
+#define TICK_GAP 10.0
+
+/* The label of a log-axis tick v ("0.0001", "2", "1e+06"). */
+static void tick_label(double v, char *buf, size_t size)
+{
+	snprintf(buf, size, "%g", v);
+}
+
+/*
+ * The ticks of a log axis over [10^llo, 10^lhi] drawn w units wide: of the
+ * sets 1-2-5 a decade, 1-3, 1, then one decade in 2, 3, 5, 10 ..., the
+ * densest with at least two ticks whose labels (extra characters added to
+ * each) leave TICK_GAP between neighbours, however many decades the data
+ * spans.  Writes up to max values into t; returns how many.
+ */
+static size_t log_ticks(double llo, double lhi, double w, size_t extra, double *t, size_t max)
+{
+	static const double m125[] = { 1, 2, 5 }, m13[] = { 1, 3 }, m1[] = { 1 };
+	static const struct {
+		const double *m;
+		size_t n;
+		int every;
+	} sets[] = {
+		{ m125, 3, 1 }, { m13, 2, 1 }, { m1, 1, 1 },  { m1, 1, 2 },  { m1, 1, 3 },
+		{ m1, 1, 5 },   { m1, 1, 10 }, { m1, 1, 20 }, { m1, 1, 50 }, { m1, 1, 100 },
+	};
+	size_t si, n = 0;
+
+	for (si = 0; si < sizeof(sets) / sizeof(sets[0]); si++) {
+		double prev_right = 0;
+		int e, fits = 1;
+
+		n = 0;
+		for (e = (int)floor(llo); e <= (int)ceil(lhi) && fits; e++) {
+			size_t q;
+
+			if (e % sets[si].every)
+				continue;
+			for (q = 0; q < sets[si].n && fits; q++) {
+				double v = sets[si].m[q] * pow(10.0, e), lv = log10(v), x, half;
+				char lab[32];
+
+				if (lv < llo - 1e-9 || lv > lhi + 1e-9)
+					continue;
+				tick_label(v, lab, sizeof(lab));
+				x = w * (lv - llo) / (lhi - llo);
+				half = CHAR_W * (double)(strlen(lab) + extra) / 2;
+				if (n && x - half < prev_right + TICK_GAP)
+					fits = 0;
+				else if (n < max) {
+					t[n++] = v;
+					prev_right = x + half;
+				}
+			}
+		}
+		if (fits && n >= 2)
+			return n;
+	}
+	return n;
+}
+
+/* The log range [llo, lhi] (decades) around [lo, hi], padded by pad and
+ * rounded out to half decades, at least one decade wide. */
+static void log_range(double lo, double hi, double pad, double *llo, double *lhi)
+{
+	*llo = floor(log10(lo / pad) * 2) / 2;
+	*lhi = ceil(log10(hi * pad) * 2) / 2;
+	if (*lhi - *llo < 1) {
+		*llo -= 0.5;
+		*lhi += 0.5;
+	}
+}
+
+/* The best clean speedups of model name over the operators, ascending:
+ * how many (at most the operators') into v. */
+static size_t bests(const json_t *ops, const char *name, double *v)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < json_array_size(ops); i++) {
+		const json_t *s = json_object_get(
+			json_object_get(json_object_get(json_array_get(ops, i), "models"), name),
+			"best_speedup");
+
+		if (!json_is_number(s) || !(json_number_value(s) > 0))
+			continue;
+		v[n] = json_number_value(s);
+		for (j = n++; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	}
+	return n;
+}
+
+/* The smallest and largest best clean speedup of any model (*lo > *hi
+ * when there is none). */
+static void speedup_span(const json_t *ops, double *lo, double *hi)
+{
+	size_t i;
+
+	*lo = INFINITY;
+	*hi = 0;
 	for (i = 0; i < json_array_size(ops); i++) {
 		const char *mn;
 		json_t *om;
@@ -631,39 +791,149 @@ static void plot_speedups(struct out *o, const json_t *models, const json_t *ops
 		json_object_foreach(json_object_get(json_array_get(ops, i), "models"), mn, om) {
 			const json_t *s = json_object_get(om, "best_speedup");
 
-			if (!json_is_number(s) || json_number_value(s) <= 0)
+			if (!json_is_number(s) || !(json_number_value(s) > 0))
 				continue;
-			if (json_number_value(s) < lo)
-				lo = json_number_value(s);
-			if (json_number_value(s) > hi)
-				hi = json_number_value(s);
+			if (json_number_value(s) < *lo)
+				*lo = json_number_value(s);
+			if (json_number_value(s) > *hi)
+				*hi = json_number_value(s);
 		}
 	}
-	llo = floor(log10(lo / 1.2) * 2) / 2;
-	lhi = ceil(log10(hi * 1.2) * 2) / 2;
-	if (lhi - llo < 1) {
-		llo -= 0.5;
-		lhi += 0.5;
+}
+
+#define MAX_TICKS 64
+
+/*
+ * fast_p against p, each model's curve drawn exactly (a step down at each
+ * of its operators' best speedups), the p asked for marked.  The p axis
+ * is logarithmic over a range holding every best speedup and every p
+ * asked for, so that speedups far below 1 are as visible as those above;
+ * p = 0 sits at the axis' left end, apart: every speedup is above it.
+ */
+static void plot_fast_p(struct out *o, const json_t *models, const json_t *ops,
+			const struct kp *kp)
+{
+	const double x0 = 50, y0 = 14, w = 560, h = 250, gap = 40;
+	const double xl = x0 + gap, wl = w - gap;
+	double lo, hi, llo, lhi, ticks[MAX_TICKS];
+	double *v = malloc((json_array_size(ops) + 1) * sizeof(double));
+	const char *name;
+	json_t *mo;
+	size_t i, k = 0, nt;
+	int g, n_ops = (int)json_array_size(ops);
+
+	if (!v) {
+		o->oom = 1;
+		return;
 	}
-	add(o, "<div class=\"plot\"><svg id=\"plot-speedup\" viewBox=\"0 0 640 %.0f\" role=\"img\">"
-	       "<title>best clean speedup per operator "
-	       "(log scale)</title>", top + h + 45);
+	speedup_span(ops, &lo, &hi);
+	for (i = 0; i < kp->n_p; i++)
+		if (kp->pv[i] > 0) {
+			lo = kp->pv[i] < lo ? kp->pv[i] : lo;
+			hi = kp->pv[i] > hi ? kp->pv[i] : hi;
+		}
+	if (!(lo <= hi)) {
+		lo = 0.5;
+		hi = 2;
+	}
+	log_range(lo, hi, 1.5, &llo, &lhi);
+#define PX(p) ((p) > 0 ? xl + wl * (log10(p) - llo) / (lhi - llo) : x0)
+#define PY(fr) (y0 + h - h * (fr))
+	plot_open(o, "plot-fast-p", "fast_p: share of operators with a best clean speedup above p",
+		  y0 + h + 52);
+	add(o, "<path d=\"M%.1f %.1fV%.1fH%.1f\" stroke=\"#333\" fill=\"none\"/>", x0, y0, y0 + h,
+	    x0 + w);
+	for (g = 0; g <= 4; g++)
+		add(o, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#ddd\"/><text class=\"tick\" x=\"%.1f\" "
+		       "y=\"%.1f\" text-anchor=\"end\">%.2f</text>", x0, PY(g / 4.0), x0 + w, x0 - 5,
+		    PY(g / 4.0) + 4, g / 4.0);
+	/* p = 0, then the break in the axis before its log scale. */
+	add(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>"
+	       "<path d=\"M%.1f %.1fl4 -8M%.1f %.1fl4 -8\" stroke=\"#333\"/>", x0, y0 + h + 19,
+	    x0 + gap / 2 - 4, y0 + h + 4, x0 + gap / 2, y0 + h + 4);
+	nt = log_ticks(llo, lhi, wl, 0, ticks, MAX_TICKS);
+	for (i = 0; i < nt; i++) {
+		char lab[32];
+
+		tick_label(ticks[i], lab, sizeof(lab));
+		add(o, "<path d=\"M%.1f %.1fv5\" stroke=\"#333\"/><path d=\"M%.1f %.1fV%.1f\" "
+		       "stroke=\"%s\"%s/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+		       "text-anchor=\"middle\">%s</text>", PX(ticks[i]), y0 + h, PX(ticks[i]), y0,
+		    y0 + h, ticks[i] == 1.0 ? "#888" : "#eee",
+		    ticks[i] == 1.0 ? " stroke-dasharray=\"4 3\"" : "", PX(ticks[i]), y0 + h + 19,
+		    lab);
+	}
+	add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">p: speedup threshold "
+	       "(log scale)</text>", x0 + w / 2, y0 + h + 42);
+	add(o, "<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" "
+	       "text-anchor=\"middle\">fast_p</text>", y0 + h / 2, y0 + h / 2);
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		size_t nb = bests(ops, name, v), q;
+
+		/* Above every p below the smallest best: all nb of them. */
+		add(o, "<path class=\"curve\" fill=\"none\" stroke-width=\"2\" stroke=\"%s\" "
+		       "d=\"M%.1f %.1f", colour(k), x0, PY(n_ops ? (double)nb / n_ops : 0.0));
+		for (q = 0; q < nb; q++)
+			add(o, "H%.1fV%.1f", PX(v[q]),
+			    PY(n_ops ? (double)(nb - q - 1) / n_ops : 0.0));
+		add(o, "H%.1f\"><title>", x0 + w);
+		esc(o, name);
+		adds(o, "</title></path>");
+		for (q = 0; q < kp->n_p; q++) {
+			const json_t *fv = json_object_get(json_object_get(mo, "fast_p"), kp->p[q]);
+			char b[32];
+
+			if (!json_is_number(fv))
+				continue;
+			add(o, "<circle class=\"mark\" r=\"4\" cx=\"%.1f\" cy=\"%.1f\" fill=\"%s\">"
+			       "<title>", PX(kp->pv[q]), PY(json_number_value(fv)), colour(k));
+			esc(o, name);
+			add(o, " fast_%s = %s</title></circle>", kp->p[q],
+			    kj_metrics_fmt(fv, b, sizeof(b)));
+		}
+		add(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+		       "<text x=\"%.1f\" y=\"%.1f\">", x0 + w - 150, y0 + 4 + 14.0 * (double)k,
+		    colour(k), x0 + w - 136, y0 + 13 + 14.0 * (double)k);
+		plot_name(o, name, 18);
+		adds(o, "</text>");
+		k++;
+	}
+#undef PX
+#undef PY
+	adds(o, "</svg></div>");
+	free(v);
+}
+
+/* Each model's best clean speedups on a log scale, one row per model. */
+static void plot_speedups(struct out *o, const json_t *models, const json_t *ops)
+{
+	const double x0 = 100, w = 510, top = 10;
+	double lo, hi, llo, lhi, ticks[MAX_TICKS];
+	size_t nm = json_object_size(models), i, k = 0, nt;
+	double row = 36, h = row * (double)(nm ? nm : 1);
+	const char *name;
+	json_t *mo;
+
+	speedup_span(ops, &lo, &hi);
+	if (!(lo <= hi))
+		lo = hi = 1.0;
+	lo = lo < 1.0 ? lo : 1.0;
+	hi = hi > 1.0 ? hi : 1.0;
+	log_range(lo, hi, 1.2, &llo, &lhi);
+	plot_open(o, "plot-speedup", "Best clean speedup per operator (log scale)",
+		  top + h + 45);
 	add(o, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#333\"/>", x0, top + h, x0 + w);
-	for (e = (int)floor(llo); e <= (int)ceil(lhi); e++) {
-		static const double mult[] = { 1, 2, 5 };
-		size_t q;
+	/* "×" is one character more on each label. */
+	nt = log_ticks(llo, lhi, w, 1, ticks, MAX_TICKS);
+	for (i = 0; i < nt; i++) {
+		double x = x0 + w * (log10(ticks[i]) - llo) / (lhi - llo);
+		char lab[32];
 
-		for (q = 0; q < 3; q++) {
-			double v = mult[q] * pow(10.0, e), lv = log10(v), x;
-
-			if (lv < llo - 1e-9 || lv > lhi + 1e-9)
-				continue;
-			x = x0 + w * (lv - llo) / (lhi - llo);
-			add(o, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\"%s/><text x=\"%.1f\" "
-			       "y=\"%.1f\" text-anchor=\"middle\">%g&#215;</text>", x, top, top + h,
-			    v == 1.0 ? "#888" : "#e4e4e4",
-			    v == 1.0 ? " stroke-dasharray=\"4 3\"" : "", x, top + h + 15, v);
-		}
+		tick_label(ticks[i], lab, sizeof(lab));
+		add(o, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\"%s/><text class=\"tick\" x=\"%.1f\" "
+		       "y=\"%.1f\" text-anchor=\"middle\">%s&#215;</text>", x, top, top + h,
+		    ticks[i] == 1.0 ? "#888" : "#e4e4e4",
+		    ticks[i] == 1.0 ? " stroke-dasharray=\"4 3\"" : "", x, top + h + 15, lab);
 	}
 	add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">best clean speedup "
 	       "(log scale)</text>", x0 + w / 2, top + h + 36);
@@ -671,8 +941,10 @@ static void plot_speedups(struct out *o, const json_t *models, const json_t *ops
 		double yc = top + row * ((double)k + 0.5);
 		size_t n = 0;
 
-		add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 6, yc + 4);
+		add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", x0 - 6, yc + 4);
 		esc(o, name);
+		adds(o, "</title>");
+		plot_name(o, name, 10);
 		adds(o, "</text>");
 		for (i = 0; i < json_array_size(ops); i++) {
 			const json_t *op = json_array_get(ops, i);
@@ -691,10 +963,9 @@ static void plot_speedups(struct out *o, const json_t *models, const json_t *ops
 			add(o, ": %s</title></circle>", kj_metrics_fmt(s, b, sizeof(b)));
 			n++;
 		}
-		if (!n) {
+		if (!n)
 			add(o, "<text x=\"%.1f\" y=\"%.1f\">no clean benchmarked attempt</text>",
 			    x0 + 8, yc + 4);
-		}
 		k++;
 	}
 	adds(o, "</svg></div>");
@@ -705,6 +976,8 @@ static void plot_speedups(struct out *o, const json_t *models, const json_t *ops
 static void plot_rates(struct out *o, const json_t *models)
 {
 	static const char *const keys[] = { "accuracy", "clean_pass_rate", "attempt_pass_rate" };
+	static const char *const cis[] = { "accuracy_ci", "clean_pass_rate_ci",
+					   "attempt_pass_rate_ci" };
 	static const char *const labels[] = { "accuracy", "clean pass rate", "attempt pass rate" };
 	const double x0 = 50, y0 = 30, h = 230, w = 570;
 	size_t nm = json_object_size(models), k = 0, q;
@@ -713,15 +986,13 @@ static void plot_rates(struct out *o, const json_t *models)
 	json_t *mo;
 	int g;
 
-	adds(o, "<div class=\"plot\"><svg id=\"plot-rates\" viewBox=\"0 0 640 320\" role=\"img\">"
-		"<title>pass rates with Wilson 95 % "
-		"intervals</title>");
+	plot_open(o, "plot-rates", "Pass rates with their Wilson 95 % intervals", 320);
 	for (g = 0; g <= 4; g++) {
 		double y = y0 + h - h * g / 4.0;
 
-		add(o, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" "
-		       "text-anchor=\"end\">%.2f</text>", x0, y, x0 + w, g ? "#ddd" : "#333", x0 - 4,
-		    y + 4, g / 4.0);
+		add(o, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text class=\"tick\" x=\"%.1f\" "
+		       "y=\"%.1f\" text-anchor=\"end\">%.2f</text>", x0, y, x0 + w, g ? "#ddd" : "#333",
+		    x0 - 4, y + 4, g / 4.0);
 	}
 	for (q = 0; q < 3; q++)
 		add(o, "<rect x=\"%.1f\" y=\"8\" width=\"10\" height=\"10\" fill=\"#555\" "
@@ -730,12 +1001,11 @@ static void plot_rates(struct out *o, const json_t *models)
 		    labels[q]);
 	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
 		double gx = x0 + gw * (double)k;
+		size_t fit = gw / CHAR_W > 6 ? (size_t)(gw / CHAR_W) - 4 : 2;
 
 		for (q = 0; q < 3; q++) {
 			const json_t *v = json_object_get(mo, keys[q]);
-			const json_t *c = json_object_get(mo, q == 0 ? "accuracy_ci"
-							  : q == 1 ? "clean_pass_rate_ci"
-								   : "attempt_pass_rate_ci");
+			const json_t *c = json_object_get(mo, cis[q]);
 			double x = gx + bw * (0.4 + 1.2 * (double)q), val;
 			char b[32];
 
@@ -754,10 +1024,7 @@ static void plot_rates(struct out *o, const json_t *models)
 				char cb[64];
 				double xm = x + bw / 2;
 
-				add(o, " %s</title></rect>", ci(mo, q == 0 ? "accuracy_ci"
-								      : q == 1 ? "clean_pass_rate_ci"
-									       : "attempt_pass_rate_ci",
-								  cb, sizeof(cb)));
+				add(o, " %s</title></rect>", ci(mo, cis[q], cb, sizeof(cb)));
 				add(o, "<path class=\"err\" stroke=\"#000\" fill=\"none\" d=\"M%.1f %.1fV%.1f"
 				       "M%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>", xm, y0 + h - h * lo,
 				    y0 + h - h * hi, xm - 4, y0 + h - h * lo, xm + 4, xm - 4,
@@ -766,21 +1033,44 @@ static void plot_rates(struct out *o, const json_t *models)
 				adds(o, "</title></rect>");
 			}
 		}
-		add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", gx + gw / 2,
+		add(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\"><title>", gx + gw / 2,
 		    y0 + h + 18);
 		esc(o, name);
+		adds(o, "</title>");
+		plot_name(o, name, fit);
 		adds(o, "</text>");
 		k++;
 	}
 	adds(o, "</svg></div>");
 }
 
+/* A case's status: the kernels-disabled run of a candidate must fail, so
+ * its failure is the expected result, shown as such and not as an
+ * alarm; its pass is the failure (the kernels are not what computes). */
+static void case_status(struct out *o, const json_t *cs)
+{
+	const char *st = str(cs, "status");
+
+	if (!strcmp(str(cs, "phase"), "disabled")) {
+		if (!strcmp(st, "fail")) {
+			adds(o, "<td class=\"l expected\">failed, as it must</td>");
+			return;
+		}
+		if (!strcmp(st, "pass")) {
+			adds(o, "<td class=\"l fail\">passed: it must fail</td>");
+			return;
+		}
+	}
+	add(o, "<td class=\"l %s\">", !strcmp(st, "pass") ? "pass" : "fail");
+	esc(o, st);
+	adds(o, "</td>");
+}
+
 /* One attempt and its cases, in an operator's details. */
 static void html_attempt(struct out *o, const json_t *a)
 {
 	const json_t *cases = json_object_get(a, "cases");
-	const char *status = str(a, "status");
-	char b[64];
+	char b[96];
 	size_t i;
 
 	adds(o, "<div class=\"att\"><b>attempt ");
@@ -788,11 +1078,9 @@ static void html_attempt(struct out *o, const json_t *a)
 	adds(o, "</b>");
 	if (json_is_integer(json_object_get(a, "round")))
 		add(o, " (round %s)", f(a, "round", b, sizeof(b)));
-	add(o, ": <span class=\"%s\">%s</span>", !strcmp(status, "pass") ? "pass" : "fail",
-	    !strcmp(status, "pass") ? "pass" : "fail");
-	adds(o, " (");
-	esc(o, str(a, "verdict"));
-	add(o, "%s)", json_is_true(json_object_get(a, "clean")) ? ", clean" : "");
+	add(o, ": <span class=\"%s\">", verdict_class(a));
+	esc(o, verdict_label(a, b, sizeof(b)));
+	adds(o, "</span>");
 	if (json_is_string(json_object_get(a, "category"))) {
 		adds(o, ", ");
 		esc(o, str(a, "category"));
@@ -802,6 +1090,7 @@ static void html_attempt(struct out *o, const json_t *a)
 		esc(o, str(a, "error_type"));
 	}
 	add(o, ", speedup %s", f(a, "speedup", b, sizeof(b)));
+	add(o, ", run %s", f(a, "run_id", b, sizeof(b)));
 	adds(o, " <span class=\"env\">(node <span data-k=\"node\">");
 	esc(o, env_or_dash(a, "node"));
 	adds(o, "</span>, GPU <span data-k=\"gpu\">");
@@ -833,11 +1122,11 @@ static void html_attempt(struct out *o, const json_t *a)
 			esc(o, t ? t : "");
 			free(t);
 		}
-		add(o, "</td><td class=\"l %s\">", !strcmp(str(cs, "status"), "pass") ? "pass" : "fail");
-		esc(o, str(cs, "status"));
-		adds(o, "</td><td class=\"l\">");
+		adds(o, "</td>");
+		case_status(o, cs);
+		adds(o, "<td class=\"l\">");
 		esc(o, str(cs, "error_type"));
-		adds(o, "</td><td class=\"l msg\">");
+		adds(o, "</td><td class=\"m msg\">");
 		esc(o, str(cs, "message"));
 		adds(o, "</td></tr>");
 	}
@@ -846,15 +1135,136 @@ static void html_attempt(struct out *o, const json_t *a)
 	adds(o, "</table></div>");
 }
 
+/* "1 operator", "3 operators": a count of operators under a figure. */
+static const char *operators(const json_t *n, char *buf, size_t size)
+{
+	char num[32];
+
+	snprintf(buf, size, "%s operator%s", kj_metrics_fmt(n, num, sizeof(num)),
+		 json_integer_value(n) == 1 ? "" : "s");
+	return buf;
+}
+
+/* The models' tables: the rates, speedup, tokens and the runs the figures
+ * come from; then pass@k and fast_p for every k and p asked for (two
+ * tables, so that each fits a narrow window). */
+static void html_models(struct out *o, const json_t *models, const struct kp *kp)
+{
+	const char *name;
+	json_t *mo;
+	char b[64], c[64];
+	size_t j;
+
+	adds(o, "<div class=\"wrap\"><table id=\"models\" class=\"models\"><tr>"
+		"<th class=\"l\">model</th><th class=\"l\">runs</th><th>operators</th>"
+		"<th>accuracy</th><th>clean pass rate</th><th>attempt pass rate</th>"
+		"<th>speedup</th><th>tokens</th><th>tokens / success</th><th>runtime s</th>"
+		"</tr>\n");
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		adds(o, "<tr data-model=\"");
+		esc(o, name);
+		adds(o, "\"><td class=\"l\">");
+		esc(o, name);
+		add(o, "</td><td class=\"l\" data-k=\"runs\">%s</td>", runs_text(mo, b, sizeof(b)));
+		add(o, "<td data-k=\"operators\">%s</td>", f(mo, "operators", b, sizeof(b)));
+		cell_ci(o, mo, "accuracy", "accuracy_ci", "accuracy");
+		cell_ci(o, mo, "clean_pass_rate", "clean_pass_rate_ci", "clean_pass_rate");
+		cell_ci(o, mo, "attempt_pass_rate", "attempt_pass_rate_ci", "attempt_pass_rate");
+		add(o, "<td data-k=\"speedup\">%s<span class=\"ci\">%s</span></td>",
+		    f(mo, "speedup", b, sizeof(b)),
+		    operators(json_object_get(mo, "speedup_operators"), c, sizeof(c)));
+		add(o, "<td data-k=\"tokens_total\">%s", f(mo, "tokens_total", b, sizeof(b)));
+		add(o, "<span class=\"ci\">%s without counts</span></td>",
+		    f(mo, "tokens_missing", b, sizeof(b)));
+		add(o, "<td data-k=\"tokens_per_success\">%s</td>",
+		    f(mo, "tokens_per_success", b, sizeof(b)));
+		add(o, "<td data-k=\"runtime_s\">%s</td></tr>\n", f(mo, "runtime_s", b, sizeof(b)));
+	}
+	adds(o, "</table></div>\n<div class=\"wrap\"><table id=\"models-k\" class=\"models\"><tr>"
+		"<th class=\"l\">model</th>");
+	for (j = 0; j < kp->n_k; j++)
+		add(o, "<th>pass@%s</th>", kp->k[j]);
+	for (j = 0; j < kp->n_p; j++)
+		add(o, "<th>fast_%s</th>", kp->p[j]);
+	adds(o, "</tr>\n");
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		adds(o, "<tr data-model=\"");
+		esc(o, name);
+		adds(o, "\"><td class=\"l\">");
+		esc(o, name);
+		adds(o, "</td>");
+		for (j = 0; j < kp->n_k; j++) {
+			const json_t *v = json_object_get(json_object_get(mo, "pass_at_k"), kp->k[j]);
+
+			add(o, "<td data-k=\"pass_at_k.%s\">%s", kp->k[j],
+			    kj_metrics_fmt(v, b, sizeof(b)));
+			if (json_is_number(v))
+				add(o, "<span class=\"ci\">%s</span>",
+				    operators(json_object_get(json_object_get(mo,
+					    "pass_at_k_operators"), kp->k[j]), c, sizeof(c)));
+			adds(o, "</td>");
+		}
+		for (j = 0; j < kp->n_p; j++)
+			add(o, "<td data-k=\"fast_p.%s\">%s<span class=\"ci\">%s</span></td>", kp->p[j],
+			    f(json_object_get(mo, "fast_p"), kp->p[j], b, sizeof(b)),
+			    ci(json_object_get(mo, "fast_p_ci"), kp->p[j], c, sizeof(c)));
+		adds(o, "</tr>\n");
+	}
+	adds(o, "</table></div>\n");
+}
+
+/* Every attempt counted, one row each: the Markdown's attempts table. */
+static void html_attempts(struct out *o, const json_t *list)
+{
+	char b[96], c[32];
+	size_t i;
+
+	adds(o, "<h2>Attempts</h2><p>Every attempt counted: its verdict (a pass that is not "
+		"clean names the anti-cheat layer it failed), the error type and the first line "
+		"of the message (an operator's details hold the whole of it), the run that judged "
+		"it, and where its figures were measured.</p><div class=\"wrap\">"
+		"<table id=\"attempts\"><tr><th class=\"l\">model</th><th class=\"l\">operator</th>"
+		"<th class=\"l\">attempt</th><th class=\"l\">verdict</th><th class=\"l\">error</th>"
+		"<th class=\"l\">message</th><th>speedup</th><th>run</th><th class=\"l\">node</th>"
+		"<th class=\"l\">GPU</th></tr>\n");
+	for (i = 0; i < json_array_size(list); i++) {
+		const json_t *a = json_array_get(list, i);
+		const char *msg;
+		int more;
+		size_t n = msg_line(a, &msg, &more);
+
+		adds(o, "<tr class=\"attempt\"><td class=\"l\">");
+		esc(o, str(a, "model"));
+		adds(o, "</td><td class=\"l\">");
+		esc(o, str(a, "task"));
+		adds(o, "</td><td class=\"l\">");
+		esc(o, label(a, b, sizeof(b)));
+		add(o, "</td><td class=\"l %s\" data-k=\"verdict\">", verdict_class(a));
+		esc(o, verdict_label(a, b, sizeof(b)));
+		adds(o, "</td><td class=\"l\" data-k=\"error\">");
+		esc(o, *str(a, "error_type") ? str(a, "error_type") : "-");
+		adds(o, "</td><td class=\"m\" data-k=\"message\">");
+		esc_n(o, msg, n);
+		adds(o, more ? " ..." : n ? "" : "-");
+		add(o, "</td><td data-k=\"speedup\">%s</td><td data-k=\"run\">%s</td><td class=\"l\">",
+		    f(a, "speedup", b, sizeof(b)), f(a, "run_id", c, sizeof(c)));
+		esc(o, env_or_dash(a, "node"));
+		adds(o, "</td><td class=\"l\">");
+		esc(o, env_or_dash(a, "gpu"));
+		adds(o, "</td></tr>\n");
+	}
+	adds(o, "</table></div>\n");
+}
+
 char *kj_metrics_html(const json_t *m, struct kj_error *err)
 {
 	const json_t *models, *ops;
 	struct out o;
+	struct kp kp;
 	const char *name;
 	json_t *mo;
 	char b[64], c[64];
 	size_t i, j, nm;
-	int hk[N_K];
 
 	if (check_shape(m, err) != KJ_OK)
 		return NULL;
@@ -863,8 +1273,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 	models = json_object_get(m, "models");
 	ops = json_object_get(m, "operators");
 	nm = json_object_size(models);
-	for (j = 0; j < N_K; j++)
-		hk[j] = have_k(models, k_keys[j]);
+	kp_of(m, &kp);
 
 	add(&o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -873,69 +1282,20 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 	suite_line(&o, json_object_get(m, "suite"), 0);
 	adds(&o, " Rates are shares of the suite's operators (attempts for the attempt pass "
 		 "rate), under each its Wilson 95 % interval; every figure that is not a count "
-		 "has three decimals.</p>\n");
+		 "has three significant digits, - where there is none. Runs: the runs of the "
+		 "store whose attempts the model's figures count.</p>\n");
 	warnings_block(&o, m, 0);
 	denominators_block(&o, m, 0);
 
-	/* The models' table. */
-	adds(&o, "<h2>Models</h2><div class=\"wrap\"><table id=\"models\"><tr>"
-		 "<th class=\"l\">model</th><th>operators</th><th>accuracy</th>"
-		 "<th>clean pass rate</th>");
-	for (j = 0; j < N_K; j++)
-		if (hk[j])
-			add(&o, "<th>pass@%s</th>", k_keys[j]);
-	for (j = 0; j < N_FAST; j++)
-		add(&o, "<th>fast_%s</th>", fast_keys[j]);
-	adds(&o, "<th>speedup</th><th>tokens</th><th>tokens / success</th><th>runtime s</th>"
-		 "<th>attempt pass rate</th></tr>\n");
-	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
-		adds(&o, "<tr data-model=\"");
-		esc(&o, name);
-		adds(&o, "\"><td class=\"l\">");
-		esc(&o, name);
-		add(&o, "</td><td data-k=\"operators\">%s</td>", f(mo, "operators", b, sizeof(b)));
-		cell_ci(&o, mo, "accuracy", "accuracy_ci", "accuracy");
-		cell_ci(&o, mo, "clean_pass_rate", "clean_pass_rate_ci", "clean_pass_rate");
-		for (j = 0; j < N_K; j++) {
-			const json_t *v = json_object_get(json_object_get(mo, "pass_at_k"), k_keys[j]);
-
-			if (!hk[j])
-				continue;
-			add(&o, "<td data-k=\"pass_at_k.%s\">%s", k_keys[j],
-			    kj_metrics_fmt(v, b, sizeof(b)));
-			if (v)
-				add(&o, "<span class=\"ci\">%s operators</span>",
-				    f(json_object_get(mo, "pass_at_k_operators"), k_keys[j], c,
-				      sizeof(c)));
-			adds(&o, "</td>");
-		}
-		for (j = 0; j < N_FAST; j++) {
-			char dk[32];
-
-			snprintf(dk, sizeof(dk), "fast_p.%s", fast_keys[j]);
-			add(&o, "<td data-k=\"%s\">%s<span class=\"ci\">%s</span></td>", dk,
-			    f(json_object_get(mo, "fast_p"), fast_keys[j], b, sizeof(b)),
-			    ci(json_object_get(mo, "fast_p_ci"), fast_keys[j], c, sizeof(c)));
-		}
-		add(&o, "<td data-k=\"speedup\">%s<span class=\"ci\">%s operators</span></td>",
-		    f(mo, "speedup", b, sizeof(b)), f(mo, "speedup_operators", c, sizeof(c)));
-		add(&o, "<td data-k=\"tokens_total\">%s", f(mo, "tokens_total", b, sizeof(b)));
-		add(&o, "<span class=\"ci\">%s without counts</span></td>",
-		    f(mo, "tokens_missing", b, sizeof(b)));
-		add(&o, "<td data-k=\"tokens_per_success\">%s</td>",
-		    f(mo, "tokens_per_success", b, sizeof(b)));
-		add(&o, "<td data-k=\"runtime_s\">%s</td>", f(mo, "runtime_s", b, sizeof(b)));
-		cell_ci(&o, mo, "attempt_pass_rate", "attempt_pass_rate_ci", "attempt_pass_rate");
-		adds(&o, "</tr>\n");
-	}
-	adds(&o, "</table></div>\n");
+	adds(&o, "<h2>Models</h2>");
+	html_models(&o, models, &kp);
 	if (!nm)
 		adds(&o, "<p>No attempt is counted: no model to show.</p>\n");
 
 	/* The plots. */
 	if (nm) {
 		adds(&o, "<h2>Plots</h2><div class=\"plots\">");
-		plot_fast_p(&o, models, ops);
+		plot_fast_p(&o, models, ops, &kp);
 		plot_speedups(&o, models, ops);
 		plot_rates(&o, models);
 		adds(&o, "</div>\n");
@@ -997,7 +1357,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 			    f(om, "clean_passes", c, sizeof(c)));
 			add(&o, "%s clean</span></td>", f(om, "attempts", b, sizeof(b)));
 		}
-		add(&o, "</tr>\n<tr class=\"detail\"><td class=\"l\" colspan=\"%zu\">"
+		add(&o, "</tr>\n<tr class=\"detail\"><td class=\"detail\" colspan=\"%zu\">"
 			"<details data-op=\"%zu\"><summary>attempts and cases of ", 3 + nm, i);
 		esc(&o, str(op, "task"));
 		adds(&o, "</summary>");
@@ -1017,6 +1377,8 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 		}
 		adds(&o, "</details></td></tr>\n");
 	}
-	adds(&o, "</table></div>\n</body></html>\n");
+	adds(&o, "</table></div>\n");
+	html_attempts(&o, json_object_get(m, "attempts"));
+	adds(&o, "</body></html>\n");
 	return finish(&o, err);
 }

@@ -213,8 +213,15 @@ KJ_TEST(metrics_hand_computed)
 	/* pass@5: C only (n 6 >= 5), n - c = 4 < 5: 1. */
 	CHECK_NEAR(m1, "pass_at_k/5", 1.0);
 	CHECK_NEAR(m1, "pass_at_k_operators/5", 1);
-	/* pass@10: no operator has 10 attempts. */
-	KJ_CHECK(json_object_get(json_object_get(m1, "pass_at_k"), "10") == NULL);
+	/* pass@2: A (1 - C(1,2)/C(2,2) = 1), B (0), C (1 - C(4,2)/C(6,2) =
+	 * 0.6), E (1): 2.6 / 4. */
+	CHECK_NEAR(m1, "pass_at_k/2", 2.6 / 4.0);
+	/* pass@10: no operator has 10 attempts: null, over 0 operators. */
+	KJ_CHECK(json_is_null(json_object_get(json_object_get(m1, "pass_at_k"), "10")));
+	CHECK_NEAR(m1, "pass_at_k_operators/10", 0);
+	/* Every attempt counted is of run 2. */
+	KJ_CHECK_INT(json_array_size(json_object_get(m1, "runs")), 1);
+	CHECK_NEAR(m1, "runs/0", 2);
 	/* Best clean speedups: A 1.0, C 3.0 (timings 9 and 1: sqrt 9), E 1.5
 	 * (timings, not the recorded 1.4); B's 5.0 is not clean. */
 	CHECK_NEAR(m1, "fast_p/0", 0.6);
@@ -259,16 +266,18 @@ KJ_TEST(metrics_hand_computed)
 	CHECK_NEAR(m2, "clean_pass_rate", 0.2); /* A */
 	CHECK_NEAR(m2, "attempt_pass_rate", 2.0 / 3.0);
 	CHECK_NEAR(m2, "pass_at_k/1", 1.0 / 3.0); /* (1 + 0 + 0) / 3 */
-	KJ_CHECK(json_object_get(json_object_get(m2, "pass_at_k"), "5") == NULL);
+	KJ_CHECK(json_is_null(json_object_get(json_object_get(m2, "pass_at_k"), "5")));
 	CHECK_NEAR(m2, "fast_p/0", 0.2);
 	CHECK_NEAR(m2, "fast_p/1.5", 0.2);
 	CHECK_NEAR(m2, "fast_p/2", 0.0); /* 2.0 is not > 2 */
 	CHECK_NEAR(m2, "speedup", 2.0);
 	CHECK_NEAR(m2, "speedup_operators", 1);
-	CHECK_NEAR(m2, "tokens_total", 0);
+	/* No attempt of m2 has token counts or a generation time: unknown
+	 * (null, printed "-"), not 0. */
+	KJ_CHECK(json_is_null(json_object_get(m2, "tokens_total")));
 	CHECK_NEAR(m2, "tokens_missing", 3);
-	CHECK_NEAR(m2, "tokens_per_success", 0);
-	CHECK_NEAR(m2, "runtime_s", 0);
+	KJ_CHECK(json_is_null(json_object_get(m2, "tokens_per_success")));
+	KJ_CHECK(json_is_null(json_object_get(m2, "runtime_s")));
 	CHECK_NEAR(m2, "failures/other", 2); /* anticheat, limit */
 
 	/* The attempts: 15 (12 + 3), pass/fail with the store's verdict. */
@@ -310,8 +319,13 @@ KJ_TEST(metrics_hand_computed)
 	CHECK_NEAR(m1, "gpu_models/cpu", 4);
 	KJ_CHECK_INT(json_object_size(json_object_get(m1, "gpu_models")), 1);
 	CHECK_NEAR(m2, "gpu_models/cpu", 1);
+	/* One warning: m1's A0 of run 1 (seed 1) was judged again by run 2
+	 * (seed 2), whose judgement the figures count. */
 	KJ_CHECK(json_is_array(json_object_get(m, "warnings")));
-	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 0);
+	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 1);
+	KJ_CHECK_STR(json_string_value(json_array_get(json_object_get(m, "warnings"), 0)),
+		     "m1's figures count 1 attempt judged again by run 2 under other settings "
+		     "than run 1's, which they replace: seed 2 (was 1)");
 
 	/* The operators, by level and problem: A B C D E. */
 	op = json_object_get(m, "operators");
@@ -373,21 +387,32 @@ KJ_TEST(metrics_renderings_escape_and_agree)
 	/* The figures as the JSON has them: m1's accuracy 0.800, speedup
 	 * 1.651, clean pass rate 0.600. */
 	{
-		json_t *r = json_real(0.8), *n = json_integer(528), *t = json_real(0.0625);
+		/* Three significant digits, no exponent above 1e-9: a tiny
+		 * speedup shows its digits, a large figure all of its own. */
+		static const struct { double v; const char *want; } cases[] = {
+			{ 0.8, "0.800" }, { 0.0625, "0.0625" }, { 0.000235, "0.000235" },
+			{ 2.0, "2.00" }, { 12.34, "12.3" }, { 1234.6, "1235" },
+			{ 0.99951, "1.00" }, { 0.0, "0" }, { -0.5, "-0.500" },
+			{ 1.5e-12, "1.50e-12" },
+		};
+		json_t *n = json_integer(528);
+		size_t k;
 
-		KJ_CHECK_STR(kj_metrics_fmt(r, buf, sizeof(buf)), "0.800");
+		for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+			json_t *r = json_real(cases[k].v);
+
+			KJ_CHECK_STR(kj_metrics_fmt(r, buf, sizeof(buf)), cases[k].want);
+			json_decref(r);
+		}
 		KJ_CHECK_STR(kj_metrics_fmt(n, buf, sizeof(buf)), "528");
-		KJ_CHECK_STR(kj_metrics_fmt(t, buf, sizeof(buf)), "0.062"); /* ties to even */
 		KJ_CHECK_STR(kj_metrics_fmt(NULL, buf, sizeof(buf)), "-");
-		json_decref(r);
 		json_decref(n);
-		json_decref(t);
 	}
-	KJ_CHECK(strstr(md, "| m1 | 5 | 0.800 [0.376, 0.964] | 0.600") != NULL);
-	KJ_CHECK(strstr(md, "1.651 (3)") != NULL);
+	KJ_CHECK(strstr(md, "| m1 | 2 | 5 | 0.800 [0.376, 0.964] | 0.600") != NULL);
+	KJ_CHECK(strstr(md, "1.65 (3)") != NULL);
 	/* C's row: m1's best 3.000 of 2 clean in 6, m2's none of 0 clean in 1. */
-	KJ_CHECK(strstr(md, "| C | 1 | 3 | 3.000 (2/6 clean) | - (0/1 clean) |") != NULL);
-	KJ_CHECK(strstr(html, "1.651") != NULL);
+	KJ_CHECK(strstr(md, "| C | 1 | 3 | 3.00 (2/6 clean) | - (0/1 clean) |") != NULL);
+	KJ_CHECK(strstr(html, ">1.65<") != NULL);
 	free(md);
 	free(html);
 	json_decref(m);
@@ -425,6 +450,94 @@ static const json_t *find_attempt(const json_t *m, const char *model, const char
 
 #define H200 "NVIDIA H200"
 #define A100 "NVIDIA A100-SXM4-80GB"
+
+/*
+ * --k and --p: the lists as a user types them, sorted and each once; a
+ * value that is not one refused.  Figures for k = 3 and p = 1.2 only.
+ */
+KJ_TEST(metrics_k_and_p)
+{
+	struct kj_metrics_opts o;
+	struct kj_error err;
+	struct kj_store *s;
+	json_t *m = NULL;
+	char buf[32];
+	static const char *const bad_k[] = { "", "0", "1,,2", "x", "2.5", "-1", "1e3", " 1",
+					     "1,", "1000001" };
+	static const char *const bad_p[] = { "", "nan", "inf", "-1", "0x10", "1..2", "1,a",
+					     "1.2.3", "2e9" };
+	size_t i;
+
+	kj_metrics_opts_default(&o);
+	KJ_CHECK_INT((int)o.n_k, 4);
+	KJ_CHECK_INT(o.k[1], 2);
+	KJ_CHECK_INT((int)o.n_p, 6);
+	KJ_CHECK_OK(kj_metrics_parse_k("10,3,1,3", &o, &err), &err);
+	KJ_CHECK_INT((int)o.n_k, 3);
+	KJ_CHECK(o.k[0] == 1 && o.k[1] == 3 && o.k[2] == 10);
+	KJ_CHECK_OK(kj_metrics_parse_p("1.25,0,.5", &o, &err), &err);
+	KJ_CHECK(o.n_p == 3 && o.p[0] == 0.0 && o.p[1] == 0.5 && o.p[2] == 1.25);
+	KJ_CHECK_STR(kj_metrics_p_key(1.25, buf, sizeof(buf)), "1.25");
+	KJ_CHECK_STR(kj_metrics_p_key(0.8, buf, sizeof(buf)), "0.8");
+	KJ_CHECK_STR(kj_metrics_p_key(0.0, buf, sizeof(buf)), "0");
+	for (i = 0; i < sizeof(bad_k) / sizeof(bad_k[0]); i++)
+		KJ_CHECK(kj_metrics_parse_k(bad_k[i], &o, &err) == KJ_EINVAL);
+	for (i = 0; i < sizeof(bad_p) / sizeof(bad_p[0]); i++)
+		KJ_CHECK(kj_metrics_parse_p(bad_p[i], &o, &err) == KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "--p: '2e9'") != NULL);
+
+	s = make_store(kj_test_path("kp.db"));
+	KJ_CHECK_OK(kj_metrics_parse_k("3", &o, &err), &err);
+	KJ_CHECK_OK(kj_metrics_parse_p("1.2", &o, &err), &err);
+	KJ_CHECK_OK(kj_metrics_compute_with(s, &o, &m, &err), &err);
+	kj_store_close(s);
+	/* m1: operators with 3 attempts or more: C only (n 6, c 2):
+	 * 1 - C(4,3)/C(6,3) = 0.8.  fast_1.2: C's 3.0 and E's 1.5 of 5. */
+	CHECK_NEAR(m, "models/m1/pass_at_k/3", 0.8);
+	CHECK_NEAR(m, "models/m1/fast_p/1.2", 0.4);
+	KJ_CHECK_INT(json_object_size(json_object_get(json_object_get(json_object_get(m,
+		"models"), "m1"), "pass_at_k")), 1);
+	KJ_CHECK_INT(json_object_size(json_object_get(json_object_get(json_object_get(m,
+		"models"), "m1"), "fast_p")), 1);
+	CHECK_NEAR(m, "k/0", 3);
+	CHECK_NEAR(m, "p/0", 1.2);
+	json_decref(m);
+}
+
+/*
+ * Runs of different settings: m2's attempts judged by run 1 (seed 1), m1's
+ * by run 2 (seed 2).  The warning names both runs and the setting, and
+ * each model says its run; one run's settings: no warning.
+ */
+KJ_TEST(metrics_runs_of_different_settings)
+{
+	struct kj_store *s = make_store(kj_test_path("rs.db"));
+	struct kj_error err;
+	json_t *m = NULL;
+	const json_t *w;
+	char *md;
+
+	exec(s, "UPDATE attempts SET run_id = 1 WHERE model = 'm2'");
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	w = json_object_get(m, "warnings");
+	KJ_CHECK_INT(json_array_size(w), 2); /* and m1's A0 judged again */
+	KJ_CHECK_STR(json_string_value(json_array_get(w, 0)),
+		     "the figures come from runs of different settings: run 1 has seed 1; run 2 "
+		     "has seed 2; each model's runs say which its figures come from");
+	CHECK_NEAR(m, "models/m2/runs/0", 1);
+	CHECK_NEAR(m, "models/m1/runs/0", 2);
+	CHECK_NEAR(m, "runs/0/settings/seed", 1);
+	md = kj_metrics_markdown(m, &err);
+	KJ_CHECK(md && strstr(md, "> **Warning:** the figures come from runs of different") != NULL);
+	KJ_CHECK(md && strstr(md, "| m2 | 1 | 5 |") != NULL);
+	free(md);
+	json_decref(m);
+	exec(s, "UPDATE runs SET settings = '{\"seed\": 2}' WHERE run_id = 1");
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	KJ_CHECK_INT(json_array_size(json_object_get(m, "warnings")), 0);
+	json_decref(m);
+	kj_store_close(s);
+}
 
 /*
  * Where the speedups were measured.  m1's clean speedups: A0 on the CPU of
@@ -476,7 +589,7 @@ KJ_TEST(metrics_gpu_models)
 	/* The figures themselves are as before. */
 	CHECK_NEAR(m, "models/m1/speedup", cbrt(4.5));
 	w = json_object_get(m, "warnings");
-	KJ_CHECK_INT(json_array_size(w), 1);
+	KJ_CHECK_INT(json_array_size(w), 2); /* and m1's A0 judged again */
 	KJ_CHECK_STR(json_string_value(json_array_get(w, 0)),
 		     "speedups measured on different GPU models: " H200 " (2 attempts), " A100
 		     " (1 attempt); compare them with care");
@@ -489,16 +602,17 @@ KJ_TEST(metrics_gpu_models)
 	KJ_CHECK(strstr(html, "<div id=\"warnings\" class=\"warn\"") != NULL);
 	KJ_CHECK(strstr(html, "id=\"warnings\"") < strstr(html, "<table id=\"models\""));
 	/* Each attempt says where it ran. */
-	KJ_CHECK(strstr(md, "| m1 | C | 0 | pass | yes | 3.000 | n1 | " H200 " |") != NULL);
-	KJ_CHECK(strstr(md, "| m1 | E | 1 | pass | yes | 1.500 | - | - |") != NULL);
+	KJ_CHECK(strstr(md, " | 3.00 | 2 | n1 | " H200 " |\n") != NULL);
+	KJ_CHECK(strstr(md, " | 1.50 | 2 | - | - |\n") != NULL);
 	KJ_CHECK(strstr(html, "(node <span data-k=\"node\">n2</span>, GPU <span "
 			"data-k=\"gpu\">" A100 "</span>)") != NULL);
 	free(md);
 	free(html);
 	json_decref(m);
 
-	/* One GPU model: no warning, anywhere. */
+	/* One GPU model (and runs of one setting): no warning, anywhere. */
 	set_env(s, "m1C1", "cuda:0", "'{\"node\": \"n2\", \"device_name\": \"" H200 "\"}'");
+	exec(s, "UPDATE runs SET settings = '{\"seed\": 2}' WHERE run_id = 1");
 	m = NULL;
 	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
 	kj_store_close(s);
