@@ -1077,14 +1077,16 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		/* Every --sbatch-arg, in order (the parser keeps the last). */
 		for (a = 1; a < argc; a++) {
+			const char *val;
+
 			if (opts_done)
 				continue;
 			if (strcmp(argv[a], "--") == 0)
 				opts_done = 1;
-			else if (strcmp(argv[a], "--sbatch-arg") == 0 && a + 1 < argc)
+			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
+				extra[n_extra++] = val;
+			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
 				extra[n_extra++] = argv[++a];
-			else if (strncmp(argv[a], "--sbatch-arg=", 13) == 0)
-				extra[n_extra++] = argv[a] + 13;
 		}
 		memset(&x, 0, sizeof(x));
 		x.cmd = cmd;
