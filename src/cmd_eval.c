@@ -470,6 +470,41 @@ static int finish_run(sqlite3 *db, long long run_id)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* --- candidates ---------------------------------------------------------------------- */
+
+/*
+ * Nothing to judge: a mistyped or empty candidates folder, a layout kjudge
+ * does not read, a generations file of skipped lines.  Said with what was
+ * looked for, so that the fix is plain; exit 2, as any input that cannot be
+ * judged, before a store is made.
+ */
+static int no_candidates(const struct kj_cli_command *cmd, const char *suite,
+			 const char *cands, const struct kj_eval_set *set)
+{
+	struct stat st;
+	size_t skipped = json_array_size(set->problems);
+	char also[96] = "", example[320];
+	const char *what;
+
+	if (skipped)
+		snprintf(also, sizeof(also), "; %zu %s skipped (named above)", skipped,
+			 skipped == 1 ? "entry was" : "entries were");
+	snprintf(example, sizeof(example), "%s%s", set->n_tasks ?
+		 kj_cli_shown(set->tasks[0].name) : "", set->n_tasks > 1 ? ", ..." : "");
+	if (stat(cands, &st) == 0 && !S_ISDIR(st.st_mode))
+		what = "lines of JSON objects, each with \"task\", \"model\" and "
+		       "\"source\" or \"path\"";
+	else if (set->n_tasks > 0 && set->tasks[0].spec_target)
+		what = "directories MODEL/TASK/ATTEMPT/ holding a translation's files, "
+		       "TASK a direction SOURCE:API of the suite";
+	else
+		what = "files RUN/level_L_problem_P_sample_S_kernel.py (KernelBench's "
+		       "runs) or MODEL/TASK/ATTEMPT.py under it, TASK a task of the suite";
+	return kj_cli_error(cmd, "'%s': no candidate found: looked for %s ('%s': %zu task%s: "
+			    "%s)%s", kj_cli_shown(cands), what, kj_cli_shown(suite),
+			    set->n_tasks, set->n_tasks == 1 ? "" : "s", example, also);
+}
+
 /* --- progress -------------------------------------------------------------------------- */
 
 struct progress {
@@ -936,6 +971,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		fprintf(stderr, "kjudge eval: skipped %s: %s\n",
 			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
 			kj_cli_shown(json_string_value(json_object_get(p, "why"))));
+	}
+	if (set.n_cands == 0) {
+		exit_code = no_candidates(cmd, suite, cands, &set);
+		goto out;
 	}
 	settings = kj_eval_settings_json(&s);
 	if (!settings || !(settings_text = kj_json_text(settings, JSON_COMPACT | JSON_SORT_KEYS,
