@@ -29,8 +29,8 @@ test_expect 'two tasks of the same bytes: two operators, two attempts, both clea
 	cp "$honest" cands/m/relu2/0.py
 	timeout 300 "$KJUDGE" eval suite cands --db s.db -j 2 --verify-only >out 2>err ||
 		{ cat out err; false; }
-	grep -q "2 tasks, 2 attempts" out
-	grep -q "2 attempts: 2 passed (2 clean)" out
+	grep -q "2 tasks, 2 attempts" err
+	grep -q "2 attempts: 2 passed (2 clean)" err
 	test "$(q s.db "SELECT count(DISTINCT task_key) FROM tasks")" = 2
 	q s.db "SELECT task, status, clean, disabled_ok FROM attempts ORDER BY task" >got
 	printf "relu|pass|1|1\nrelu2|pass|1|1\n" >want

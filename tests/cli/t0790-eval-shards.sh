@@ -27,13 +27,13 @@ test_expect 'three shards, each published, merged: the local verdicts, each atte
 	for i in 0 1 2; do
 		"$KJUDGE" eval "$suite" "$gens" --db s$i.db --shard $i/3 --publish pub $fast \
 			>out$i 2>err$i || { cat err$i; false; }
-		grep -q "shard $i/3:" out$i
+		grep -q "shard $i/3:" err$i
 		test -f pub/shard-$i.db && test -f pub/shard-$i.json
 		grep -q "\"exit\":0" pub/shard-$i.json
 		test ! -e pub/shard-$i.db-wal
 	done
 	# Every attempt in exactly one shard.
-	test "$(cat out0 out1 out2 | grep -c "^[^k].* m[0-9]/")" = 7
+	test "$(cat err0 err1 err2 | grep -c "^[^k].* m[0-9]/")" = 7
 	"$KJUDGE" merge pub/shard-0.db pub/shard-1.db pub/shard-2.db --db merged.db >mout
 	test "$(grep -c "attempts new" mout)" = 3
 	verdicts merged.db >got.txt
