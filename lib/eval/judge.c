@@ -1078,10 +1078,21 @@ static void task_file_named(char *msg, size_t size, const char *dir, const char 
 
 	snprintf(staged, sizeof(staged), "%s/%s_torch.py", dir, op);
 	sl = strlen(staged);
-	if (!out || !strstr(msg, staged)) {
-		free(out);
+	if (!out) /* the message as it was: only less helpful */
 		return;
-	}
+	/* A message cut short (a worker's is bounded) may end inside the
+	 * path: past the staged folder and the start of the task's own name
+	 * that end is the task's file; short of it, it could be any staged
+	 * file, and is shown as cut. */
+	for (n = strlen(msg) < sl ? strlen(msg) : sl - 1; n >= 8; n--)
+		if (!memcmp(msg + strlen(msg) - n, staged, n)) {
+			const char *as = n > strlen(dir) + strlen(op) + 2 ? rel : "...";
+
+			if (strlen(msg) - n + strlen(as) < size)
+				memcpy(msg + strlen(msg) - n, as, strlen(as) + 1);
+			break;
+		}
+	n = 0;
 	while ((hit = strstr(p, staged)) != NULL) {
 		size_t before = (size_t)(hit - p);
 
