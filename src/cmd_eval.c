@@ -549,6 +549,7 @@ static int no_candidates(const struct kj_cli_command *cmd, const char *suite,
 struct progress {
 	int tty, quiet;
 	int drawn;              /* the bar is on the terminal's last line */
+	size_t drawn_len;       /* its width in columns when it was drawn */
 	size_t total, done, passed, clean, failed, errors, skipped;
 	double t0;
 	double last_done;       /* when this run's latest attempt ended */
@@ -620,6 +621,25 @@ static void fmt_clock(double sec, char *buf, size_t size)
 		snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
 }
 
+/*
+ * Take the progress line off the screen, the cursor left where it began.
+ * A window made narrower since it was drawn has rewrapped it over several
+ * rows (as tmux, VTE, kitty, iTerm2 and Windows' terminal do), the cursor
+ * on the last of them: those rows go, not only the last one, which would
+ * leave the others as a broken line.
+ */
+static void bar_erase(struct progress *p, int cols)
+{
+	size_t up = p->drawn_len > 0 && cols > 0 ? (p->drawn_len - 1) / (size_t)cols : 0;
+
+	if (!p->drawn)
+		return;
+	if (up > 0)
+		fprintf(stderr, "\033[%zuA", up);
+	fputs("\r\033[J", stderr);
+	p->drawn = 0;
+}
+
 /* The bar's narrowest and widest: below the narrowest it is left out. */
 #define BAR_MIN 10
 #define BAR_MAX 30
@@ -639,7 +659,7 @@ static void progress_bar(struct progress *p)
 {
 	double now = mono(), el = now - p->t0, left_s = -1;
 	size_t left = p->total - p->done, fill, bw = 0;
-	int cols = term_cols() - 1, k;
+	int width = term_cols(), cols = width - 1, k;
 	char spent[32], eta[48] = "", text[3][256], bar[BAR_MAX + 1];
 
 	if (!p->tty || p->quiet)
@@ -658,8 +678,9 @@ static void progress_bar(struct progress *p)
 		 "%zu errors, %s spent%s", p->done, p->total, p->passed, p->clean, p->failed,
 		 p->errors, spent, eta);
 	snprintf(text[1], sizeof(text[1]), "%zu/%zu, %zu pass (%zu clean), %zu fail, %zu err, "
-		 "%s%s", p->done, p->total, p->passed, p->clean, p->failed, p->errors, spent, eta);
-	snprintf(text[2], sizeof(text[2]), "%zu/%zu %s%s", p->done, p->total, spent, eta);
+		 "%s spent%s", p->done, p->total, p->passed, p->clean, p->failed, p->errors, spent,
+		 eta);
+	snprintf(text[2], sizeof(text[2]), "%zu/%zu, %s spent%s", p->done, p->total, spent, eta);
 	for (k = 0; k < 2; k++)
 		if ((int)strlen(text[k]) + 3 + BAR_MIN <= cols)
 			break;
@@ -670,9 +691,14 @@ static void progress_bar(struct progress *p)
 		memset(bar, '#', fill);
 		memset(bar + fill, '.', bw - fill);
 		bar[bw] = '\0';
-		fprintf(stderr, "\r[%s] %s\033[K", bar, text[k]);
+		bar_erase(p, width);
+		fprintf(stderr, "[%s] %s", bar, text[k]);
+		p->drawn_len = bw + 3 + strlen(text[k]);
 	} else {
-		fprintf(stderr, "\r%.*s\033[K", cols > 0 ? cols : 0, text[2]);
+		bar_erase(p, width);
+		k = cols > 0 ? (int)strnlen(text[2], (size_t)cols) : 0;
+		fprintf(stderr, "%.*s", k, text[2]);
+		p->drawn_len = (size_t)k;
 	}
 	p->drawn = 1;
 	fflush(stderr);
@@ -685,10 +711,7 @@ static void progress_say(struct progress *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->drawn) {
-		fputs("\r\033[K", stderr);
-		p->drawn = 0;
-	}
+	bar_erase(p, term_cols());
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
