@@ -1174,7 +1174,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
-		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet, &err) < 0) {
+		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet ? NULL : stderr, &err) < 0) {
 			exit_code = err.code == KJ_EIO ? KJ_EXIT_FAIL : kj_cli_exit_for(cmd, err.code);
 			goto out;
 		}

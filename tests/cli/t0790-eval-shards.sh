@@ -107,8 +107,8 @@ test_expect 'a shard on another node (no local store) starts from what it publis
 	echo partial >pub/shard-1.db.tmp-12345
 	# Node B: a fresh local store; everything is found in pub, nothing judged.
 	"$KJUDGE" eval "$suite" "$gens" --db b.db --shard 1/3 --publish pub $fast >o2 2>e2
-	grep -q "resumed from" o2
-	grep -q "($n1 already in b.db)" o2
+	grep -q "resumed from" e2
+	grep -q "($n1 already in b.db)" e2
 	test ! -e pub/shard-1.db.tmp-12345
 '
 
