@@ -626,7 +626,9 @@ static void fmt_clock(double sec, char *buf, size_t size)
  * A window made narrower since it was drawn has rewrapped it over several
  * rows (as tmux, VTE, kitty, iTerm2 and Windows' terminal do), the cursor
  * on the last of them: those rows go, not only the last one, which would
- * leave the others as a broken line.
+ * leave the others as a broken line.  A terminal that cuts lines on a
+ * resize instead (xterm) loses as many rows above the line from its
+ * screen; they are attempts' lines, whose verdicts the store keeps.
  */
 static void bar_erase(struct progress *p, int cols)
 {
@@ -649,8 +651,9 @@ static void bar_erase(struct progress *p, int cols)
  * spent and an estimate of the time left, in the terminal's width less one
  * column (a character in the last column makes some terminals wrap, and
  * the next "\r" would then leave a broken line).  The words shrink with
- * the width: the whole phrase, then a short one, then the counts alone,
- * and the bar only where at least BAR_MIN columns are left for it.  The
+ * the width: the whole phrase, then a short one, then the count done and
+ * the times, and the bar only where at least BAR_MIN columns are left
+ * for it.  The
  * time left counts down between completions: the mean time an attempt
  * took so far, for each one left, less the time since the last one
  * ended.
@@ -1302,10 +1305,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	if (!prog.quiet)
-		fprintf(stderr, "kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), %d at "
-		       "once on %d device%s\n", shard_k ? "shard " : "", shard_k ? shard_text : "",
-		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped,
-		       kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
+		fprintf(stderr, "kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), "
+			"%d at once on %d device%s\n", shard_k ? "shard " : "",
+			shard_k ? shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
+			prog.skipped, kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
 	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
@@ -1338,10 +1341,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once(jobs, on_cpu, spec_suite),
 				  why);
 		if (!prog.quiet)
-			fprintf(stderr, "kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld MiB kept "
-			       "for the judge, of %lld MiB available (%s)\n", cfg.mem.limit >> 20,
-			       cfg.mem.user_limit ? " (KJ_LIMIT_MEM_MB)" : "", cfg.mem.workers,
-			       cfg.mem.headroom >> 20, cfg.mem.available >> 20, cfg.mem.source);
+			fprintf(stderr, "kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld "
+				"MiB kept for the judge, of %lld MiB available (%s)\n",
+				cfg.mem.limit >> 20, cfg.mem.user_limit ? " (KJ_LIMIT_MEM_MB)" : "",
+				cfg.mem.workers, cfg.mem.headroom >> 20, cfg.mem.available >> 20,
+				cfg.mem.source);
 	}
 	slot.store_path = db_path;
 	slot.run_id = run_id;
@@ -1460,15 +1464,17 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 					 * shown, never raw. */
 					if (strcmp(st, "pass") == 0)
 						progress_say(&prog, "%s %s/%s: pass, %s%s%s\n",
-						       kj_cli_shown(set.tasks[c->task].name),
-						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       clean ? "clean" : "not clean: ",
-						       clean ? "" : kj_cli_shown(type), speed);
+							kj_cli_shown(set.tasks[c->task].name),
+							kj_cli_shown(c->model),
+							kj_cli_shown(c->attempt),
+							clean ? "clean" : "not clean: ",
+							clean ? "" : kj_cli_shown(type), speed);
 					else
 						progress_say(&prog, "%s %s/%s: %s %s\n",
-						       kj_cli_shown(set.tasks[c->task].name),
-						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       kj_cli_shown(st), kj_cli_shown(type));
+							kj_cli_shown(set.tasks[c->task].name),
+							kj_cli_shown(c->model),
+							kj_cli_shown(c->attempt),
+							kj_cli_shown(st), kj_cli_shown(type));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the
