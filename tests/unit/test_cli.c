@@ -342,6 +342,22 @@ static const char *parse_error(const struct kj_cli_command *c, const char *const
 	return a.error;
 }
 
+/* A command that reads argv again (eval's repeated --sbatch-arg) matches
+ * a word as the parser does. */
+KJ_TEST(cli_long_is_matches_as_the_parser)
+{
+	const char *v = "unset";
+
+	KJ_CHECK(kj_cli_long_is("--sbatch-arg", "sbatch-arg", &v) && v == NULL);
+	KJ_CHECK(kj_cli_long_is("--sbatch_arg=--qos=x", "sbatch-arg", &v));
+	KJ_CHECK_STR(v, "--qos=x");
+	KJ_CHECK(kj_cli_long_is("--sbatch-arg=", "sbatch-arg", &v) && strcmp(v, "") == 0);
+	KJ_CHECK(!kj_cli_long_is("--sbatch-args", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("--sbatch", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("-sbatch-arg", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("sbatch-arg", "sbatch-arg", &v));
+}
+
 KJ_TEST(cli_required_and_operand_counts)
 {
 	static const struct kj_cli_option req[] = {
