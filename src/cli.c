@@ -267,13 +267,53 @@ static int store(struct kj_cli_args *a, const struct kj_cli_option *o,
 	return KJ_CLI_OK;
 }
 
-/* The row named exactly name[0..len), or -1. */
+/* One byte of a long name as it is compared: '_' and '-' are the same, so
+ * that --input-sets and --verify_only name --input_sets and --verify-only. */
+static char name_byte(char c)
+{
+	return c == '_' ? '-' : c;
+}
+
+/* Whether `row` starts with name[0..len), '_' and '-' alike. */
+static int starts_as(const char *row, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!row[i] || name_byte(row[i]) != name_byte(name[i]))
+			return 0;
+	return 1;
+}
+
+/* Whether name[0..len) is `row`, '_' and '-' alike. */
+static int same_name(const char *row, const char *name, size_t len)
+{
+	return strlen(row) == len && starts_as(row, name, len);
+}
+
+int kj_cli_long_is(const char *word, const char *name, const char **value)
+{
+	const char *eq;
+	size_t len;
+
+	if (strncmp(word, "--", 2) != 0)
+		return 0;
+	word += 2;
+	eq = strchr(word, '=');
+	len = eq ? (size_t)(eq - word) : strlen(word);
+	if (!same_name(name, word, len))
+		return 0;
+	*value = eq ? eq + 1 : NULL;
+	return 1;
+}
+
+/* The row named name[0..len), '_' and '-' alike, or -1. */
 static int find_long(const struct kj_cli_option *opts, const char *name, size_t len)
 {
 	int i;
 
 	for (i = 0; opts && opts[i].name; i++)
-		if (strlen(opts[i].name) == len && !memcmp(opts[i].name, name, len))
+		if (same_name(opts[i].name, name, len))
 			return i;
 	return -1;
 }
@@ -288,11 +328,79 @@ static int find_short(const struct kj_cli_option *opts, char c)
 	return -1;
 }
 
-/* "unknown option '--op'", with the options it is a prefix of. */
+/* Longest option name the suggestion compares; longer words are no slip. */
+#define TYPO_MAX 64
+
+/*
+ * The edit distance of a[0..la) and b[0..lb) with '_' and '-' alike:
+ * insertions, deletions, substitutions and the swap of two neighbours
+ * (`--timeuot`) each cost one.  Both at most TYPO_MAX bytes.
+ */
+static size_t typo_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t d[TYPO_MAX + 1][TYPO_MAX + 1], i, j;
+
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t cost = name_byte(a[i - 1]) != name_byte(b[j - 1]);
+			size_t v = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && name_byte(a[i - 1]) == name_byte(b[j - 2]) &&
+			    name_byte(a[i - 2]) == name_byte(b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+/*
+ * The option name[0..len) was most likely meant to be, or NULL: the nearest
+ * of the command's long names and "help" by typo_distance, when it is near
+ * enough to be a slip (one edit for names up to 4 bytes, two up to 8, three
+ * beyond) and no other name is as near.
+ */
+static const char *nearest_long(const struct kj_cli_option *opts, const char *name,
+				size_t len)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	int i, tie = 0;
+
+	if (len == 0 || len > TYPO_MAX)
+		return NULL;
+	for (i = -1; i < 0 || (opts && opts[i].name); i++) {
+		const char *row = i < 0 ? "help" : opts[i].name;
+		size_t rl = strlen(row), dist;
+
+		if (rl > TYPO_MAX)
+			continue;
+		dist = typo_distance(name, len, row, rl);
+		if (dist < best_d) {
+			best_d = dist;
+			best = row;
+			tie = 0;
+		} else if (dist == best_d) {
+			tie = 1;
+		}
+	}
+	return best && best_d <= limit && !tie ? best : NULL;
+}
+
+/* "unknown option '--op'", with the options it is a prefix of, or the one
+ * it is a slip of. */
 static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
 			const char *name, size_t len)
 {
 	char hint[192], shown[SHOW_MAX + 4];
+	const char *near;
 	size_t hl = 0;
 	int i, n = 0;
 
@@ -300,7 +408,7 @@ static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
 	for (i = 0; opts && opts[i].name; i++) {
 		int k;
 
-		if (len == 0 || strncmp(opts[i].name, name, len) != 0 || hl >= sizeof(hint))
+		if (len == 0 || !starts_as(opts[i].name, name, len) || hl >= sizeof(hint))
 			continue;
 		k = snprintf(hint + hl, sizeof(hint) - hl, "%s'--%s'", n ? ", " : "",
 			     opts[i].name);
@@ -311,6 +419,9 @@ static int unknown_long(struct kj_cli_args *a, const struct kj_cli_option *opts,
 	if (n)
 		return fail(a, "unknown option '--%s' (names are not abbreviated: "
 			    "did you mean %s?)", show(name, len, shown), hint);
+	if ((near = nearest_long(opts, name, len)) != NULL)
+		return fail(a, "unknown option '--%s'; did you mean '--%s'?",
+			    show(name, len, shown), near);
 	return fail(a, "unknown option '--%s'", show(name, len, shown));
 }
 

@@ -14,9 +14,12 @@
  *     clusters of short flags (`-ab`) where a command has short options;
  *   - `--` ends the options: what follows is operands, even `--json`; a lone
  *     `-` is an operand;
- *   - long names are exact: a prefix (`--op`) is refused, with the options
- *     it could have meant, because a new option would make a prefix that
- *     worked yesterday mean something else tomorrow;
+ *   - long names are exact but for '_' and '-', which are the same
+ *     (`--input-sets` is `--input_sets`; --help shows the table's
+ *     spelling): a prefix (`--op`) is refused, with the options it could
+ *     have meant, because a new option would make a prefix that worked
+ *     yesterday mean something else tomorrow; a slip (`--timout`) is
+ *     refused with the nearest name ("did you mean '--timeout'?");
  *   - `--opt value` does not take a value that starts with "--" (`--output
  *     --json` says --output needs a value); `--output=--json` does;
  *   - a value is converted and range-checked by the option's type; a value
@@ -150,6 +153,14 @@ int kj_cli_start(const struct kj_cli_command *cmd, int argc, char **argv,
 		 struct kj_cli_args *a);
 
 void kj_cli_print_help(FILE *out, const struct kj_cli_command *cmd);
+
+/*
+ * Whether the command-line word `word` is the long option `name` (without
+ * "--"), '_' and '-' alike, as the parser matches it; then *value is what
+ * follows its '=', or NULL.  For a command that reads argv again itself (a
+ * repeatable option, of which the parser keeps the last).
+ */
+int kj_cli_long_is(const char *word, const char *name, const char **value);
 
 /* One option's help phrase with its range, choices, default and whether it
  * is required, as both --help and the man page print it: "seconds each case

@@ -21,11 +21,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -166,9 +169,29 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* The signal mask eval started with (its children get it back), and the
+ * one its wait sleeps under: that one without SIGCHLD. */
+static sigset_t start_mask, wait_mask;
+
+/* SIGCHLD only ends the wait's sleep (ppoll returns EINTR); the ended
+ * child is reaped by waitpid after it. */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * The parent's signals: SIGINT, SIGTERM and SIGHUP stop the batch;
+ * SIGCHLD is blocked but while the wait sleeps, so that a child that ends
+ * between waitpid and the sleep still wakes it (ppoll unblocks it
+ * atomically).  The sleep is also the progress display's clock: it wakes
+ * every second without a timer signal (SIGALRM is the watchdog's, in every
+ * judge process).
+ */
 static void parent_signals(void)
 {
 	struct sigaction sa;
+	sigset_t chld;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
@@ -176,6 +199,22 @@ static void parent_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &start_mask);
+	wait_mask = start_mask;
+	sigdelset(&wait_mask, SIGCHLD);
+}
+
+/* A child's first step: SIGCHLD as it was before eval changed it, for the
+ * judge it runs and the workers that judge spawns. */
+static void child_signals(void)
+{
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 }
 
 /* --- the store's rows of the run --------------------------------------------------------- */
@@ -474,12 +513,50 @@ static int finish_run(sqlite3 *db, long long run_id)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* --- candidates ---------------------------------------------------------------------- */
+
+/*
+ * Nothing to judge: a mistyped or empty candidates folder, a layout kjudge
+ * does not read, a generations file of skipped lines.  Said with what was
+ * looked for, so that the fix is plain; exit 2, as any input that cannot be
+ * judged, before a store is made.
+ */
+static int no_candidates(const struct kj_cli_command *cmd, const char *suite,
+			 const char *cands, const struct kj_eval_set *set)
+{
+	struct stat st;
+	size_t skipped = json_array_size(set->problems);
+	char also[96] = "", example[320];
+	const char *what;
+
+	if (skipped)
+		snprintf(also, sizeof(also), "; %zu %s skipped (named above)", skipped,
+			 skipped == 1 ? "entry was" : "entries were");
+	snprintf(example, sizeof(example), "%s%s", set->n_tasks ?
+		 kj_cli_shown(set->tasks[0].name) : "", set->n_tasks > 1 ? ", ..." : "");
+	if (stat(cands, &st) == 0 && !S_ISDIR(st.st_mode))
+		what = "lines of JSON objects, each with \"task\", \"model\" and "
+		       "\"source\" or \"path\"";
+	else if (set->n_tasks > 0 && set->tasks[0].spec_target)
+		what = "directories MODEL/TASK/ATTEMPT/ holding a translation's files, "
+		       "TASK a direction SOURCE:API of the suite";
+	else
+		what = "files RUN/level_L_problem_P_sample_S_kernel.py (KernelBench's "
+		       "runs) or MODEL/TASK/ATTEMPT.py under it, TASK a task of the suite";
+	return kj_cli_error(cmd, "'%s': no candidate found: looked for %s ('%s': %zu task%s: "
+			    "%s)%s", kj_cli_shown(cands), what, kj_cli_shown(suite),
+			    set->n_tasks, set->n_tasks == 1 ? "" : "s", example, also);
+}
+
 /* --- progress -------------------------------------------------------------------------- */
 
 struct progress {
 	int tty, quiet;
+	int drawn;              /* the bar is on the terminal's last line */
+	size_t drawn_len;       /* its width in columns when it was drawn */
 	size_t total, done, passed, clean, failed, errors, skipped;
 	double t0;
+	double last_done;       /* when this run's latest attempt ended */
 	size_t done_here;       /* judged by this run (the rate) */
 };
 
@@ -526,26 +603,125 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void progress_bar(const struct progress *p)
+/* The terminal's width, asked at every redraw, so that a resized window
+ * is followed within a second; 80 when stderr cannot say. */
+static int term_cols(void)
 {
-	double el = mono() - p->t0, rate = el > 0 ? (double)p->done_here / el : 0;
-	size_t left = p->total - p->done, width = 24, fill;
-	char bar[32];
+	struct winsize ws;
+
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* Seconds as a clock shows them: "0:07", "12:30", "2:05:00". */
+static void fmt_clock(double sec, char *buf, size_t size)
+{
+	long t = sec > 0 && sec < 1e9 ? (long)(sec + 0.5) : 0;
+
+	if (t >= 3600)
+		snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
+}
+
+/*
+ * Take the progress line off the screen, the cursor left where it began.
+ * A window made narrower since it was drawn has rewrapped it over several
+ * rows (as tmux, VTE, kitty, iTerm2 and Windows' terminal do), the cursor
+ * on the last of them: those rows go, not only the last one, which would
+ * leave the others as a broken line.  A terminal that cuts lines on a
+ * resize instead (xterm) loses as many rows above the line from its
+ * screen; they are attempts' lines, whose verdicts the store keeps.
+ */
+static void bar_erase(struct progress *p, int cols)
+{
+	size_t up = p->drawn_len > 0 && cols > 0 ? (p->drawn_len - 1) / (size_t)cols : 0;
+
+	if (!p->drawn)
+		return;
+	if (up > 0)
+		fprintf(stderr, "\033[%zuA", up);
+	fputs("\r\033[J", stderr);
+	p->drawn = 0;
+}
+
+/* The bar's narrowest and widest: below the narrowest it is left out. */
+#define BAR_MIN 10
+#define BAR_MAX 30
+
+/*
+ * The progress line on a terminal, redrawn in place: counts, the time
+ * spent and an estimate of the time left, in the terminal's width less one
+ * column (a character in the last column makes some terminals wrap, and
+ * the next "\r" would then leave a broken line).  The words shrink with
+ * the width: the whole phrase, then a short one, then the count done and
+ * the times, and the bar only where at least BAR_MIN columns are left
+ * for it.  The
+ * time left counts down between completions: the mean time an attempt
+ * took so far, for each one left, less the time since the last one
+ * ended.
+ */
+static void progress_bar(struct progress *p)
+{
+	double now = mono(), el = now - p->t0, left_s = -1;
+	size_t left = p->total - p->done, fill, bw = 0;
+	int width = term_cols(), cols = width - 1, k;
+	char spent[32], eta[48] = "", text[3][256], bar[BAR_MAX + 1];
 
 	if (!p->tty || p->quiet)
 		return;
-	fill = p->total ? width * p->done / p->total : width;
-	memset(bar, '#', fill);
-	memset(bar + fill, '.', width - fill);
-	bar[width] = '\0';
-	if (rate > 0)
-		fprintf(stderr, "\r[%s] %zu/%zu done, %zu passed (%zu clean), %zu failed, %zu "
-			"errors, %.2f/s, %.0f s left \033[K", bar, p->done, p->total, p->passed,
-			p->clean, p->failed, p->errors, rate, (double)left / rate);
-	else
-		fprintf(stderr, "\r[%s] %zu/%zu done, %zu passed (%zu clean), %zu failed, %zu "
-			"errors \033[K", bar, p->done, p->total, p->passed, p->clean, p->failed,
-			p->errors);
+	if (p->done_here > 0)
+		left_s = (p->last_done - p->t0) / (double)p->done_here * (double)left -
+			 (now - p->last_done);
+	fmt_clock(el, spent, sizeof(spent));
+	if (left_s >= 0 || (p->done_here > 0 && left > 0)) {
+		char c[32];
+
+		fmt_clock(left_s > 0 ? left_s : 0, c, sizeof(c));
+		snprintf(eta, sizeof(eta), ", %s left", c);
+	}
+	snprintf(text[0], sizeof(text[0]), "%zu/%zu done, %zu passed (%zu clean), %zu failed, "
+		 "%zu errors, %s spent%s", p->done, p->total, p->passed, p->clean, p->failed,
+		 p->errors, spent, eta);
+	snprintf(text[1], sizeof(text[1]), "%zu/%zu, %zu pass (%zu clean), %zu fail, %zu err, "
+		 "%s spent%s", p->done, p->total, p->passed, p->clean, p->failed, p->errors, spent,
+		 eta);
+	snprintf(text[2], sizeof(text[2]), "%zu/%zu, %s spent%s", p->done, p->total, spent, eta);
+	for (k = 0; k < 2; k++)
+		if ((int)strlen(text[k]) + 3 + BAR_MIN <= cols)
+			break;
+	if ((int)strlen(text[k]) + 3 + BAR_MIN <= cols) {
+		bw = (size_t)cols - strlen(text[k]) - 3;
+		bw = bw > BAR_MAX ? BAR_MAX : bw;
+		fill = p->total ? bw * p->done / p->total : bw;
+		memset(bar, '#', fill);
+		memset(bar + fill, '.', bw - fill);
+		bar[bw] = '\0';
+		bar_erase(p, width);
+		fprintf(stderr, "[%s] %s", bar, text[k]);
+		p->drawn_len = bw + 3 + strlen(text[k]);
+	} else {
+		bar_erase(p, width);
+		k = cols > 0 ? (int)strnlen(text[2], (size_t)cols) : 0;
+		fprintf(stderr, "%.*s", k, text[2]);
+		p->drawn_len = (size_t)k;
+	}
+	p->drawn = 1;
+	fflush(stderr);
+}
+
+/* One line about the batch (an attempt's verdict), on stderr: on a
+ * terminal above the bar, which the next redraw puts back below it. */
+__attribute__((format(printf, 2, 3)))
+static void progress_say(struct progress *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	bar_erase(p, term_cols());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fflush(stderr);
 }
 
@@ -575,6 +751,7 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	child_signals();
 	if (kj_cli_guard(cmd))
 		_exit(3);
 	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
@@ -1018,6 +1195,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			kj_cli_shown(json_string_value(json_object_get(p, "where"))),
 			kj_cli_shown(json_string_value(json_object_get(p, "why"))));
 	}
+	if (set.n_cands == 0) {
+		exit_code = no_candidates(cmd, suite, cands, &set);
+		goto out;
+	}
 	settings = kj_eval_settings_json(&s);
 	if (!settings || !(settings_text = kj_json_text(settings, JSON_COMPACT | JSON_SORT_KEYS,
 							 &err))) {
@@ -1077,7 +1258,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
-		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet, &err) < 0) {
+		    kj__cmd_merge_one(cmd, store, pub, label, prog.quiet ? NULL : stderr, &err) < 0) {
 			exit_code = err.code == KJ_EIO ? KJ_EXIT_FAIL : kj_cli_exit_for(cmd, err.code);
 			goto out;
 		}
@@ -1158,14 +1339,16 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		/* Every --sbatch-arg, in order (the parser keeps the last). */
 		for (a = 1; a < argc; a++) {
+			const char *val;
+
 			if (opts_done)
 				continue;
 			if (strcmp(argv[a], "--") == 0)
 				opts_done = 1;
-			else if (strcmp(argv[a], "--sbatch-arg") == 0 && a + 1 < argc)
+			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
+				extra[n_extra++] = val;
+			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
 				extra[n_extra++] = argv[++a];
-			else if (strncmp(argv[a], "--sbatch-arg=", 13) == 0)
-				extra[n_extra++] = argv[a] + 13;
 		}
 		memset(&x, 0, sizeof(x));
 		x.cmd = cmd;
@@ -1204,11 +1387,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	if (!prog.quiet)
-		printf("kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), %d at "
-		       "once on %d device%s\n", shard_k ? "shard " : "", shard_k ? shard_text : "",
-		       shard_k ? ": " : "", set.n_tasks, prog.total, prog.skipped,
-		       kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
-	fflush(stdout);
+		fprintf(stderr, "kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), "
+			"%d at once on %d device%s\n", shard_k ? "shard " : "",
+			shard_k ? shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
+			prog.skipped, kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
 	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
@@ -1227,7 +1409,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (batch_cache)
 		cfg.cache_dir = batch_dir;
 	if (!prog.quiet)
-		printf("kjudge eval: golden outputs in %s\n", kj_cli_shown(batch_how));
+		fprintf(stderr, "kjudge eval: golden outputs in %s\n", kj_cli_shown(batch_how));
 	/* Each worker's memory, for every worker that runs at once (before
 	 * any child: they inherit the judge's lowered OOM score). */
 	{
@@ -1241,10 +1423,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once(jobs, on_cpu, spec_suite),
 				  why);
 		if (!prog.quiet)
-			printf("kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld MiB kept "
-			       "for the judge, of %lld MiB available (%s)\n", cfg.mem.limit >> 20,
-			       cfg.mem.user_limit ? " (KJ_LIMIT_MEM_MB)" : "", cfg.mem.workers,
-			       cfg.mem.headroom >> 20, cfg.mem.available >> 20, cfg.mem.source);
+			fprintf(stderr, "kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld "
+				"MiB kept for the judge, of %lld MiB available (%s)\n",
+				cfg.mem.limit >> 20, cfg.mem.user_limit ? " (KJ_LIMIT_MEM_MB)" : "",
+				cfg.mem.workers, cfg.mem.headroom >> 20, cfg.mem.available >> 20,
+				cfg.mem.source);
 	}
 	slot.store_path = db_path;
 	slot.run_id = run_id;
@@ -1305,7 +1488,16 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		progress_bar(&prog);
 		if (running == 0)
 			break;
-		pid = waitpid(-1, &status, 0);
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == 0) {
+			/* None has ended: sleep until one does (SIGCHLD), a
+			 * signal stops the batch, or the next second's redraw
+			 * of the time. */
+			struct timespec tick = { 1, 0 };
+
+			ppoll(NULL, 0, &tick, &wait_mask);
+			continue;
+		}
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1328,6 +1520,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			running--;
 			prog.done++;
 			prog.done_here++;
+			prog.last_done = mono();
 			if (strncmp(line, "ok ", 3) == 0) {
 				char st[16] = "", type[64] = "";
 				const char *why = "";
@@ -1348,7 +1541,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				}
 				if (strcmp(st, "judge_error") == 0)
 					exit_code = exit_code ? exit_code : KJ_EXIT_FAIL;
-				if (!prog.tty && !prog.quiet) {
+				if (!prog.quiet) {
 					char speed[40] = "";
 
 					if (sp > 0)
@@ -1356,17 +1549,19 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 					/* Names from the suite and the generations:
 					 * shown, never raw. */
 					if (strcmp(st, "pass") == 0)
-						printf("%s %s/%s: pass, %s%s%s\n",
-						       kj_cli_shown(set.tasks[c->task].name),
-						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       clean ? "clean" : "not clean: ",
-						       clean ? "" : kj_cli_shown(type), speed);
+						progress_say(&prog, "%s %s/%s: pass, %s%s%s\n",
+							kj_cli_shown(set.tasks[c->task].name),
+							kj_cli_shown(c->model),
+							kj_cli_shown(c->attempt),
+							clean ? "clean" : "not clean: ",
+							clean ? "" : kj_cli_shown(type), speed);
 					else
-						printf("%s %s/%s: %s %s%s%s\n",
-						       kj_cli_shown(set.tasks[c->task].name),
-						       kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-						       kj_cli_shown(st), kj_cli_shown(type),
-						       *why ? ": " : "", kj_cli_shown(why));
+						progress_say(&prog, "%s %s/%s: %s %s%s%s\n",
+							kj_cli_shown(set.tasks[c->task].name),
+							kj_cli_shown(c->model),
+							kj_cli_shown(c->attempt),
+							kj_cli_shown(st), kj_cli_shown(type),
+							*why ? ": " : "", kj_cli_shown(why));
 				}
 			} else if (strncmp(line, "nodevice ", 9) == 0) {
 				/* The device is not there: the machine's fault, for the
@@ -1380,19 +1575,19 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				 * running in the store, for the next run. */
 				prog.errors++;
 				exit_code = KJ_EXIT_FAIL;
-				fprintf(stderr, "%skjudge eval: %s %s/%s: not judged: %s\n",
-					prog.tty ? "\n" : "", kj_cli_shown(set.tasks[c->task].name),
+				progress_say(&prog, "kjudge eval: %s %s/%s: not judged: %s\n",
+					kj_cli_shown(set.tasks[c->task].name),
 					kj_cli_shown(c->model), kj_cli_shown(c->attempt),
 					*line ? kj_cli_shown(line) : WIFSIGNALED(status)
 						? "its judge was killed" : "its judge ended early");
 			}
-			fflush(stdout);
 		}
 		if (publish_dir && mono() - last_publish >= publish_every) {
 			publish(cmd, store, publish_dir, shard_i);
 			last_publish = mono();
 		}
 	}
+	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 	if (stop_signal || *no_device) {
 		for (k = 0; k < jobs; k++)
 			if (kids[k].pid > 0)
@@ -1402,7 +1597,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				waitpid(kids[k].pid, NULL, 0);
 				close(kids[k].fd);
 			}
-		if (prog.tty)
+		if (prog.drawn)
 			fputc('\n', stderr);
 		if (stop_signal) {
 			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
@@ -1423,12 +1618,12 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			fputc('\n', stderr);
 		}
 		if (judge_errors) {
-			printf("kjudge eval: %zu attempts ended as judge errors in earlier runs; "
+			fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
 			       "--retry-failed runs them again\n", judge_errors);
 			if (!exit_code)
 				exit_code = KJ_EXIT_FAIL;
 		}
-		printf("kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
+		fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
 		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
 		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
 		       kj_cli_shown(db_path), kj_cli_shown(db_path));

@@ -39,9 +39,10 @@ struct kj_cmd_eval_ctx {
  * merge.  Returns the exit status. */
 int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x);
 
-/* Merge the store at src into s and say so on stdout (unless quiet), as
- * "LABEL: N attempts new, ...": 0, or -1 after printing why (err filled). */
+/* Merge the store at src into s and say so on out (NULL: quietly), as
+ * "LABEL: N attempts new, ...": merge's lines on stdout, eval's on stderr
+ * with its other messages.  0, or -1 after printing why (err filled). */
 int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, const char *src,
-		      const char *label, int quiet, struct kj_error *err);
+		      const char *label, FILE *out, struct kj_error *err);
 
 #endif /* KJ_CMD_EVAL_H */

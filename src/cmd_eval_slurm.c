@@ -412,7 +412,8 @@ static int merge_shard(struct follow *f, int i)
 	    st.st_mtim.tv_sec == m->st_mtim.tv_sec && st.st_mtim.tv_nsec == m->st_mtim.tv_nsec)
 		return 0;
 	snprintf(label, sizeof(label), "shard %d/%d merged", i, f->plan.shards);
-	if (kj__cmd_merge_one(f->x->cmd, f->x->store, path, label, f->x->quiet, &err) < 0)
+	if (kj__cmd_merge_one(f->x->cmd, f->x->store, path, label,
+			      f->x->quiet ? NULL : stdout, &err) < 0)
 		return -1;
 	*m = st;
 	return 0;

@@ -35,7 +35,7 @@ const struct kj_cli_option kj_merge_options[] = {
 };
 
 int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, const char *src,
-		      const char *label, int quiet, struct kj_error *err)
+		      const char *label, FILE *out, struct kj_error *err)
 {
 	struct kj_store_merge_stats st;
 
@@ -43,14 +43,14 @@ int kj__cmd_merge_one(const struct kj_cli_command *cmd, struct kj_store *s, cons
 		kj_cli_error(cmd, "%s", err->msg);
 		return -1;
 	}
-	if (!quiet) {
-		printf("kjudge %s: %s: %lld attempts new, %lld replacing judge errors, %lld "
-		       "already there", cmd->name, kj_cli_shown(label), st.attempts_new,
-		       st.attempts_replaced, st.attempts_same);
+	if (out) {
+		fprintf(out, "kjudge %s: %s: %lld attempts new, %lld replacing judge errors, %lld "
+			"already there", cmd->name, kj_cli_shown(label), st.attempts_new,
+			st.attempts_replaced, st.attempts_same);
 		if (st.attempts_running)
-			printf(", %lld still running there (left out)", st.attempts_running);
-		printf("\n");
-		fflush(stdout);
+			fprintf(out, ", %lld still running there (left out)", st.attempts_running);
+		fprintf(out, "\n");
+		fflush(out);
 	}
 	return 0;
 }
@@ -87,7 +87,7 @@ int kj_cmd_merge(const struct kj_cli_command *cmd, int argc, char **argv)
 		char label[4200];
 
 		snprintf(label, sizeof(label), "merged %s", args.operands[i]);
-		if (kj__cmd_merge_one(cmd, store, args.operands[i], label, quiet, &err) < 0) {
+		if (kj__cmd_merge_one(cmd, store, args.operands[i], label, quiet ? NULL : stdout, &err) < 0) {
 			exit_code = err.code == KJ_EIO ? KJ_EXIT_FAIL : kj_cli_exit_for(cmd, err.code);
 			break;
 		}

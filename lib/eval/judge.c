@@ -999,6 +999,54 @@ static int record_done(struct ctx *x, const struct kj_eval_outcome *o, const cha
 	return rc;
 }
 
+/*
+ * In msg, the staged copy of the task (DIR/OP_torch.py, a scratch path
+ * gone when the attempt ends) written as the task's file in the suite
+ * (`level1/1_Bad.py`): a task that does not load, or a traceback through
+ * it, points at the file its author can open.  Cut to size as msg was.
+ */
+static void task_file_named(char *msg, size_t size, const char *dir, const char *op,
+			    const char *rel)
+{
+	char staged[PATH_MAX + 300], *out = malloc(size);
+	size_t sl, rl = strlen(rel), n = 0;
+	const char *p = msg, *hit;
+
+	snprintf(staged, sizeof(staged), "%s/%s_torch.py", dir, op);
+	sl = strlen(staged);
+	if (!out) /* the message as it was: only less helpful */
+		return;
+	/* A message cut short (a worker's is bounded) may end inside the
+	 * path: past the staged folder and the start of the task's own name
+	 * that end is the task's file; short of it, it could be any staged
+	 * file, and is shown as cut. */
+	for (n = strlen(msg) < sl ? strlen(msg) : sl - 1; n >= 8; n--)
+		if (!memcmp(msg + strlen(msg) - n, staged, n)) {
+			const char *as = n > strlen(dir) + strlen(op) + 2 ? rel : "...";
+
+			if (strlen(msg) - n + strlen(as) < size)
+				memcpy(msg + strlen(msg) - n, as, strlen(as) + 1);
+			break;
+		}
+	n = 0;
+	while ((hit = strstr(p, staged)) != NULL) {
+		size_t before = (size_t)(hit - p);
+
+		if (n + before + rl >= size)
+			break;
+		memcpy(out + n, p, before);
+		memcpy(out + n + before, rel, rl);
+		n += before + rl;
+		p = hit + sl;
+	}
+	/* The rest, cut on a character's boundary where it no longer fits. */
+	rl = kj__utf8_prefix(p, strlen(p), size - 1 - n);
+	memcpy(out + n, p, rl);
+	out[n + rl] = '\0';
+	memcpy(msg, out, n + rl + 1);
+	free(out);
+}
+
 int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
 		    const struct kj_eval_slot *slot, const struct kj_eval_set *set, size_t cand,
 		    const char *attempt_key, struct kj_eval_outcome *out, struct kj_error *err)
@@ -1095,6 +1143,7 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 			snprintf(msg, sizeof(msg), "%s", why);
 		}
 	}
+	task_file_named(msg, sizeof(msg), rn.dir, rn.op, t->rel);
 	out->judge_s = now_s() - t0;
 	/* Workers that never started leave no environment: the judge's own
 	 * node is recorded all the same. */

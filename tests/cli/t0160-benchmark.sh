@@ -190,7 +190,7 @@ test_expect 'KJ_CACHE_DIR=off: verify, benchmark and eval of a correct candidate
 	mkdir -p suite gens/m/scale
 	cp d/scale_torch.py suite/
 	cp d/scale_triton_ascend_impl.py gens/m/scale/0.py
-	KJ_CACHE_DIR=off $KJUDGE eval suite gens --db s.db --time_budget 1 > out
+	KJ_CACHE_DIR=off $KJUDGE eval suite gens --db s.db --time_budget 1 2> out
 	grep -q "golden outputs in each attempt.s own scratch directory (the cache is off)" out
 	test "$(py "import sqlite3; print(*sqlite3.connect(\"s.db\").execute(\"SELECT status FROM attempts\").fetchall())")" = "('"'"'pass'"'"',)"
 	# Nothing of the runs is left: the run'"'"'s own cache went with its scratch.

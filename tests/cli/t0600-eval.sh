@@ -33,8 +33,8 @@ echo $? >"$kj_root/rc1"
 
 test_expect 'eval judges every good line and exits 0' '
 	test "$(cat $kj_root/rc1)" = 0 || { cat $kj_root/err1; false; }
-	grep -q "3 tasks, 7 attempts (0 already in" $kj_root/out1
-	grep -q "7 attempts: 4 passed (1 clean), 3 failed, 0 judge or task errors" $kj_root/out1
+	grep -q "3 tasks, 7 attempts (0 already in" $kj_root/err1
+	grep -q "7 attempts: 4 passed (1 clean), 3 failed, 0 judge or task errors" $kj_root/err1
 '
 
 test_expect 'each bad JSONL line is named with its number and why, and skipped' '
@@ -114,8 +114,8 @@ test_expect 'one baseline per task and case: the later candidate is given the fi
 test_expect 'the same command again judges nothing twice and changes nothing' '
 	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >before
 	"$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
-	grep -q "7 attempts (7 already in" out
-	grep -q "7 attempts: 4 passed (1 clean), 3 failed" out
+	grep -q "7 attempts (7 already in" err
+	grep -q "7 attempts: 4 passed (1 clean), 3 failed" err
 	q "SELECT attempt_key, finished_at, judge_s FROM attempts ORDER BY attempt_key" >after
 	diff before after
 	test "$(q "SELECT count(*) FROM runs")" = 2
@@ -131,12 +131,12 @@ db.execute(\"UPDATE attempts SET status = '\''judge_error'\'', charged = '\''jud
 db.commit()"
 	# Exit 1: a judge error of an earlier run stands (not retried).
 	expect_exit 1 "$KJUDGE" eval "$suite" "$gens" --db "$store" -j 2 $fast >out 2>err
-	grep -q "7 attempts (6 already in" out
-	grep -q "1 attempts ended as judge errors in earlier runs; --retry-failed" out
+	grep -q "7 attempts (6 already in" err
+	grep -q "1 attempts ended as judge errors in earlier runs; --retry-failed" err
 	test "$(q "SELECT state, status, error_type FROM attempts WHERE task = '\''1_Add'\'' AND model = '\''m2'\''")" = "done|fail|AccuracyError"
 	test "$(q "SELECT status, finished_at FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "judge_error|x"
 	"$KJUDGE" eval "$suite" "$gens" --db "$store" --retry-failed $fast >out 2>err
-	grep -q "7 attempts (6 already in" out
+	grep -q "7 attempts (6 already in" err
 	test "$(q "SELECT status, error_type FROM attempts WHERE task = '\''relu'\'' AND model = '\''m2'\''")" = "fail|ForwardError"
 	# Re-judging replaced the attempt'\''s rows; it did not add to them.
 	diff rows_before <(q "SELECT count(*) FROM case_results")
@@ -165,7 +165,7 @@ test_expect 'a task that does not load is the task'\''s error, charged to nobody
 	printf "import torch\nraise RuntimeError(\"this task is broken\")\n" >broken/suite/broken_torch.py
 	cp "$KJ_TESTS/eval/cands/add_torch.py" broken/gen/m/broken/0.py
 	"$KJUDGE" eval broken/suite broken/gen --db broken.db --verify-only >out 2>err
-	grep -q "broken m/0: task_error TaskError" out
+	grep -q "broken m/0: task_error TaskError" err
 	"$KJ_PYTHON" -c "
 import sqlite3; r = sqlite3.connect(\"broken.db\").execute(\"SELECT status, category, charged, message FROM attempts\").fetchone()
 assert r[:3] == (\"task_error\", \"task\", \"task\") and \"this task is broken\" in r[3], r"

@@ -29,8 +29,8 @@ test_expect 'two tasks of the same bytes: two operators, two attempts, both clea
 	cp "$honest" cands/m/relu2/0.py
 	timeout 300 "$KJUDGE" eval suite cands --db s.db -j 2 --verify-only >out 2>err ||
 		{ cat out err; false; }
-	grep -q "2 tasks, 2 attempts" out
-	grep -q "2 attempts: 2 passed (2 clean)" out
+	grep -q "2 tasks, 2 attempts" err
+	grep -q "2 attempts: 2 passed (2 clean)" err
 	test "$(q s.db "SELECT count(DISTINCT task_key) FROM tasks")" = 2
 	q s.db "SELECT task, status, clean, disabled_ok FROM attempts ORDER BY task" >got
 	printf "relu|pass|1|1\nrelu2|pass|1|1\n" >want
@@ -56,16 +56,16 @@ test_expect 'a generations line whose "path" leads out, names a FIFO or a link, 
 		echo "{\"task\": \"relu\", \"model\": \"d\", \"path\": \"link.py\"}"
 		echo "{\"task\": \"relu\", \"model\": \"honest\", \"model\": \"other\", \"source\": \"x = 1\"}"
 	} >gen/g.jsonl
-	timeout 60 "$KJUDGE" eval suite gen/g.jsonl --db s.db >out 2>err || { cat out err; false; }
+	expect_exit 2 timeout 60 "$KJUDGE" eval suite gen/g.jsonl --db s.db >out 2>err
 	grep -q "g.jsonl:1: \"path\": .*secret.txt.: an absolute path, not one relative to .gen." err
 	grep -q "g.jsonl:2: \"path\": .\.\./secret.txt.: a path through .\.\.., out of .gen." err
 	grep -q "g.jsonl:3: \"path\": .gen/fifo.py.: not a regular file (a FIFO)" err
 	grep -q "g.jsonl:4: \"path\": .gen/link.py.: a symbolic link (not followed)" err
 	grep -q "g.jsonl:5: not JSON: column [0-9]*: duplicate key .model." err
-	test "$(grep -c skipped err)" = 5
-	grep -q "0 attempts" out
-	! grep -q "secret-first-line" s.db out err
-	test "$(q s.db "SELECT count(*) FROM candidates")" = 0
+	test "$(grep -c "skipped gen/g.jsonl" err)" = 5
+	grep -q "g.jsonl.: no candidate found: looked for lines of JSON objects, .*; 5 entries were skipped" err
+	! grep -q "secret-first-line" out err
+	test ! -e s.db
 '
 
 test_expect 'a folder layout: a link and a FIFO are named on stderr and in the run record, not read' '
@@ -74,7 +74,8 @@ test_expect 'a folder layout: a link and a FIFO are named on stderr and in the r
 	echo "secret-first-line" >secret.txt
 	ln -s "$SCRATCH/secret.txt" gen/m/relu/0.py
 	mkfifo gen/m/relu/1.py
-	timeout 60 "$KJUDGE" eval suite gen --db s.db >out 2>err || { cat out err; false; }
+	cp "$honest" gen/m/relu/2.py
+	timeout 120 "$KJUDGE" eval suite gen --db s.db --verify-only >out 2>err || { cat out err; false; }
 	grep -q "skipped gen/m/relu/0.py: a symbolic link (not followed)" err
 	grep -q "skipped gen/m/relu/1.py: not a regular file (a FIFO)" err
 	q s.db "SELECT env FROM runs" >env.json

@@ -10,8 +10,8 @@ root=$(cd "$KJ_TESTS/.." && pwd)
 test_expect 'the study of the README: eval, then report' '
 	"$KJUDGE" eval "$root/examples" "$root/examples/study.jsonl" --db study.db \
 		--time_budget 0.5 --repeats 5 >out 2>err || { cat out err; false; }
-	grep -q "4 tasks, 5 attempts" out
-	grep -q "5 attempts: 3 passed (1 clean), 2 failed, 0 judge or task errors" out
+	grep -q "4 tasks, 5 attempts" err
+	grep -q "5 attempts: 3 passed (1 clean), 2 failed, 0 judge or task errors" err
 	"$KJUDGE" report study.db --md study.md --html study.html --json study.json
 	test -s study.md && test -s study.html
 	# By hand: 4 operators; model-a solves silu cleanly and softmax with

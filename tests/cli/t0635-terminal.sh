@@ -43,8 +43,8 @@ PY
 	"$KJUDGE" eval "$suite" gens.jsonl --db s.db --verify-only -j 2 >out 2>err
 	raw out err
 	# The lines name them, escaped.
-	grep -qF "1_Add m\x1b[31m\x07\r\nX\u009b2J<b>/a\x1b]0;t\x07: pass" out
-	grep -qF "1_Add m\x1b[31m\x07\r\nX\u009b2J<b>/1: fail ForwardError" out
+	grep -qF "1_Add m\x1b[31m\x07\r\nX\u009b2J<b>/a\x1b]0;t\x07: pass" err
+	grep -qF "1_Add m\x1b[31m\x07\r\nX\u009b2J<b>/1: fail ForwardError" err
 	grep -qF "skipped gens.jsonl:3: no task '\''9\x1b[5m_Nothing'\''" err
 	# The store keeps the exact bytes; so does the JSON.
 	"$KJUDGE" report s.db --json r.json >/dev/null

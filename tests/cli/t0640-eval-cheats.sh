@@ -32,7 +32,7 @@ assert rows["memo"][:3] == ("fail", 0, "ReplayDetected"), rows["memo"]
 assert "timed alone on fresh inputs" in rows["memo"][5], rows["memo"]
 assert rows["honest"][:3] == ("pass", 0, "StaticCheck"), rows["honest"]
 PY
-	grep -q "scale2 sly/0: pass, not clean: KernelsNotUsed" out
+	grep -q "scale2 sly/0: pass, not clean: KernelsNotUsed" err
 '
 
 test_expect 'a candidate that writes frames to the judge'"'"'s channel fails at once and stalls no batch' '

@@ -157,6 +157,31 @@ static const struct pcase cases[] = {
 	{ { "--o", "x" }, KJ_CLI_ERROR, "unknown option '--o' (names are not "
 	  "abbreviated: did you mean '--output', '--op_name'?)" },
 	{ { "--JSON" }, KJ_CLI_ERROR, "unknown option '--JSON'" },
+	/* '_' and '-' are the same in a long name, both ways */
+	{ { "--op-name", "x" }, KJ_CLI_OK, "op_name=x |" },
+	{ { "--op-name=x" }, KJ_CLI_OK, "op_name=x |" },
+	{ { "--latency-ms", "5" }, KJ_CLI_OK, "latency_ms=5 |" },
+	{ { "--latency_ms", "5", "--latency-ms=6" }, KJ_CLI_OK, "latency_ms=6 |" },
+	{ { "--op-name=x", "--json=1" }, KJ_CLI_ERROR, "option '--json' takes no value" },
+	{ { "--op-name" }, KJ_CLI_ERROR, "option '--op-name' needs a value (NAME)" },
+	{ { "--op-", "x" }, KJ_CLI_ERROR, "unknown option '--op-' (names are not "
+	  "abbreviated: did you mean '--op_name'?)" },
+	{ { "--op__name", "x" }, KJ_CLI_ERROR, "unknown option '--op__name'; did you mean "
+	  "'--op_name'?" },
+	/* a slip: the nearest name, when it is near and alone */
+	{ { "--timout", "3" }, KJ_CLI_ERROR, "unknown option '--timout'; did you mean "
+	  "'--timeout'?" },
+	{ { "--timeuot=3" }, KJ_CLI_ERROR, "unknown option '--timeuot'; did you mean "
+	  "'--timeout'?" },
+	{ { "--latnecy-ms", "3" }, KJ_CLI_ERROR, "unknown option '--latnecy-ms'; did you "
+	  "mean '--latency_ms'?" },
+	{ { "--hepl" }, KJ_CLI_ERROR, "unknown option '--hepl'; did you mean '--help'?" },
+	{ { "--jsns" }, KJ_CLI_ERROR, "unknown option '--jsns'" },
+	{ { "--tim" }, KJ_CLI_ERROR, "unknown option '--tim' (names are not abbreviated: "
+	  "did you mean '--timeout'?)" },
+	{ { "--tmieout_x" }, KJ_CLI_ERROR, "unknown option '--tmieout_x'; did you mean "
+	  "'--timeout'?" },
+	{ { "--zzzzout" }, KJ_CLI_ERROR, "unknown option '--zzzzout'" },
 	/* what a message repeats is cut, on a character boundary */
 	{ { "-\xc3\xa9" }, KJ_CLI_ERROR, "unknown option '-\xc3\xa9'" },
 	{ { "--" D63 "\xc3\xa9z" }, KJ_CLI_ERROR, "unknown option '--" D63 "...'" },
@@ -251,7 +276,7 @@ static const struct pcase cases[] = {
 	{ { "a", "b", "c", "--help" }, KJ_CLI_HELP, NULL },
 	{ { "-vh" }, KJ_CLI_HELP, NULL },
 	{ { "--help=1" }, KJ_CLI_ERROR, "option '--help' takes no value" },
-	{ { "--hel" }, KJ_CLI_ERROR, "unknown option '--hel'" },
+	{ { "--hel" }, KJ_CLI_ERROR, "unknown option '--hel'; did you mean '--help'?" },
 	{ { "--jobs", "0", "--help" }, KJ_CLI_ERROR, "option '--jobs' wants a whole number "
 	  "from 1 to 64, not '0'" },
 	/* operand counts */
@@ -315,6 +340,22 @@ static const char *parse_error(const struct kj_cli_command *c, const char *const
 	if (kj_cli_parse(c, argc, argv, &a) != KJ_CLI_ERROR)
 		return "(no error)";
 	return a.error;
+}
+
+/* A command that reads argv again (eval's repeated --sbatch-arg) matches
+ * a word as the parser does. */
+KJ_TEST(cli_long_is_matches_as_the_parser)
+{
+	const char *v = "unset";
+
+	KJ_CHECK(kj_cli_long_is("--sbatch-arg", "sbatch-arg", &v) && v == NULL);
+	KJ_CHECK(kj_cli_long_is("--sbatch_arg=--qos=x", "sbatch-arg", &v));
+	KJ_CHECK_STR(v, "--qos=x");
+	KJ_CHECK(kj_cli_long_is("--sbatch-arg=", "sbatch-arg", &v) && strcmp(v, "") == 0);
+	KJ_CHECK(!kj_cli_long_is("--sbatch-args", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("--sbatch", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("-sbatch-arg", "sbatch-arg", &v));
+	KJ_CHECK(!kj_cli_long_is("sbatch-arg", "sbatch-arg", &v));
 }
 
 KJ_TEST(cli_required_and_operand_counts)
