@@ -57,4 +57,14 @@ void kj_torch_spec_init(struct kj_torch_spec *s);
 int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err);
 
+/*
+ * Whether s may be an op name or a candidate suffix: a file stem of the
+ * POSIX portable set (letters, digits, '_', '-', '.'), as KernelBench
+ * writes its problems ("1_Square_matrix_multiplication_"), at most 120
+ * bytes, not starting with '.' or '-' and without "..": never a path, an
+ * option or a hidden file.  NULL when it may, else a lowercase phrase
+ * saying why not ("holds '/'"), in static storage.
+ */
+const char *kj_torch_name_problem(const char *s);
+
 #endif /* KJUDGE_TORCH_H */

@@ -402,20 +402,18 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 
 /* --- staging the task ---------------------------------------------------------------- */
 
-/* The module name of a task in its staged directory: its own name when
- * that is a Python module name, else kb_ and the name with other bytes as _
- * ('19_ReLU' -> 'kb_19_ReLU'). */
+/* The op name of a task in its staged directory: its own name when that is
+ * one (KernelBench's '19_ReLU' is), else kb_ and the name with every byte
+ * not a letter or digit as _ ('a b' -> 'kb_a_b'). */
 static void op_name(const char *name, char *op, size_t size)
 {
 	size_t i, o = 0;
-	int valid = name[0] && !(name[0] >= '0' && name[0] <= '9');
 
-	for (i = 0; name[i]; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-			valid = 0;
-	if (!valid)
-		o = (size_t)snprintf(op, size, "kb_");
+	if (!kj_torch_name_problem(name)) {
+		snprintf(op, size, "%s", name);
+		return;
+	}
+	o = (size_t)snprintf(op, size, "kb_");
 	for (i = 0; name[i] && o + 1 < size && o < 120; i++) {
 		char ch = name[i];
 

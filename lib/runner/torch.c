@@ -1941,19 +1941,36 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 	return KJ_OK;
 }
 
-static int check_name(const char *what, const char *s, struct kj_error *err)
+const char *kj_torch_name_problem(const char *s)
 {
 	size_t i;
 
 	if (!s || !*s)
-		return kj_error_set(err, KJ_EINVAL, "%s is empty", what);
+		return "is empty";
 	for (i = 0; s[i]; i++)
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return kj_error_set(err, KJ_EINVAL, "%s '%s' is not a Python module name "
-					    "(letters, digits, _)", what, s);
-	if (s[0] >= '0' && s[0] <= '9')
-		return kj_error_set(err, KJ_EINVAL, "%s '%s' starts with a digit", what, s);
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+			return "is not a file stem (letters, digits, '_', '-', '.')";
+	if (i > 120)
+		return "is longer than 120 bytes";
+	if (s[0] == '.' || s[0] == '-')
+		return "starts with '.' or '-'";
+	if (strstr(s, ".."))
+		return "holds '..'";
+	return NULL;
+}
+
+static int check_name(const char *what, const char *s, struct kj_error *err)
+{
+	const char *why = kj_torch_name_problem(s);
+
+	/* The name is shown escaped: it may hold any byte. */
+	if (why) {
+		char shown[200];
+
+		kj__text_shown(s ? s : "", 0, shown, sizeof(shown));
+		return kj_error_set(err, KJ_EINVAL, "%s '%s' %s", what, shown, why);
+	}
 	return KJ_OK;
 }
 
