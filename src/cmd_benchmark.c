@@ -37,8 +37,12 @@ enum {
 	OPT_BUDGET,
 	OPT_TARGET_CI,
 	OPT_TIMED_SETS,
+	OPT_BASELINE,
 	OPT_COUNT_
 };
+
+/* What the candidate is timed against (kj_torch_spec.ref_compiled). */
+static const char *const baselines[] = { "eager", "compile", NULL };
 
 const struct kj_cli_option kj_benchmark_options[] = {
 	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take",
@@ -75,6 +79,10 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			       .help = "skip the L1 verify gate" },
 	[OPT_ALLOW_FIXED] = { .name = "allow_fixed_seeds", .type = KJ_CLI_FLAG,
 			      .help = "let the gate accept a verify run made with --seed" },
+	[OPT_BASELINE] = { .name = "baseline", .type = KJ_CLI_CHOICE, .metavar = "B",
+			   .choices = baselines, .def = "eager",
+			   .help = "the reference as timed: eager, or torch.compile(Model) "
+				   "(on the CPU it needs a C++ compiler)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -160,6 +168,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (b.max_repeats < b.repeats)
 			b.max_repeats = b.repeats;
 		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;
+		run.spec.ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
 	}
 	kj_cli_args_release(&args);
 	if (rc)
@@ -198,6 +207,13 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);
 	}
 	rec = kj_perf_json(&run.task, &run.attempt, &run.result, &run.err);
+	/* Which reference the framework figures are of. */
+	if (rec && json_object_set_new(json_object_get(rec, "kjudge"), "baseline",
+				       json_string(run.spec.ref_compiled ? "compile" : "eager"))) {
+		json_decref(rec);
+		rec = NULL;
+		kj_error_set(&run.err, KJ_ENOMEM, "out of memory");
+	}
 	if (!rec) {
 		kj_cli_error(cmd, "%s", run.err.msg);
 		return kj_cli_torch_close(&run, KJ_EXIT_FAIL);

@@ -305,6 +305,10 @@ class Worker:
             model = model.to(self.device)
         if hasattr(model, "eval"):
             model.eval()
+        if self.compile:
+            # The compiled baseline (--baseline compile): compiled at its
+            # first call, so a compiler that fails fails that call.
+            model = torch.compile(model)
         return model
 
     def describe(self, inputs):
@@ -841,6 +845,7 @@ class Worker:
         return {"cases": self._count_cases()}
 
     task_dir = None
+    compile = False
 
     def _import(self, name):
         """A module of the task's directory by its file's stem.  An op name
@@ -879,6 +884,7 @@ class Worker:
             # Before the first line of the candidate runs.
             self._disable_kernels()
         self.profile = bool(req.get("profile_kernels")) and self.device.type == "cuda"
+        self.compile = bool(req.get("compile"))
         if self.profile:
             self._prime_profiler()
         if req["module"] == self.module_task.__name__:

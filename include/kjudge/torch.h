@@ -42,6 +42,11 @@ struct kj_torch_spec {
 	 * kernels of one extra profiled forward per case (t->cand.kernel_names). */
 	int kernels_disabled;
 	int profile_kernels;
+	/* The reference's model is torch.compile(Model) (benchmark's
+	 * --baseline compile, KernelBench's compiled baseline): compiled at
+	 * its first call; its golden outputs and timings are cached apart
+	 * from the eager model's (t->device_key ends with "|compile"). */
+	int ref_compiled;
 };
 
 void kj_torch_spec_init(struct kj_torch_spec *s);
