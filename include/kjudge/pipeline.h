@@ -303,6 +303,14 @@ json_t *kj_kb_runtime_stats(const struct kj_latency *l, size_t n, double *runtim
  * charge).  *why (may be NULL) gets a line for the user when not 0. */
 int kj_verify_exit(const struct kj_result *r, char *why, size_t size);
 
+/*
+ * The case of r that decides its verdict, in the order that charges: the
+ * first the candidate failed, else the first task error, else the first
+ * judge error; NULL when every case passed (or there is none).  *worst
+ * (may be NULL) gets its status, KJ_STATUS_PASS with NULL.  Points into r.
+ */
+const struct kj_case *kj_result_first(const struct kj_result *r, enum kj_status *worst);
+
 /* Counts of a result by status. */
 void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *task_errors,
 		      int *judge_errors);

@@ -592,36 +592,31 @@ struct phase {
  * (it is the verdict), then the task's, then the judge's. */
 static void summarize(const struct kj_result *r, struct phase *p)
 {
+	const struct kj_case *first = kj_result_first(r, &p->worst);
 	int i;
 
 	p->n = r->n_cases;
 	p->passed = 0;
-	p->have_first = 0;
-	p->worst = KJ_STATUS_PASS;
 	p->log_speedup = 0;
 	p->timed = 0;
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
-		enum kj_status s = kj_case_status(c);
 
-		if (s == KJ_STATUS_PASS) {
-			p->passed++;
-			if (c->timed && c->speedup > 0 && isfinite(c->speedup)) {
-				p->log_speedup += log(c->speedup);
-				p->timed++;
-			}
+		if (kj_case_status(c) != KJ_STATUS_PASS)
 			continue;
+		p->passed++;
+		if (c->timed && c->speedup > 0 && isfinite(c->speedup)) {
+			p->log_speedup += log(c->speedup);
+			p->timed++;
 		}
-		/* The result is released after the phase: what the verdict
-		 * needs is copied. */
-		if (!p->have_first || (s == KJ_STATUS_FAIL && p->worst != KJ_STATUS_FAIL) ||
-		    (s == KJ_STATUS_TASK_ERROR && p->worst == KJ_STATUS_JUDGE_ERROR)) {
-			p->have_first = 1;
-			p->first_type = c->type;
-			snprintf(p->first_msg, sizeof(p->first_msg), "%s",
-				 c->message ? c->message : kj_etype_text(c->type));
-			p->worst = s;
-		}
+	}
+	/* The result is released after the phase: what the verdict needs is
+	 * copied. */
+	p->have_first = first != NULL;
+	if (first) {
+		p->first_type = first->type;
+		snprintf(p->first_msg, sizeof(p->first_msg), "%s",
+			 first->message ? first->message : kj_etype_text(first->type));
 	}
 }
 
