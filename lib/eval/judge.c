@@ -60,13 +60,23 @@ json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
 	const struct kj_judge_opts *j = &s->judge;
 	const struct kj_bench_opts *b = &s->bench;
 
-	return json_pack("{s:s, s:f, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:f, s:f, s:i}, s:b, s:s}",
-			 "device", s->device ? s->device : "auto", "timeout_s", j->timeout_s,
-			 "input_sets", j->input_sets, "int_rule", (int)j->cmp.int_rule,
-			 "float64_rule", (int)j->cmp.float64_rule, "benchmark", "warmup", b->warmup,
-			 "repeats", b->repeats, "max_repeats", b->max_repeats, "budget_s",
-			 b->budget_s, "target_ci", b->target_ci, "timed_sets", b->timed_sets,
-			 "verify_only", s->no_benchmark, "layers", "static,disabled,profile");
+	json_t *o = json_pack("{s:s, s:f, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:f, s:f, s:i}, s:b, "
+			      "s:s}",
+			      "device", s->device ? s->device : "auto", "timeout_s", j->timeout_s,
+			      "input_sets", j->input_sets, "int_rule", (int)j->cmp.int_rule,
+			      "float64_rule", (int)j->cmp.float64_rule, "benchmark", "warmup",
+			      b->warmup, "repeats", b->repeats, "max_repeats", b->max_repeats,
+			      "budget_s", b->budget_s, "target_ci", b->target_ci, "timed_sets",
+			      b->timed_sets, "verify_only", s->no_benchmark, "layers",
+			      "static,disabled,profile");
+
+	/* Only when compiled: the settings of every store judged with the
+	 * eager reference, and so their attempts' keys, stay what they were. */
+	if (o && s->ref_compiled && json_object_set_new(o, "baseline", json_string("compile"))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand *c,
@@ -783,6 +793,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	spec.device = rn->slot->device;
 	spec.timeout_s = rn->s->judge.timeout_s;
 	spec.kernels_disabled = disabled;
+	spec.ref_compiled = !disabled && rn->s->ref_compiled;
 	spec.profile_kernels = !disabled && kernel_names && strncmp(rn->slot->device, "cuda", 4) == 0;
 	/* On the CPU the judge's own work (another attempt's imports) would
 	 * run on the cores being timed: there the device is the whole machine,
