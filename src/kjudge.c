@@ -171,7 +171,8 @@ static const struct kj_cli_command commands[] = {
 			"sidecar of cases (19_ReLU.cases.json, {op}_cases.json).  CANDIDATES\n"
 			"is a directory in KernelBench's generation layout\n"
 			"(level_L_problem_P_sample_S_kernel.py, the model the directory's\n"
-			"name), or MODEL/TASK/ATTEMPT.py, or a JSONL file of generations\n"
+			"name), or MODEL/TASK/ATTEMPT.py or MODEL/levelL/TASK/ATTEMPT.py,\n"
+			"or a JSONL file of generations\n"
 			"({\"task\", \"model\", \"attempt\", \"round\", \"source\" or \"path\",\n"
 			"\"prompt_tokens\", \"completion_tokens\", \"generation_s\"}); a bad line\n"
 			"is named and skipped.  Each attempt is validated, verified,\n"
@@ -308,7 +309,9 @@ static const struct kj_cli_command commands[] = {
 			"distribution, the pass rates with their intervals, each operator's\n"
 			"attempts and cases), --json the metrics that both print.  Every\n"
 			"figure that is not a count is printed with three decimals.  With\n"
-			"none of the three, the Markdown goes to stdout.\n",
+			"none of the three, the Markdown goes to stdout.\n"
+			"--kernelbench writes one model's attempts at one level in\n"
+			"KernelBench's eval_results.json format (--model, --level choose).\n",
 		.options = kj_report_options,
 		.min_operands = 1,
 		.max_operands = 1,

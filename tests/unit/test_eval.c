@@ -157,6 +157,29 @@ KJ_TEST(eval_discovers_the_generation_layouts_and_keys_attempts)
 	kj_eval_set_release(&set);
 }
 
+/* The compiled baseline is a setting (a store's attempts judged against it
+ * are other attempts), and only when on: an eager run's settings, and so
+ * its keys, are those of before. */
+KJ_TEST(eval_settings_name_the_compiled_baseline_only_when_on)
+{
+	struct kj_eval_settings s;
+	json_t *eager, *compiled;
+
+	memset(&s, 0, sizeof(s));
+	kj_judge_opts_init(&s.judge);
+	kj_bench_opts_init(&s.bench);
+	eager = kj_eval_settings_json(&s);
+	s.ref_compiled = 1;
+	compiled = kj_eval_settings_json(&s);
+	KJ_CHECK(eager && compiled);
+	KJ_CHECK(json_object_get(eager, "baseline") == NULL);
+	KJ_CHECK(strcmp(json_string_value(json_object_get(compiled, "baseline")), "compile") == 0);
+	json_object_del(compiled, "baseline");
+	KJ_CHECK(json_equal(eager, compiled));
+	json_decref(eager);
+	json_decref(compiled);
+}
+
 /* KernelBench's users' runs: MODEL/levelL/TASK/ATTEMPT.py names the task by
  * its level and name; a level the suite lacks, or a fifth part, is a
  * problem named with its path, never a candidate of another task. */
