@@ -156,37 +156,17 @@ static int put_file(struct check *k, const char *from, const char *suffix)
 /* The static check of the kernel (kjudge validate). */
 static int static_layer(struct check *k)
 {
-	struct kj_vrules *rules = NULL;
-	struct kj_validator *v = NULL;
-	struct kj_vresult res;
-	struct kj_error e;
 	char path[PATH_MAX + 300];
-	int rc;
+	int ok;
 
 	snprintf(path, sizeof(path), "%s/%s_" IMPL ".py", k->dir, k->op);
-	kj_vresult_init(&res);
-	rc = kj_vrules_new(&rules, NULL, &e);
-	if (rc == KJ_OK)
-		rc = kj_validator_new(&v, rules, &e);
-	if (rc == KJ_OK)
-		rc = kj_validate_file(v, path, &res, &e);
-	if (rc == KJ_ENOMEM) {
+	ok = kj_validate_layer(path, NULL, k->static_msg, sizeof(k->static_msg));
+	if (ok < 0) {
 		kj_cli_error(k->cmd, "out of memory");
-	} else if (rc != KJ_OK) {
-		snprintf(k->static_msg, sizeof(k->static_msg), "could not judge it: %s", e.msg);
-	} else if (res.regression_type != 0) {
-		snprintf(k->static_msg, sizeof(k->static_msg), "degraded, type %d%s%s",
-			 (int)res.regression_type, res.suggestion && *res.suggestion ? ": " : "",
-			 res.suggestion ? res.suggestion : "");
-	} else {
-		k->static_ok = 1;
-		snprintf(k->static_msg, sizeof(k->static_msg), "valid: %zu kernel%s launched from "
-			 "forward", res.n_called, res.n_called == 1 ? "" : "s");
+		return kj_cli_judge_exit(k->cmd);
 	}
-	kj_vresult_release(&res);
-	kj_validator_free(v);
-	kj_vrules_free(rules);
-	return rc == KJ_ENOMEM ? kj_cli_judge_exit(k->cmd) : 0;
+	k->static_ok = ok;
+	return 0;
 }
 
 /* Open the task in the private directory and start its workers, as verify

@@ -173,6 +173,17 @@ json_t *kj_vresult_json(const struct kj_vresult *res, const char *filepath);
  * "filepath", "regression_type": null, "error"}.  New reference. */
 json_t *kj_vresult_error_json(const char *filepath, const char *message);
 
+/*
+ * The static check as an anti-cheat layer (eval's and check's): the file at
+ * path judged with the default rules.  Returns 1 valid, 0 degraded or not
+ * judged (a file it cannot read or parse is never valid), with msg a line
+ * saying which ("valid: 2 kernels launched from forward", "degraded, type
+ * 3: ...", "the static check could not judge it: ..."); or KJ_ENOMEM (< 0)
+ * when out of memory.  res, when not NULL, gets the result (the kernels'
+ * names; the caller releases it; initialised whatever happens).
+ */
+int kj_validate_layer(const char *path, struct kj_vresult *res, char *msg, size_t size);
+
 /* Names used in records: "triton_kernel_exists", ...  Static storage. */
 const char *kj_vcheck_name(enum kj_vcheck check, enum kj_vkind kind);
 

@@ -494,47 +494,22 @@ static void layers_release(struct layers *l)
  * cannot judge, is not clean. */
 static int static_layer(const char *cand_file, struct layers *l, struct kj_error *err)
 {
-	struct kj_vrules *rules = NULL;
-	struct kj_validator *v = NULL;
 	struct kj_vresult res;
-	struct kj_error e;
 	size_t i;
-	int rc;
+	int ok = kj_validate_layer(cand_file, &res, l->static_msg, sizeof(l->static_msg));
 
-	kj_vresult_init(&res);
-	rc = kj_vrules_new(&rules, NULL, &e);
-	if (rc == KJ_OK)
-		rc = kj_validator_new(&v, rules, &e);
-	if (rc == KJ_OK)
-		rc = kj_validate_file(v, cand_file, &res, &e);
-	if (rc == KJ_ENOMEM) {
-		kj_validator_free(v);
-		kj_vrules_free(rules);
+	if (ok < 0) {
+		kj_vresult_release(&res);
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
-	if (rc != KJ_OK) {
-		l->static_ok = 0;
-		snprintf(l->static_msg, sizeof(l->static_msg), "the static check could not judge "
-			 "it: %s", e.msg);
-	} else if (res.regression_type != 0) {
-		l->static_ok = 0;
-		snprintf(l->static_msg, sizeof(l->static_msg), "degraded, type %d%s%s",
-			 (int)res.regression_type, res.suggestion && *res.suggestion ? ": " : "",
-			 res.suggestion ? res.suggestion : "");
-	} else {
-		l->static_ok = 1;
-		snprintf(l->static_msg, sizeof(l->static_msg), "valid: %zu kernel%s launched from "
-			 "forward", res.n_called, res.n_called == 1 ? "" : "s");
-	}
-	if (rc == KJ_OK && res.n_kernels) {
+	l->static_ok = ok;
+	if (res.n_kernels) {
 		l->kernels = calloc(res.n_kernels, sizeof(*l->kernels));
 		for (i = 0; l->kernels && i < res.n_kernels; i++)
 			if ((l->kernels[i] = strdup(res.kernels[i].name)))
 				l->n_kernels++;
 	}
 	kj_vresult_release(&res);
-	kj_validator_free(v);
-	kj_vrules_free(rules);
 	return KJ_OK;
 }
 

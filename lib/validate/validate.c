@@ -705,3 +705,39 @@ json_t *kj_vresult_error_json(const char *filepath, const char *message)
 	}
 	return o;
 }
+
+int kj_validate_layer(const char *path, struct kj_vresult *res, char *msg, size_t size)
+{
+	struct kj_vrules *rules = NULL;
+	struct kj_validator *v = NULL;
+	struct kj_vresult own;
+	struct kj_error e;
+	int rc, ok = 0;
+
+	if (!res)
+		res = &own;
+	kj_vresult_init(res);
+	rc = kj_vrules_new(&rules, NULL, &e);
+	if (rc == KJ_OK)
+		rc = kj_validator_new(&v, rules, &e);
+	if (rc == KJ_OK)
+		rc = kj_validate_file(v, path, res, &e);
+	if (rc == KJ_ENOMEM) {
+		snprintf(msg, size, "out of memory");
+	} else if (rc != KJ_OK) {
+		snprintf(msg, size, "the static check could not judge it: %s", e.msg);
+	} else if (res->regression_type != 0) {
+		snprintf(msg, size, "degraded, type %d%s%s", (int)res->regression_type,
+			 res->suggestion && *res->suggestion ? ": " : "",
+			 res->suggestion ? res->suggestion : "");
+	} else {
+		ok = 1;
+		snprintf(msg, size, "valid: %zu kernel%s launched from forward", res->n_called,
+			 res->n_called == 1 ? "" : "s");
+	}
+	kj_validator_free(v);
+	kj_vrules_free(rules);
+	if (res == &own)
+		kj_vresult_release(&own);
+	return rc == KJ_ENOMEM ? KJ_ENOMEM : ok;
+}

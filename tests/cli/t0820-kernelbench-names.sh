@@ -5,6 +5,8 @@
 # control byte, an empty name) is still refused with exit 2.
 . "$(dirname "$0")/lib.sh"
 KB=$KJ_TESTS/kernelbench
+# ReLU as a KernelBench task file (level1/19_ReLU.py), from eval's suite.
+RELU=$KJ_TESTS/eval/suite/ops/relu_torch.py
 
 test_expect 'verify and benchmark take a KernelBench problem name' '
 	op=1_Square_matrix_multiplication_ &&
@@ -22,7 +24,7 @@ test_expect 'verify and benchmark take a KernelBench problem name' '
 '
 
 test_expect 'a name with a dot or a dash is a file stem too' '
-	cp "$KB/level1/19_ReLU.py" v1.2-relu_torch.py &&
+	cp "$RELU" v1.2-relu_torch.py &&
 	cp "$KB/kernels/relu_torch.py" v1.2-relu_triton_ascend_impl.py &&
 	"$KJUDGE" verify --op_name v1.2-relu --device cpu >out 2>err &&
 	grep -q "^v1.2-relu: 1/1 cases passed" out

@@ -7,30 +7,33 @@
 # beside the user's files or in TMPDIR.
 . "$(dirname "$0")/lib.sh"
 KB=$KJ_TESTS/kernelbench
+# ReLU as a KernelBench task file (level1/19_ReLU.py), from eval's suite.
+RELU=$KJ_TESTS/eval/suite/ops/relu_torch.py
 
 test_expect 'check --help, and bad input: exit 2' '
+	cp "$RELU" 19_ReLU.py &&
 	"$KJUDGE" check --help >help.txt &&
 	grep -q "usage: kjudge check TASK.py KERNEL.py" help.txt &&
 	grep -q -- "--baseline B" help.txt &&
 	"$KJUDGE" help --man check | grep -q "^.TH" &&
 	expect_exit 2 "$KJUDGE" check 2>err &&
-	expect_exit 2 "$KJUDGE" check "$KB/level1/19_ReLU.py" 2>err &&
-	expect_exit 2 "$KJUDGE" check "$KB/level1/19_ReLU.py" nothere.py 2>err &&
+	expect_exit 2 "$KJUDGE" check 19_ReLU.py 2>err &&
+	expect_exit 2 "$KJUDGE" check 19_ReLU.py nothere.py 2>err &&
 	grep -q "nothere.py.: no such kernel file" err &&
-	expect_exit 2 "$KJUDGE" check nothere.py "$KB/kernels/relu_triton.py" 2>err &&
+	expect_exit 2 "$KJUDGE" check nothere.py "$KJ_TESTS/eval/cands/relu_triton.py" 2>err &&
 	grep -q "no such task file" err &&
-	mkdir d && expect_exit 2 "$KJUDGE" check d "$KB/kernels/relu_triton.py" 2>err &&
-	expect_exit 2 "$KJUDGE" check "$KB/level1/19_ReLU.py" "$KB/kernels/relu_triton.py" \
+	mkdir d && expect_exit 2 "$KJUDGE" check d "$KJ_TESTS/eval/cands/relu_triton.py" 2>err &&
+	expect_exit 2 "$KJUDGE" check 19_ReLU.py "$KJ_TESTS/eval/cands/relu_triton.py" \
 		--baseline fast 2>err && grep -q "baseline" err &&
 	printf "import torch\nclass Model(:\n" >broken.py &&
 	mkdir tmp && expect_exit 2 env TMPDIR=$PWD/tmp "$KJUDGE" check broken.py \
-		"$KB/kernels/relu_triton.py" --device cpu >out 2>err &&
+		"$KJ_TESTS/eval/cands/relu_triton.py" --device cpu >out 2>err &&
 	grep -q "cannot be loaded" err && test -z "$(ls tmp)"
 '
 
 test_expect 'a clean Triton kernel: exit 0, KernelBench fields in --json' '
-	mkdir tmp &&
-	TMPDIR=$PWD/tmp "$KJUDGE" check "$KB/level1/19_ReLU.py" "$KB/kernels/relu_triton.py" \
+	cp "$RELU" 19_ReLU.py && mkdir tmp &&
+	TMPDIR=$PWD/tmp "$KJUDGE" check 19_ReLU.py "$KJ_TESTS/eval/cands/relu_triton.py" \
 		--device cpu --time_budget 0.05 --json >r.json 2>err &&
 	test -z "$(ls tmp)" &&
 	py "
@@ -55,16 +58,18 @@ assert k[\"baseline\"] == \"eager\"
 '
 
 test_expect 'a wrong kernel: exit 1, its error type and why on one screen' '
-	expect_exit 1 "$KJUDGE" check "$KB/level1/19_ReLU.py" "$KB/kernels/relu_wrong.py" \
+	cp "$RELU" 19_ReLU.py &&
+	expect_exit 1 "$KJUDGE" check 19_ReLU.py "$KB/kernels/relu_wrong.py" \
 		--device cpu >out 2>err &&
-	head -n 1 out | grep -q "19_ReLU.py: fail, AccuracyError (device cpu)$" &&
+	head -n 1 out | grep -qx "19_ReLU.py: fail, AccuracyError (device cpu)" &&
 	grep -q "^  why: output 1: MERE and MARE above threshold" out &&
 	grep -q "^  verify: *0/1 cases passed" out &&
 	test "$(wc -l <out)" -le 12
 '
 
 test_expect 'torch doing the work: a pass, not clean (exit 1), the static check named' '
-	expect_exit 1 "$KJUDGE" check "$KB/level1/19_ReLU.py" "$KB/kernels/relu_torch.py" \
+	cp "$RELU" 19_ReLU.py &&
+	expect_exit 1 "$KJUDGE" check 19_ReLU.py "$KB/kernels/relu_torch.py" \
 		--device cpu --time_budget 0.05 --json >r.json 2>err &&
 	jget r.json "d[\"correctness\"], d[\"clean\"], d[\"kjudge\"][\"status\"], d[\"kjudge\"][\"error_type\"]" |
 		grep -qx "False False pass StaticCheck" &&
