@@ -503,6 +503,16 @@ static int judge_pair(struct check *k)
 		return 0;
 	if (k->baseline != 0 && (rc = compile_phase(k)))
 		return rc;
+	/* With the compiled baseline alone, a compiled reference that failed
+	 * leaves no benchmark at all: nothing was judged of the timing. */
+	if (k->baseline == 1 && k->compiled_ref.error[0] && !strcmp(k->status, "pass")) {
+		k->status = "error";
+		k->compiled = 0;
+		snprintf(k->error_type, sizeof(k->error_type), "TaskError");
+		snprintf(k->category, sizeof(k->category), "task");
+		snprintf(k->message, sizeof(k->message), "the compiled reference has no figure: "
+			 "%s", k->compiled_ref.error);
+	}
 	if (strcmp(k->status, "pass") != 0)
 		return 0;
 	/* After a failed static check the pass cannot be clean: the layer
