@@ -192,6 +192,44 @@ static int open_run(struct check *k, struct kj_cli_torch *run, int disabled, int
 	return kj_cli_torch_open(k->cmd, run);
 }
 
+/*
+ * text with every path that ends in the private copy's name `name` (a
+ * worker's traceback names the copy in its sandbox,
+ * /dev/shm/kjudge-.../cand-src/19_ReLU_triton_ascend_impl.py) replaced by
+ * the file the user named, into out (cut to size).
+ */
+static void user_paths(const char *text, const char *name, const char *user, char *out,
+		       size_t size)
+{
+	size_t o = 0, nlen = strlen(name);
+	const char *p = text;
+
+	while (*p && o + 1 < size) {
+		const char *hit = strstr(p, name), *start;
+		size_t keep;
+
+		if (!hit)
+			hit = p + strlen(p);
+		/* The path's first byte: after a space, a quote or a bracket. */
+		for (start = hit; start > p && !strchr(" '\"([\n\t", start[-1]); start--)
+			;
+		if (!*hit || start[0] != '/')
+			start = hit;
+		keep = (size_t)(start - p);
+		if (keep > size - 1 - o)
+			keep = size - 1 - o;
+		memcpy(out + o, p, keep);
+		o += keep;
+		if (!*hit)
+			break;
+		o += (size_t)snprintf(out + o, size - o, "%s", user);
+		if (o >= size)
+			o = size - 1;
+		p = hit + nlen;
+	}
+	out[o] = '\0';
+}
+
 /* The verdict from the case that charges (NULL: none). */
 static void verdict_of(struct check *k, const struct kj_case *c, enum kj_status worst)
 {
@@ -205,8 +243,16 @@ static void verdict_of(struct check *k, const struct kj_case *c, enum kj_status 
 		      worst == KJ_STATUS_FAIL;
 	snprintf(k->error_type, sizeof(k->error_type), "%s", kj_etype_name(c->type));
 	snprintf(k->category, sizeof(k->category), "%s", kj_category_name(cat));
-	snprintf(k->message, sizeof(k->message), "%s",
-		 c->message ? c->message : kj_etype_text(c->type));
+	{
+		char name[200], mid[KJ_CASE_MSG_MAX + 1];
+
+		/* What the worker names is the private copy: the user's files. */
+		snprintf(name, sizeof(name), "%s_" IMPL ".py", k->op);
+		user_paths(c->message ? c->message : kj_etype_text(c->type), name,
+			   k->kernel_path, mid, sizeof(mid));
+		snprintf(name, sizeof(name), "%s_torch.py", k->op);
+		user_paths(mid, name, k->task_path, k->message, sizeof(k->message));
+	}
 }
 
 /* A benchmark on the open run: its figures into t, its verdict into k

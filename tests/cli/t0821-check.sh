@@ -67,6 +67,16 @@ test_expect 'a wrong kernel: exit 1, its error type and why on one screen' '
 	test "$(wc -l <out)" -le 12
 '
 
+test_expect 'a kernel that does not load: compiled false, the why names the file given' '
+	cp "$RELU" 19_ReLU.py && printf "import torch\nclass ModelNew(:\n" >bad_kernel.py &&
+	expect_exit 1 "$KJUDGE" check 19_ReLU.py bad_kernel.py --device cpu --json >r.json 2>err &&
+	jget r.json "d[\"compiled\"], d[\"correctness\"], d[\"kjudge\"][\"category\"]" |
+		grep -qx "False False build" &&
+	jget r.json "d[\"metadata\"][\"compilation_error\"]" |
+		grep -q "^SyntaxError: invalid syntax (bad_kernel.py, line 2)$" &&
+	jget r.json "\"triton_ascend_impl\" in d[\"kjudge\"][\"message\"]" | grep -qx False
+'
+
 test_expect 'torch doing the work: a pass, not clean (exit 1), the static check named' '
 	cp "$RELU" 19_ReLU.py &&
 	expect_exit 1 "$KJUDGE" check 19_ReLU.py "$KB/kernels/relu_torch.py" \
