@@ -20,20 +20,20 @@ test_expect 'check --help, and bad input: exit 2' '
 	expect_exit 2 "$KJUDGE" check 19_ReLU.py 2>err &&
 	expect_exit 2 "$KJUDGE" check 19_ReLU.py nothere.py 2>err &&
 	grep -q "nothere.py.: no such kernel file" err &&
-	expect_exit 2 "$KJUDGE" check nothere.py "$KJ_TESTS/eval/cands/relu_triton.py" 2>err &&
+	expect_exit 2 "$KJUDGE" check nothere.py "$relu_triton" 2>err &&
 	grep -q "no such task file" err &&
-	mkdir d && expect_exit 2 "$KJUDGE" check d "$KJ_TESTS/eval/cands/relu_triton.py" 2>err &&
-	expect_exit 2 "$KJUDGE" check 19_ReLU.py "$KJ_TESTS/eval/cands/relu_triton.py" \
+	mkdir d && expect_exit 2 "$KJUDGE" check d "$relu_triton" 2>err &&
+	expect_exit 2 "$KJUDGE" check 19_ReLU.py "$relu_triton" \
 		--baseline fast 2>err && grep -q "baseline" err &&
 	printf "import torch\nclass Model(:\n" >broken.py &&
 	mkdir tmp && expect_exit 2 env TMPDIR=$PWD/tmp "$KJUDGE" check broken.py \
-		"$KJ_TESTS/eval/cands/relu_triton.py" --device cpu >out 2>err &&
+		"$relu_triton" --device cpu >out 2>err &&
 	grep -q "cannot be loaded" err && test -z "$(ls tmp)"
 '
 
 test_expect 'a clean Triton kernel: exit 0, KernelBench fields in --json' '
 	cp "$RELU" 19_ReLU.py && mkdir tmp &&
-	TMPDIR=$PWD/tmp "$KJUDGE" check 19_ReLU.py "$KJ_TESTS/eval/cands/relu_triton.py" \
+	TMPDIR=$PWD/tmp "$KJUDGE" check 19_ReLU.py "$relu_triton" \
 		--device cpu --time_budget 0.05 --json >r.json 2>err &&
 	test -z "$(ls tmp)" &&
 	py "
@@ -58,8 +58,8 @@ assert k[\"baseline\"] == \"eager\"
 '
 
 test_expect 'a wrong kernel: exit 1, its error type and why on one screen' '
-	cp "$RELU" 19_ReLU.py &&
-	expect_exit 1 "$KJUDGE" check 19_ReLU.py "$KB/kernels/relu_wrong.py" \
+	cp "$RELU" 19_ReLU.py && relu_wrong relu_wrong.py &&
+	expect_exit 1 "$KJUDGE" check 19_ReLU.py relu_wrong.py \
 		--device cpu >out 2>err &&
 	head -n 1 out | grep -qx "19_ReLU.py: fail, AccuracyError (device cpu)" &&
 	grep -q "^  why: output 1: MERE and MARE above threshold" out &&

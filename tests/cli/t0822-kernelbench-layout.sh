@@ -14,9 +14,9 @@ test_expect 'eval reads MODEL/levelL/TASK/ATTEMPT.py; report --kernelbench is re
 	mkdir -p suite/level1 runs/mymodel/level1/19_ReLU runs/mymodel/level2/19_ReLU &&
 	cp "$RELU" suite/level1/19_ReLU.py &&
 	cp "$KB/level1/1_Square_matrix_multiplication_.py" suite/level1/ &&
-	cp "$KJ_TESTS/eval/cands/relu_triton.py" runs/mymodel/level1/19_ReLU/0.py &&
-	cp "$KB/kernels/relu_wrong.py" runs/mymodel/level1/19_ReLU/1.py &&
-	cp "$KJ_TESTS/eval/cands/relu_triton.py" runs/mymodel/level2/19_ReLU/0.py &&
+	cp "$relu_triton" runs/mymodel/level1/19_ReLU/0.py &&
+	relu_wrong runs/mymodel/level1/19_ReLU/1.py &&
+	cp "$relu_triton" runs/mymodel/level2/19_ReLU/0.py &&
 	"$KJUDGE" eval suite runs --db s.db --device cpu --time_budget 0.05 -j 1 >out 2>err &&
 	grep -q "runs/mymodel/level2/19_ReLU/0.py.*no task .19_ReLU. of level 2" out err &&
 	eval_verdicts s.db >v.txt &&
