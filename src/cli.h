@@ -406,6 +406,8 @@ extern const struct kj_cli_option kj_eval_options[];
 extern const struct kj_cli_option kj_merge_options[];
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_benchmark_options[];
+int kj_cmd_check(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_check_options[];
 int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_validate_options[];
 int kj_cmd_doctor(const struct kj_cli_command *cmd, int argc, char **argv);

@@ -60,6 +60,7 @@ enum {
 	OPT_MAX_REPEATS,
 	OPT_BUDGET,
 	OPT_VERIFY_ONLY,
+	OPT_BASELINE,
 	OPT_PYTHON,
 	OPT_QUIET,
 	OPT_SHARD,
@@ -77,6 +78,9 @@ enum {
 	OPT_API,
 	OPT_COUNT_
 };
+
+/* What the reference is (kj_eval_settings.ref_compiled). */
+static const char *const eval_baselines[] = { "eager", "compile", NULL };
 
 const struct kj_cli_option kj_eval_options[] = {
 	[OPT_DB] = { .name = "db", .type = KJ_CLI_STRING, .metavar = "FILE",
@@ -113,6 +117,10 @@ const struct kj_cli_option kj_eval_options[] = {
 			 "else 10", .help = "seconds of timing per case" },
 	[OPT_VERIFY_ONLY] = { .name = "verify-only", .type = KJ_CLI_FLAG,
 			      .help = "no benchmark: correctness and the layers only" },
+	[OPT_BASELINE] = { .name = "baseline", .type = KJ_CLI_CHOICE, .metavar = "B",
+			   .choices = eval_baselines, .def = "eager",
+			   .help = "the reference as verified and timed: eager, or "
+				   "torch.compile(Model) (on the CPU it needs a C++ compiler)" },
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
 			 .def = "$KJ_PYTHON, then python3",
 			 .help = "Python interpreter with torch" },
@@ -1091,6 +1099,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (v[OPT_BUDGET].count)
 			s.bench.budget_s = v[OPT_BUDGET].number;
 		s.no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
+		s.ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
 		if (v[OPT_PYTHON].count)
 			python = v[OPT_PYTHON].text;
 		prog.quiet = v[OPT_QUIET].count > 0;

@@ -654,6 +654,10 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	W("%d", x->jobs);
 	if (s->no_benchmark)
 		W("--verify-only");
+	if (s->ref_compiled) {
+		W("--baseline");
+		W("compile");
+	}
 	if (x->python) {
 		W("--python");
 		W("%s", x->python);

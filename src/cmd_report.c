@@ -1,7 +1,8 @@
 /*
  * cmd_report.c - `kjudge report DB [--md F] [--html F] [--json F] [--k LIST]
- * [--p LIST]`: the metrics of a results store (kjudge/metrics.h), for the
- * k of pass@k and the p of fast_p asked for, as Markdown, one
+ * [--p LIST] [--kernelbench F [--model NAME] [--level L]]`: the metrics of a
+ * results store (kjudge/metrics.h), for the k of pass@k and the p of
+ * fast_p asked for, as Markdown, one
  * self-contained HTML page and the JSON they are printed from.
  *
  * The store is opened read-only (an eval may be writing it: WAL lets it
@@ -24,10 +25,14 @@ enum {
 	OPT_MD,
 	OPT_HTML,
 	OPT_JSON,
+	OPT_KERNELBENCH,
 	OPT_COUNT_,
-	/* Not files: what the figures are computed for. */
+	/* Not files: what the figures are computed for, and which attempts
+	 * --kernelbench holds. */
 	OPT_K = OPT_COUNT_,
 	OPT_P,
+	OPT_MODEL,
+	OPT_LEVEL,
 	OPT_ALL_
 };
 
@@ -45,6 +50,15 @@ const struct kj_cli_option kj_report_options[] = {
 	[OPT_P] = { .name = "p", .type = KJ_CLI_STRING, .metavar = "LIST",
 		    .help = "the p of fast_p, comma-separated speedup thresholds (default "
 			    "0,0.5,0.8,1,1.5,2)" },
+	[OPT_KERNELBENCH] = { .name = "kernelbench", .type = KJ_CLI_STRING, .metavar = "FILE",
+			      .help = "write one model's attempts at one level in KernelBench's "
+				      "eval_results.json format to FILE" },
+	[OPT_MODEL] = { .name = "model", .type = KJ_CLI_STRING, .metavar = "NAME",
+			.def = "the store's only model",
+			.help = "with --kernelbench: the model whose attempts it holds" },
+	[OPT_LEVEL] = { .name = "level", .type = KJ_CLI_INT, .metavar = "L", .min = 0,
+			.max = 99999, .def = "the model's only level",
+			.help = "with --kernelbench: the KernelBench level it holds" },
 	[OPT_ALL_] = { .name = NULL },
 };
 
@@ -100,8 +114,10 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_metrics_opts mo;
 	struct product out[OPT_COUNT_];
 	json_t *m = NULL;
-	const char *db;
-	int rc, i, any = 0, exit_code = KJ_EXIT_USAGE;
+	const char *db, *kb_model;
+	json_t *kb = NULL;
+	long long kb_left = 0;
+	int rc, i, any = 0, exit_code = KJ_EXIT_USAGE, kb_level;
 
 	kj_cli_args_init(&a);
 	if ((rc = kj_cli_start(cmd, argc, argv, &a)) >= 0)
@@ -121,7 +137,13 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_error(cmd, "%s", err.msg);
 		return KJ_EXIT_USAGE;
 	}
+	out[OPT_KERNELBENCH].path = a.opt[OPT_KERNELBENCH].text;
+	out[OPT_KERNELBENCH].what = "kernelbench eval results";
+	kb_model = a.opt[OPT_MODEL].text;
+	kb_level = a.opt[OPT_LEVEL].count ? (int)a.opt[OPT_LEVEL].integer : -1;
 	kj_cli_args_release(&a);
+	if ((kb_model || kb_level >= 0) && !out[OPT_KERNELBENCH].path)
+		return kj_cli_error(cmd, "--model and --level go with --kernelbench");
 	for (i = 0; i < OPT_COUNT_; i++) {
 		if (!out[i].path)
 			continue;
@@ -135,11 +157,18 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		return KJ_EXIT_USAGE;
 	}
 	rc = kj_metrics_compute_with(s, &mo, &m, &err);
+	/* KernelBench's file from the same committed state. */
+	if (rc == KJ_OK && out[OPT_KERNELBENCH].path)
+		rc = kj_store_kernelbench(s, kb_model, kb_level, &kb, &kb_left, &err);
 	kj_store_close(s);
 	if (rc != KJ_OK) {
+		json_decref(m);
 		kj_cli_error(cmd, "'%s': %s", db, err.msg);
 		return kj_cli_exit_for(cmd, rc);
 	}
+	if (kb_left)
+		fprintf(stderr, "kjudge report: left out of the KernelBench file: %lld attempts "
+			"holding a value no judge writes\n", kb_left);
 	/* A warning is the report's too (every rendering shows it), and a
 	 * person at the terminal sees it before opening any of them. */
 	{
@@ -162,6 +191,8 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 			out[i].text = kj_metrics_markdown(m, &err);
 		else if (i == OPT_HTML)
 			out[i].text = kj_metrics_html(m, &err);
+		else if (i == OPT_KERNELBENCH)
+			out[i].text = kj_json_text(kb, JSON_INDENT(4) | JSON_REAL_PRECISION(17), &err);
 		else
 			out[i].text = kj_json_text(m, JSON_INDENT(2) | JSON_REAL_PRECISION(17), &err);
 		if (!out[i].text) {
@@ -187,7 +218,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 		len = strlen(out[i].text);
 		/* The JSON text ends without a newline: give it one. */
-		if (i == OPT_JSON) {
+		if (i == OPT_JSON || i == OPT_KERNELBENCH) {
 			t = realloc(out[i].text, len + 2);
 			if (!t) {
 				kj_cli_error(cmd, "the %s cannot be made: out of memory", out[i].what);
@@ -212,6 +243,7 @@ done:
 	for (i = 0; i < OPT_COUNT_; i++)
 		free(out[i].text);
 	json_decref(m);
+	json_decref(kb);
 	if (fflush(stdout) != 0)
 		return kj_cli_error(cmd, "cannot write to standard output");
 	return exit_code;

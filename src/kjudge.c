@@ -130,6 +130,35 @@ static const struct kj_cli_command commands[] = {
 		.judge_exit = KJ_EXIT_FAIL,
 	},
 	{
+		.name = "check",
+		.run = kj_cmd_check,
+		.summary = "Judge one task file and one kernel file as eval judges an "
+			   "attempt, on one screen.",
+		.usage = "TASK.py KERNEL.py [options]",
+		.description =
+			"KernelBench's run_and_check.py habit: TASK.py holds Model,\n"
+			"get_inputs() and get_init_inputs(), KERNEL.py holds ModelNew.  Both\n"
+			"are copied into a private directory and judged there: the static\n"
+			"check, verify on secret seeds, the benchmark against the eager\n"
+			"reference (with --baseline compile or both, against\n"
+			"torch.compile(Model) too), and the run with the kernel's Triton\n"
+			"launches made no-ops, which must fail.  One screen says the\n"
+			"verdict, why, and the speedups (medians); --json prints\n"
+			"KernelBench's result fields (compiled, correctness, metadata,\n"
+			"runtime, runtime_stats, ref_runtime, ref_runtime_stats, in\n"
+			"milliseconds as KernelBench's) with clean, speedup,\n"
+			"speedup_compile and kjudge's records.\n",
+		.options = kj_check_options,
+		.environment = kj_cli_torch_env,
+		.min_operands = 2,
+		.max_operands = 2,
+		.operands = "TASK.py and KERNEL.py",
+		.exit_codes = "  0  a clean pass: every case passed and every layer with it\n"
+			      "  1  the kernel failed, or passed without being clean\n"
+			      "  2  bad input or nothing judged: a missing file, a task that\n"
+			      "     does not load, bad flags; or the judge failed\n",
+	},
+	{
 		.name = "eval",
 		.run = kj_cmd_eval,
 		.summary = "Judge every candidate of a study on its task; every verdict "
@@ -142,7 +171,8 @@ static const struct kj_cli_command commands[] = {
 			"sidecar of cases (19_ReLU.cases.json, {op}_cases.json).  CANDIDATES\n"
 			"is a directory in KernelBench's generation layout\n"
 			"(level_L_problem_P_sample_S_kernel.py, the model the directory's\n"
-			"name), or MODEL/TASK/ATTEMPT.py, or a JSONL file of generations\n"
+			"name), or MODEL/TASK/ATTEMPT.py or MODEL/levelL/TASK/ATTEMPT.py,\n"
+			"or a JSONL file of generations\n"
 			"({\"task\", \"model\", \"attempt\", \"round\", \"source\" or \"path\",\n"
 			"\"prompt_tokens\", \"completion_tokens\", \"generation_s\"}); a bad line\n"
 			"is named and skipped.  Each attempt is validated, verified,\n"
@@ -281,7 +311,9 @@ static const struct kj_cli_command commands[] = {
 			"distribution, the pass rates with their intervals, each operator's\n"
 			"attempts and cases), --json the metrics that both print.  Every\n"
 			"figure that is not a count has three significant digits.  With\n"
-			"none of the three, the Markdown goes to stdout.\n",
+			"none of the three, the Markdown goes to stdout.\n"
+			"--kernelbench writes one model's attempts at one level in\n"
+			"KernelBench's eval_results.json format (--model, --level choose).\n",
 		.options = kj_report_options,
 		.min_operands = 1,
 		.max_operands = 1,

@@ -129,6 +129,8 @@ struct kj_eval_settings {
 	const char *device;      /* "cpu", "cuda"; NULL: cuda when there is one */
 	const char *python;      /* the workers' Python, or NULL */
 	int no_benchmark;        /* verify only */
+	int ref_compiled;        /* the reference is torch.compile(Model), verify's
+				  * and the benchmark's (--baseline compile) */
 };
 
 /* The settings as the JSON the store keeps (runs.settings); new reference

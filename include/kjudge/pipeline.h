@@ -288,10 +288,33 @@ json_t *kj_verify_json(const struct kj_task *t, const struct kj_attempt *a,
 json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 		     const struct kj_result *r, struct kj_error *err);
 
+/*
+ * KernelBench's figures of one side of an attempt's timed cases (its
+ * result's runtime and runtime_stats, or ref_runtime and ref_runtime_stats)
+ * from l[0..n-1], one latency per case.  The unit is KernelBench's,
+ * milliseconds (what every one of its timing functions returns).  The
+ * runtime is the judge's figure, the median (every speedup of kjudge's is
+ * of medians), of several cases their geometric mean; the object has
+ * KernelBench's keys where they are known (mean, std, min, max,
+ * num_trials; NAN or 0 in l is unknown) and "median", with several cases
+ * "cases" and no std.  When a case has no median, *runtime is -1.0 and the
+ * object empty, as KernelBench writes a runtime it did not measure.  A new
+ * object, or NULL when out of memory.
+ */
+json_t *kj_kb_runtime_stats(const struct kj_latency *l, size_t n, double *runtime);
+
 /* The verdict of a verify run: 0 every case passed, 1 the candidate failed
  * some case, 2 a task or judge error (not the candidate's; nothing to
  * charge).  *why (may be NULL) gets a line for the user when not 0. */
 int kj_verify_exit(const struct kj_result *r, char *why, size_t size);
+
+/*
+ * The case of r that decides its verdict, in the order that charges: the
+ * first the candidate failed, else the first task error, else the first
+ * judge error; NULL when every case passed (or there is none).  *worst
+ * (may be NULL) gets its status, KJ_STATUS_PASS with NULL.  Points into r.
+ */
+const struct kj_case *kj_result_first(const struct kj_result *r, enum kj_status *worst);
 
 /* Counts of a result by status. */
 void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *task_errors,

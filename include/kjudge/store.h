@@ -127,4 +127,19 @@ int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_st
  */
 int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err);
 
+/*
+ * The store's attempts as KernelBench's eval_results.json (lib/store/
+ * kernelbench.c): {problem id: [{sample_id, compiled, correctness,
+ * metadata, runtime, runtime_stats}, ...]} for one model (NULL: the
+ * store's only one) and one level (-1: the only one the model has), the
+ * latest finished row of each attempt, times in milliseconds as
+ * KernelBench's.  correctness is a clean pass; metadata holds KernelBench's
+ * failure keys and the judge's verdict under "kjudge".  *left_out counts
+ * the rows holding a value no judge writes, which are not in it.  KJ_OK
+ * with *out a new object; KJ_EINVAL naming the models or levels to choose
+ * from when there is a choice; else a code with err filled.
+ */
+int kj_store_kernelbench(struct kj_store *s, const char *model, int level, json_t **out,
+			 long long *left_out, struct kj_error *err);
+
 #endif /* KJUDGE_STORE_H */

@@ -42,6 +42,11 @@ struct kj_torch_spec {
 	 * kernels of one extra profiled forward per case (t->cand.kernel_names). */
 	int kernels_disabled;
 	int profile_kernels;
+	/* The reference's model is torch.compile(Model) (benchmark's
+	 * --baseline compile, KernelBench's compiled baseline): compiled at
+	 * its first call; its golden outputs and timings are cached apart
+	 * from the eager model's (t->device_key ends with "|compile"). */
+	int ref_compiled;
 };
 
 void kj_torch_spec_init(struct kj_torch_spec *s);
@@ -56,5 +61,15 @@ void kj_torch_spec_init(struct kj_torch_spec *s);
  */
 int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err);
+
+/*
+ * Whether s may be an op name or a candidate suffix: a file stem of the
+ * POSIX portable set (letters, digits, '_', '-', '.'), as KernelBench
+ * writes its problems ("1_Square_matrix_multiplication_"), at most 120
+ * bytes, not starting with '.' or '-' and without "..": never a path, an
+ * option or a hidden file.  NULL when it may, else a lowercase phrase
+ * saying why not ("holds '/'"), in static storage.
+ */
+const char *kj_torch_name_problem(const char *s);
 
 #endif /* KJUDGE_TORCH_H */

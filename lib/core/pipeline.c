@@ -61,6 +61,28 @@ void kj_result_release(struct kj_result *r)
 	kj_result_init(r);
 }
 
+const struct kj_case *kj_result_first(const struct kj_result *r, enum kj_status *worst)
+{
+	const struct kj_case *first = NULL;
+	enum kj_status w = KJ_STATUS_PASS;
+	int i;
+
+	for (i = 0; i < r->n_cases; i++) {
+		enum kj_status s = kj_case_status(&r->cases[i]);
+
+		if (s == KJ_STATUS_PASS)
+			continue;
+		if (!first || (s == KJ_STATUS_FAIL && w != KJ_STATUS_FAIL) ||
+		    (s == KJ_STATUS_TASK_ERROR && w == KJ_STATUS_JUDGE_ERROR)) {
+			first = &r->cases[i];
+			w = s;
+		}
+	}
+	if (worst)
+		*worst = w;
+	return first;
+}
+
 void kj_result_counts(const struct kj_result *r, int *passed, int *failed, int *task_errors,
 		      int *judge_errors)
 {

@@ -394,3 +394,56 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 	}
 	return r.o;
 }
+
+/* --- KernelBench's figures ------------------------------------------------------------ */
+
+static int usable(double v)
+{
+	return isfinite(v) && v > 0;
+}
+
+json_t *kj_kb_runtime_stats(const struct kj_latency *l, size_t n, double *runtime)
+{
+	double log_med = 0, log_mean = 0, lo = (double)INFINITY, hi = 0;
+	int have_mean = 1, have_range = 1;
+	long long trials = 0;
+	json_t *o = json_object();
+	size_t i;
+
+	*runtime = -1.0;
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		/* A case not timed: no runtime, as KernelBench's -1.0. */
+		if (!usable(l[i].median_ms) || l[i].n <= 0)
+			return o;
+		log_med += log(l[i].median_ms);
+		trials += l[i].n;
+		if (usable(l[i].mean_ms))
+			log_mean += log(l[i].mean_ms);
+		else
+			have_mean = 0;
+		if (usable(l[i].min_ms) && usable(l[i].max_ms)) {
+			lo = l[i].min_ms < lo ? l[i].min_ms : lo;
+			hi = l[i].max_ms > hi ? l[i].max_ms : hi;
+		} else {
+			have_range = 0;
+		}
+	}
+	if (n == 0)
+		return o;
+	*runtime = exp(log_med / (double)n);
+	if ((have_mean && json_object_set_new(o, "mean", json_real(exp(log_mean / (double)n)))) ||
+	    (n == 1 && isfinite(l[0].stdev_ms) && l[0].stdev_ms >= 0 && have_mean &&
+	     json_object_set_new(o, "std", json_real(l[0].stdev_ms))) ||
+	    (have_range && (json_object_set_new(o, "min", json_real(lo)) ||
+			    json_object_set_new(o, "max", json_real(hi)))) ||
+	    json_object_set_new(o, "num_trials", json_integer(trials)) ||
+	    json_object_set_new(o, "median", json_real(*runtime)) ||
+	    (n > 1 && json_object_set_new(o, "cases", json_integer((json_int_t)n)))) {
+		json_decref(o);
+		*runtime = -1.0;
+		return NULL;
+	}
+	return o;
+}

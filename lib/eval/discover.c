@@ -512,6 +512,68 @@ static int kb_name(const char *base, int *level, int *problem_id, long *sample)
 	return 1;
 }
 
+/* The task of a level by its name ("3_RowSum" of level 1); -1 when none. */
+static int find_level_task(const struct kj_eval_set *set, int level, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < set->n_tasks; i++)
+		if (set->tasks[i].level == level && strcmp(set->tasks[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The parts of a candidate's path under the candidates' directory:
+ * MODEL/TASK/ATTEMPT.py (*level -1) or MODEL/levelL/TASK/ATTEMPT.py, as
+ * KernelBench's users keep their runs (runs/mymodel/level1/3_RowSum/0.py).
+ * 1 with model, task and attempt filled (each within its size), else 0.
+ */
+static int cand_path(const char *rel, char *model, size_t msize, int *level, char *task,
+		     size_t tsize, char *attempt, size_t asize)
+{
+	const char *part[4], *p = rel;
+	size_t len[4];
+	int n = 0;
+
+	for (;;) {
+		const char *slash = strchr(p, '/');
+
+		if (n == 4)
+			return 0;
+		part[n] = p;
+		len[n] = slash ? (size_t)(slash - p) : strlen(p);
+		if (len[n] == 0)
+			return 0;
+		n++;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	*level = -1;
+	if (n == 4) {
+		char *end;
+		long v;
+
+		if (len[1] < 6 || strncmp(part[1], "level", 5) != 0 ||
+		    !isdigit((unsigned char)part[1][5]))
+			return 0;
+		v = strtol(part[1] + 5, &end, 10);
+		if (end != part[1] + len[1] || v < 0 || v >= 100000)
+			return 0;
+		*level = (int)v;
+	} else if (n != 3) {
+		return 0;
+	}
+	if (len[0] >= msize || len[n - 2] >= tsize || len[n - 1] <= 3 ||
+	    len[n - 1] - 3 >= asize)
+		return 0;
+	snprintf(model, msize, "%.*s", (int)len[0], part[0]);
+	snprintf(task, tsize, "%.*s", (int)len[n - 2], part[n - 2]);
+	snprintf(attempt, asize, "%.*s", (int)(len[n - 1] - 3), part[n - 1]);
+	return 1;
+}
+
 static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_error *err)
 {
 	struct walk w;
@@ -532,7 +594,6 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 		char path[PATH_MAX], model[256], task[256], attempt[64];
 		int level, pid, t;
 		long sample;
-		const char *s1, *s2;
 
 		snprintf(path, sizeof(path), "%s/%s", root, rel);
 		if (kb_name(base, &level, &pid, &sample)) {
@@ -560,22 +621,20 @@ static int discover_dir(const char *root, struct kj_eval_set *set, struct kj_err
 		}
 		if (!ends_with(base, ".py"))
 			continue;
-		/* MODEL/TASK/ATTEMPT.py */
-		s1 = strchr(rel, '/');
-		s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-		if (!s1 || !s2 || strchr(s2 + 1, '/') || s1 == rel || s2 == s1 + 1 ||
-		    (size_t)(s1 - rel) >= sizeof(model) || (size_t)(s2 - s1 - 1) >= sizeof(task) ||
-		    strlen(s2 + 1) - 3 >= sizeof(attempt) || strlen(s2 + 1) <= 3) {
+		/* MODEL/TASK/ATTEMPT.py, or MODEL/levelL/TASK/ATTEMPT.py */
+		if (!cand_path(rel, model, sizeof(model), &level, task, sizeof(task), attempt,
+			       sizeof(attempt))) {
 			rc = problem(set, path, "neither level_L_problem_P_sample_S_kernel.py nor "
-				     "MODEL/TASK/ATTEMPT.py");
+				     "MODEL/TASK/ATTEMPT.py nor MODEL/levelL/TASK/ATTEMPT.py");
 			continue;
 		}
-		snprintf(model, sizeof(model), "%.*s", (int)(s1 - rel), rel);
-		snprintf(task, sizeof(task), "%.*s", (int)(s2 - s1 - 1), s1 + 1);
-		snprintf(attempt, sizeof(attempt), "%.*s", (int)(strlen(s2 + 1) - 3), s2 + 1);
-		t = find_task(set, task);
+		t = level < 0 ? find_task(set, task) : find_level_task(set, level, task);
 		if (t < 0) {
-			rc = problem(set, path, "no task '%s' in the suite", task);
+			if (level < 0)
+				rc = problem(set, path, "no task '%s' in the suite", task);
+			else
+				rc = problem(set, path, "no task '%s' of level %d in the suite",
+					     task, level);
 			continue;
 		}
 		rc = add_cand_file(set, t, model, attempt, root, rel, NULL, path,

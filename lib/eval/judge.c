@@ -60,13 +60,23 @@ json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
 	const struct kj_judge_opts *j = &s->judge;
 	const struct kj_bench_opts *b = &s->bench;
 
-	return json_pack("{s:s, s:f, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:f, s:f, s:i}, s:b, s:s}",
-			 "device", s->device ? s->device : "auto", "timeout_s", j->timeout_s,
-			 "input_sets", j->input_sets, "int_rule", (int)j->cmp.int_rule,
-			 "float64_rule", (int)j->cmp.float64_rule, "benchmark", "warmup", b->warmup,
-			 "repeats", b->repeats, "max_repeats", b->max_repeats, "budget_s",
-			 b->budget_s, "target_ci", b->target_ci, "timed_sets", b->timed_sets,
-			 "verify_only", s->no_benchmark, "layers", "static,disabled,profile");
+	json_t *o = json_pack("{s:s, s:f, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:f, s:f, s:i}, s:b, "
+			      "s:s}",
+			      "device", s->device ? s->device : "auto", "timeout_s", j->timeout_s,
+			      "input_sets", j->input_sets, "int_rule", (int)j->cmp.int_rule,
+			      "float64_rule", (int)j->cmp.float64_rule, "benchmark", "warmup",
+			      b->warmup, "repeats", b->repeats, "max_repeats", b->max_repeats,
+			      "budget_s", b->budget_s, "target_ci", b->target_ci, "timed_sets",
+			      b->timed_sets, "verify_only", s->no_benchmark, "layers",
+			      "static,disabled,profile");
+
+	/* Only when compiled: the settings of every store judged with the
+	 * eager reference, and so their attempts' keys, stay what they were. */
+	if (o && s->ref_compiled && json_object_set_new(o, "baseline", json_string("compile"))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand *c,
@@ -402,20 +412,18 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 
 /* --- staging the task ---------------------------------------------------------------- */
 
-/* The module name of a task in its staged directory: its own name when
- * that is a Python module name, else kb_ and the name with other bytes as _
- * ('19_ReLU' -> 'kb_19_ReLU'). */
+/* The op name of a task in its staged directory: its own name when that is
+ * one (KernelBench's '19_ReLU' is), else kb_ and the name with every byte
+ * not a letter or digit as _ ('a b' -> 'kb_a_b'). */
 static void op_name(const char *name, char *op, size_t size)
 {
 	size_t i, o = 0;
-	int valid = name[0] && !(name[0] >= '0' && name[0] <= '9');
 
-	for (i = 0; name[i]; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-			valid = 0;
-	if (!valid)
-		o = (size_t)snprintf(op, size, "kb_");
+	if (!kj_torch_name_problem(name)) {
+		snprintf(op, size, "%s", name);
+		return;
+	}
+	o = (size_t)snprintf(op, size, "kb_");
 	for (i = 0; name[i] && o + 1 < size && o < 120; i++) {
 		char ch = name[i];
 
@@ -565,36 +573,31 @@ struct phase {
  * (it is the verdict), then the task's, then the judge's. */
 static void summarize(const struct kj_result *r, struct phase *p)
 {
+	const struct kj_case *first = kj_result_first(r, &p->worst);
 	int i;
 
 	p->n = r->n_cases;
 	p->passed = 0;
-	p->have_first = 0;
-	p->worst = KJ_STATUS_PASS;
 	p->log_speedup = 0;
 	p->timed = 0;
 	for (i = 0; i < r->n_cases; i++) {
 		const struct kj_case *c = &r->cases[i];
-		enum kj_status s = kj_case_status(c);
 
-		if (s == KJ_STATUS_PASS) {
-			p->passed++;
-			if (c->timed && c->speedup > 0 && isfinite(c->speedup)) {
-				p->log_speedup += log(c->speedup);
-				p->timed++;
-			}
+		if (kj_case_status(c) != KJ_STATUS_PASS)
 			continue;
+		p->passed++;
+		if (c->timed && c->speedup > 0 && isfinite(c->speedup)) {
+			p->log_speedup += log(c->speedup);
+			p->timed++;
 		}
-		/* The result is released after the phase: what the verdict
-		 * needs is copied. */
-		if (!p->have_first || (s == KJ_STATUS_FAIL && p->worst != KJ_STATUS_FAIL) ||
-		    (s == KJ_STATUS_TASK_ERROR && p->worst == KJ_STATUS_JUDGE_ERROR)) {
-			p->have_first = 1;
-			p->first_type = c->type;
-			snprintf(p->first_msg, sizeof(p->first_msg), "%s",
-				 c->message ? c->message : kj_etype_text(c->type));
-			p->worst = s;
-		}
+	}
+	/* The result is released after the phase: what the verdict needs is
+	 * copied. */
+	p->have_first = first != NULL;
+	if (first) {
+		p->first_type = first->type;
+		snprintf(p->first_msg, sizeof(p->first_msg), "%s",
+			 first->message ? first->message : kj_etype_text(first->type));
 	}
 }
 
@@ -761,6 +764,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	spec.device = rn->slot->device;
 	spec.timeout_s = rn->s->judge.timeout_s;
 	spec.kernels_disabled = disabled;
+	spec.ref_compiled = !disabled && rn->s->ref_compiled;
 	spec.profile_kernels = !disabled && kernel_names && strncmp(rn->slot->device, "cuda", 4) == 0;
 	/* On the CPU the judge's own work (another attempt's imports) would
 	 * run on the cores being timed: there the device is the whole machine,

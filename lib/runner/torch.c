@@ -165,6 +165,7 @@ struct ttask {
 	char timer[PATH_MAX];           /* kjudge_timer.so, beside the worker */
 	char dir[PATH_MAX];             /* the verify directory (real path) */
 	char task_mod[256], cand_mod[384];
+	int ref_compiled;       /* the reference is torch.compile(Model) */
 	char device_req[16];
 	double timeout_s;
 	struct strv env, cenv;          /* the two workers' environments */
@@ -1088,6 +1089,8 @@ static int start_sides(struct ttask *tt, struct tside **sv, int n, struct kj_err
 			     json_object_set(req, "params", json_array_get(tt->t->case_params, 0))) ||
 			    (cand && s->kernels_disabled &&
 			     json_object_set_new(req, "kernels_disabled", json_true())) ||
+			    (!cand && tt->ref_compiled &&
+			     json_object_set_new(req, "compile", json_true())) ||
 			    (cand && s->profile_kernels &&
 			     json_object_set_new(req, "profile_kernels", json_true())) ||
 			    (cand && tt->ext_on &&
@@ -1934,26 +1937,44 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 	json_object_del(t->env, "ok");
 	json_object_del(t->env, "nonce");
 	json_object_del(t->env, "id");
-	snprintf(t->device_key, sizeof(t->device_key), "%s|%s|%s|%s", t->device,
+	snprintf(t->device_key, sizeof(t->device_key), "%s|%s|%s|%s%s", t->device,
 		 jstr(hello, "device_name") ? jstr(hello, "device_name") : "",
 		 jstr(hello, "torch") ? jstr(hello, "torch") : "",
-		 jstr(hello, "triton") ? jstr(hello, "triton") : "");
+		 jstr(hello, "triton") ? jstr(hello, "triton") : "",
+		 tt->ref_compiled ? "|compile" : "");
 	return KJ_OK;
 }
 
-static int check_name(const char *what, const char *s, struct kj_error *err)
+const char *kj_torch_name_problem(const char *s)
 {
 	size_t i;
 
 	if (!s || !*s)
-		return kj_error_set(err, KJ_EINVAL, "%s is empty", what);
+		return "is empty";
 	for (i = 0; s[i]; i++)
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return kj_error_set(err, KJ_EINVAL, "%s '%s' is not a Python module name "
-					    "(letters, digits, _)", what, s);
-	if (s[0] >= '0' && s[0] <= '9')
-		return kj_error_set(err, KJ_EINVAL, "%s '%s' starts with a digit", what, s);
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+			return "is not a file stem (letters, digits, '_', '-', '.')";
+	if (i > 120)
+		return "is longer than 120 bytes";
+	if (s[0] == '.' || s[0] == '-')
+		return "starts with '.' or '-'";
+	if (strstr(s, ".."))
+		return "holds '..'";
+	return NULL;
+}
+
+static int check_name(const char *what, const char *s, struct kj_error *err)
+{
+	const char *why = kj_torch_name_problem(s);
+
+	/* The name is shown escaped: it may hold any byte. */
+	if (why) {
+		char shown[200];
+
+		kj__text_shown(s ? s : "", 0, shown, sizeof(shown));
+		return kj_error_set(err, KJ_EINVAL, "%s '%s' %s", what, shown, why);
+	}
 	return KJ_OK;
 }
 
@@ -2028,6 +2049,7 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 	}
 	t->cand.kernels_disabled = spec->kernels_disabled != 0;
 	t->cand.profile_kernels = spec->profile_kernels != 0;
+	tt->ref_compiled = spec->ref_compiled != 0;
 	t->have_candidate = kj__is_file(t->cand_file);
 	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
 		goto fail;

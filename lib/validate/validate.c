@@ -705,3 +705,4 @@ json_t *kj_vresult_error_json(const char *filepath, const char *message)
 	}
 	return o;
 }
+

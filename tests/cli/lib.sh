@@ -137,3 +137,11 @@ for i, st in enumerate(["pass", "pass", "fail"], 1):
 db.commit()
 PY
 }
+
+# KernelBench's habits (t0820-t0829): the honest Triton ReLU of eval's
+# tests ($relu_triton), and relu_wrong FILE, a wrong one made from it
+# (|x| where relu(x) is due).
+relu_triton=$KJ_TESTS/eval/cands/relu_triton.py
+relu_wrong() {
+	sed "s/tl.maximum(x, 0.0)/tl.abs(x)/" "$relu_triton" >"$1" && ! cmp -s "$relu_triton" "$1"
+}

@@ -157,6 +157,68 @@ KJ_TEST(eval_discovers_the_generation_layouts_and_keys_attempts)
 	kj_eval_set_release(&set);
 }
 
+/* The compiled baseline is a setting (a store's attempts judged against it
+ * are other attempts), and only when on: an eager run's settings, and so
+ * its keys, are those of before. */
+KJ_TEST(eval_settings_name_the_compiled_baseline_only_when_on)
+{
+	struct kj_eval_settings s;
+	json_t *eager, *compiled;
+
+	memset(&s, 0, sizeof(s));
+	kj_judge_opts_init(&s.judge);
+	kj_bench_opts_init(&s.bench);
+	eager = kj_eval_settings_json(&s);
+	s.ref_compiled = 1;
+	compiled = kj_eval_settings_json(&s);
+	KJ_CHECK(eager && compiled);
+	KJ_CHECK(json_object_get(eager, "baseline") == NULL);
+	KJ_CHECK(strcmp(json_string_value(json_object_get(compiled, "baseline")), "compile") == 0);
+	json_object_del(compiled, "baseline");
+	KJ_CHECK(json_equal(eager, compiled));
+	json_decref(eager);
+	json_decref(compiled);
+}
+
+/* KernelBench's users' runs: MODEL/levelL/TASK/ATTEMPT.py names the task by
+ * its level and name; a level the suite lacks, or a fifth part, is a
+ * problem named with its path, never a candidate of another task. */
+KJ_TEST(eval_discovers_the_level_layout)
+{
+	struct kj_eval_set set;
+	struct kj_error err;
+	char path[4200], dir[4200];
+	const char *tmp = kj_test_tmpdir();
+	static const char *const dirs[] = { "runs", "runs/m", "runs/m/level1",
+					    "runs/m/level1/2_Scale", "runs/m/level2",
+					    "runs/m/level2/2_Scale", "runs/m/level1/1_Add",
+					    "runs/m/level1/1_Add/x" };
+	size_t i;
+
+	kj_eval_set_init(&set);
+	snprintf(path, sizeof(path), "%s/eval/suite", tests_dir());
+	KJ_CHECK_INT(kj_eval_discover_suite(path, &set, &err), KJ_OK);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, dirs[i]);
+		KJ_CHECK(mkdir(path, 0700) == 0);
+	}
+	snprintf(path, sizeof(path), "%s/runs/m/level1/2_Scale/3.py", tmp);
+	write_file(path, "x = 1\n");
+	snprintf(path, sizeof(path), "%s/runs/m/level2/2_Scale/0.py", tmp);
+	write_file(path, "x = 2\n");
+	snprintf(path, sizeof(path), "%s/runs/m/level1/1_Add/x/0.py", tmp);
+	write_file(path, "x = 3\n");
+	snprintf(dir, sizeof(dir), "%s/runs", tmp);
+	KJ_CHECK_INT(kj_eval_discover_candidates(dir, &set, &err), KJ_OK);
+	KJ_CHECK_INT(set.n_cands, 1);
+	KJ_CHECK(strcmp(set.cands[0].model, "m") == 0);
+	KJ_CHECK(strcmp(set.cands[0].attempt, "3") == 0);
+	KJ_CHECK(strcmp(set.tasks[set.cands[0].task].name, "2_Scale") == 0);
+	/* level 2 has no 2_Scale; five parts are no layout. */
+	KJ_CHECK_INT(json_array_size(set.problems), 2);
+	kj_eval_set_release(&set);
+}
+
 /* The workers' phase figures in the record (judge_phases, kjudge.timings):
  * only the phase names the worker times, only finite non-negative figures,
  * added up per side; a reply's other keys are not kept. */
