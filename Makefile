@@ -17,9 +17,11 @@
 #                               the judge's own CPU and wall time, two binaries
 #                               side by side (default both $(BUILD)/kjudge)
 #   make demo                   kjudge compare on the bundled example tensors
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=] [PYTHON=...]
 #                               PREFIX/bin/kjudge, PREFIX/libexec/kjudge/
-#                               kjudge_worker.py, PREFIX/share/man/man1/kjudge*.1
+#                               kjudge_worker.py (and kjudge_python.txt, the
+#                               workers' Python: PYTHON, by default this
+#                               checkout's .venv), PREFIX/share/man/man1/kjudge*.1
 #   make uninstall              removes what install put there
 #
 # System libraries come from pkg-config.  The tree-sitter runtime and the
@@ -183,6 +185,11 @@ $(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitte
   $(call tp_ver,tree-sitter), tree-sitter-python $(call tp_ver,tree-sitter-python), \
   tree-sitter-cuda $(call tp_ver,tree-sitter-cuda)"'
 
+# The workers' Python without KJ_PYTHON: the .venv that scripts/install-deps
+# fills in this checkout (lib/base/locate.c checks at run time that it is
+# there).
+$(BUILD)/lib/base/locate.o: CPPFLAGS += -DKJ_CHECKOUT_PYTHON='"$(CURDIR)/.venv/bin/python"'
+
 # compare.c's static inline helpers pass 32-byte vectors by value; they are
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
@@ -237,11 +244,22 @@ install: all
 	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
 	install -m 644 $(BUILD)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
+	@# The Python the installed kjudge's workers run without KJ_PYTHON
+	@# (PYTHON, the checkout's .venv by default), when there is one.
+	@py=$$(command -v "$(PYTHON)" 2>/dev/null) || py=; \
+	rec=$(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt; \
+	case "$$py" in \
+	/*) test -x "$$py" || { echo "install: PYTHON=$$py is not executable" >&2; exit 1; }; \
+	    echo "install: the workers' Python: $$py" && \
+	    printf '%s\n' "$$py" > "$$rec" && chmod 644 "$$rec";; \
+	*) echo "install: no $(PYTHON): the installed kjudge runs KJ_PYTHON, else python3"; \
+	   rm -f "$$rec";; \
+	esac
 
 # The pages are removed by name pattern, so that uninstall needs no build.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py \
-	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt
 	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 

@@ -111,7 +111,7 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_VERIFY_ONLY] = { .name = "verify-only", .type = KJ_CLI_FLAG,
 			      .help = "no benchmark: correctness and the layers only" },
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
-			 .def = "$KJ_PYTHON, then python3",
+			 .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",
 			 .help = "Python interpreter with torch" },
 	[OPT_QUIET] = { .name = "quiet", .short_name = 'q', .type = KJ_CLI_FLAG,
 			.help = "no progress, only the closing lines" },
