@@ -117,8 +117,8 @@ test_expect 'the checkout has the .venv that scripts/install-deps makes' '
 
 test_expect 'make demo works without KJ_PYTHON and says which results are expected, and why' '
 	rc=0
-	env -u KJ_PYTHON -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$src" BUILD="$KJ_BUILD" \
-		demo > out.txt 2>&1 || rc=$?
+	env -u KJ_PYTHON -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$src" \
+		BUILD="$KJ_BUILD" demo > out.txt 2>&1 || rc=$?
 	test $rc -eq 0 || { tail -n 30 out.txt; false; }
 	# The commands it shows are the README'"'"'s, with no KJ_PYTHON before them.
 	grep -q "^$KJ_BUILD/kjudge verify --op_name softmax --verify_dir $KJ_BUILD/demo$" out.txt
