@@ -17,9 +17,11 @@
 #                               the judge's own CPU and wall time, two binaries
 #                               side by side (default both $(BUILD)/kjudge)
 #   make demo                   kjudge compare on the bundled example tensors
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=] [PYTHON=...]
 #                               PREFIX/bin/kjudge, PREFIX/libexec/kjudge/
-#                               kjudge_worker.py, PREFIX/share/man/man1/kjudge*.1
+#                               kjudge_worker.py (and kjudge_python.txt, the
+#                               workers' Python: PYTHON, by default this
+#                               checkout's .venv), PREFIX/share/man/man1/kjudge*.1
 #   make uninstall              removes what install put there
 #
 # System libraries come from pkg-config.  The tree-sitter runtime and the
@@ -183,6 +185,11 @@ $(BUILD)/lib/doctor/doctor_runtimes.o: CPPFLAGS += -DKJ_TS_VERSIONS='"tree-sitte
   $(call tp_ver,tree-sitter), tree-sitter-python $(call tp_ver,tree-sitter-python), \
   tree-sitter-cuda $(call tp_ver,tree-sitter-cuda)"'
 
+# The workers' Python without KJ_PYTHON: the .venv that scripts/install-deps
+# fills in this checkout (lib/base/locate.c checks at run time that it is
+# there).
+$(BUILD)/lib/base/locate.o: CPPFLAGS += -DKJ_CHECKOUT_PYTHON='"$(CURDIR)/.venv/bin/python"'
+
 # compare.c's static inline helpers pass 32-byte vectors by value; they are
 # always inlined, so the calling convention GCC notes (-Wpsabi) never exists.
 $(BUILD)/lib/tensor/compare.o: CFLAGS += -Wno-psabi
@@ -237,11 +244,22 @@ install: all
 	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
 	install -m 644 $(BUILD)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
+	@# The Python the installed kjudge's workers run without KJ_PYTHON
+	@# (PYTHON, the checkout's .venv by default), when there is one.
+	@py=$$(command -v "$(PYTHON)" 2>/dev/null) || py=; \
+	rec=$(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt; \
+	case "$$py" in \
+	/*) test -x "$$py" || { echo "install: PYTHON=$$py is not executable" >&2; exit 1; }; \
+	    echo "install: the workers' Python: $$py" && \
+	    printf '%s\n' "$$py" > "$$rec" && chmod 644 "$$rec";; \
+	*) echo "install: no $(PYTHON): the installed kjudge runs KJ_PYTHON, else python3"; \
+	   rm -f "$$rec";; \
+	esac
 
 # The pages are removed by name pattern, so that uninstall needs no build.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py \
-	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt
 	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
@@ -263,18 +281,36 @@ fault:
 
 # The README's first command ends here: verify and benchmark of the softmax
 # example (its Triton candidate: on the GPU when there is one, else on the CPU
-# through Triton's interpreter), then one comparison of example tensors.
+# through Triton's interpreter), then one comparison of example tensors.  The
+# commands are the README's, with no KJ_PYTHON (the binary finds this
+# checkout's .venv; PYTHON=... on make's command line is passed on), and a
+# line says which results are expected and why: a speedup far below 1 on the
+# CPU, and the FAIL of a tensor made bad on purpose.
 DEMO_DIR := $(BUILD)/demo
+DEMO_ENV := $(if $(filter command line,$(origin PYTHON)),KJ_PYTHON=$(PYTHON) )
 demo: all
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp examples/softmax/*.py $(DEMO_DIR)/
-	KJ_PYTHON=$(PYTHON) $(BUILD)/kjudge verify --op_name softmax --verify_dir $(DEMO_DIR)
-	KJ_PYTHON=$(PYTHON) $(BUILD)/kjudge benchmark --op_name softmax --verify_dir $(DEMO_DIR) \
+	@echo "== demo 1/2: verify, then benchmark, the Triton candidate of examples/softmax (copied to $(DEMO_DIR)/)"
+	$(DEMO_ENV)$(BUILD)/kjudge verify --op_name softmax --verify_dir $(DEMO_DIR)
+	$(DEMO_ENV)$(BUILD)/kjudge benchmark --op_name softmax --verify_dir $(DEMO_DIR) \
 	  --warmup 2 --repeats 10 --output $(DEMO_DIR)/perf_result.json
 	@$(PYTHON) -c "import json; d = json.load(open('$(DEMO_DIR)/perf_result.json')); \
-	  print('speedup_vs_torch:', d['speedup_vs_torch'], ' implementation:', d['implementation'])"
+	  dev = d['kjudge']['device']; \
+	  print('speedup_vs_torch: %s (candidate %.4g ms, torch %.4g ms per call, device %s)' % \
+	    (d['speedup_vs_torch'], d['implementation']['avg_latency_ms'], \
+	     d['framework']['avg_latency_ms'], dev)); \
+	  print('== demo: expected: every case passed; with no GPU the speedup is far below 1 because' \
+	        ' Triton runs the kernel in its CPU interpreter (TRITON_INTERPRET=1), in Python:' \
+	        ' it shows the judge at work, not the kernel\'s speed (a GPU measures that)' \
+	        if dev == 'cpu' else \
+	        '== demo: expected: every case passed; the speedup is the compiled kernel\'s over torch on ' + dev)"
 	@echo
+	@echo "== demo 2/2: kjudge compare on a tensor made bad on purpose (examples/compare/actual_bad.npy: 128 NaNs the golden lacks)"
+	@echo "== demo: expected: the FAIL block below and exit status 1, the comparator saying why and where"
 	$(BUILD)/kjudge compare examples/compare/golden.npy examples/compare/actual_bad.npy; \
 	  test $$? -eq 1
+	@echo "== demo: the FAIL above is the expected result (exit 1, as it must); the demo passed."
+	@echo "== demo: next, the README's commands: build/kjudge verify --op_name softmax --verify_dir examples/softmax"
 
 # --- fuzzing (clang + libFuzzer) -------------------------------------------
 FUZZ_CC ?= clang

@@ -279,7 +279,7 @@ extern const char *const kj_cli_devices[];
 				  .help = "float64 outputs: promoted to float32 as the " \
 					  "seed does (spec), or compared in float64" }, \
 	[KJ_OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING,                \
-			    .metavar = "PATH", .def = "$KJ_PYTHON, then python3",   \
+			    .metavar = "PATH", .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",   \
 			    .help = "Python interpreter with torch" }
 
 /* The environment verify and benchmark read (for --help and man). */

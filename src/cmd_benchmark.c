@@ -90,18 +90,6 @@ const struct kj_cli_option kj_benchmark_options[] = {
 	[OPT_COUNT_] = { .name = NULL },
 };
 
-/* verify_result.json for the default, verify_result_<x>.json for triton_<x>
- * or any other name (the seed's naming table). */
-static void gate_name(const char *impl, char *buf, size_t size)
-{
-	if (!strcmp(impl, "triton_ascend_impl"))
-		snprintf(buf, size, "verify_result.json");
-	else if (!strncmp(impl, "triton_", 7))
-		snprintf(buf, size, "verify_result_%s.json", impl + 7);
-	else
-		snprintf(buf, size, "verify_result_%s.json", impl);
-}
-
 /* The gate before any worker starts: 0 to go on, else the exit code. */
 static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int allow_fixed,
 		int strict, char *path, size_t psize, char *rec_device, size_t dsize)
@@ -111,19 +99,27 @@ static int gate(const struct kj_cli_command *cmd, struct kj_cli_torch *run, int 
 	struct kj_error err;
 	int rc;
 
-	gate_name(run->spec.impl_name, name, sizeof(name));
-	snprintf(path, psize, "%s/%s", run->spec.verify_dir, name);
+	if (kj_gate_record_name(run->spec.impl_name, name, sizeof(name)) < 0 ||
+	    snprintf(path, psize, "%s/%s", run->spec.verify_dir, name) >= (int)psize)
+		return kj_cli_error(cmd, "--verify_dir or --triton_impl_name too long");
 	rc = kj_gate_check(path, &run->task, run->attempt.key, &g, why, sizeof(why), rec_device,
 			   dsize, &err);
+	/* Whose record was read, and for which candidate: with two candidates
+	 * in one directory, a refusal must not leave that to be guessed. */
 	if (rc < 0) {
-		kj_cli_error(cmd, "L1 verify gate: %s", err.msg);
+		kj_cli_error(cmd, "L1 verify gate, candidate '%s' (--triton_impl_name %s): %s%s%s",
+			     kj_cli_shown(run->task.cand_file), kj_cli_shown(run->spec.impl_name),
+			     err.msg, rc == KJ_ENOENT ? " with --triton_impl_name " : "",
+			     rc == KJ_ENOENT ? kj_cli_shown(run->spec.impl_name) : "");
 		/* Out of memory is the judge's failure, not the record's. */
 		return kj_cli_exit_for(cmd, rc);
 	}
 	if (rc > 0) {
 		/* The seed's lines (path, passed/total, the first failures),
 		 * from a record the candidate's directory holds: shown. */
-		fprintf(stderr, "kjudge benchmark: L1 verify gate refused: ");
+		fprintf(stderr, "kjudge benchmark: L1 verify gate refused candidate '%s' "
+			"(--triton_impl_name %s): ", kj_cli_shown(run->task.cand_file),
+			kj_cli_shown(run->spec.impl_name));
 		kj_cli_put_shown(stderr, why);
 		fputc('\n', stderr);
 		return KJ_EXIT_USAGE;

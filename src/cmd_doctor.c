@@ -36,7 +36,7 @@ const struct kj_cli_option kj_doctor_options[] = {
 			.choices = group_names, .def = "all",
 			.help = "only these groups; repeats add up" },
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
-			 .def = "$KJ_PYTHON, then python3",
+			 .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",
 			 .help = "the workers' interpreter to check" },
 	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_INT, .metavar = "S",
 			  .unit = "seconds", .min = 1, .max = 3600, .def = "30",

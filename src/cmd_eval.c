@@ -122,7 +122,7 @@ const struct kj_cli_option kj_eval_options[] = {
 			   .help = "the reference as verified and timed: eager, or "
 				   "torch.compile(Model) (on the CPU it needs a C++ compiler)" },
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
-			 .def = "$KJ_PYTHON, then python3",
+			 .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",
 			 .help = "Python interpreter with torch" },
 	[OPT_QUIET] = { .name = "quiet", .short_name = 'q', .type = KJ_CLI_FLAG,
 			.help = "no progress, only the closing lines" },

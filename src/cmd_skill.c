@@ -9,9 +9,12 @@
  * the same arguments, so that the prompts work without a word changed and
  * the exit codes are kjudge's own (os.execv: the script's process becomes
  * kjudge).  Each script runs the kjudge that wrote it (its real path, from
- * /proc/self/exe), or the kjudge on PATH when that one is gone, and sets
- * KJ_PYTHON to the interpreter that runs it when KJ_PYTHON is not set: the
- * agent's python3 is the one with torch.
+ * /proc/self/exe), or the kjudge on PATH when that one is gone.  When
+ * KJ_PYTHON is not set and the interpreter that runs the script has torch
+ * and numpy (the seed's scripts ran under it), KJ_PYTHON is set to it;
+ * otherwise kjudge's own choice stands (the interpreter `make install`
+ * recorded, or the .venv of its checkout), so that an agent whose python3
+ * has no torch still gets workers that run.
  *
  * An original script is kept once, as NAME.py.orig: a hard link made before
  * the new script replaces it (kj_write_file_atomic), so that at no moment is
@@ -168,10 +171,17 @@ static void make_script(struct text *t, const char *file, const char *command, i
 	       "    if kjudge is None:\n"
 	       "        sys.stderr.write(\"%s: kjudge is neither at %%s nor on PATH\\n\" %% WROTE_ME)\n"
 	       "        sys.exit(2)\n"
-	       "# The interpreter running this script is the agent's, the one with\n"
-	       "# torch: the workers run it too, unless KJ_PYTHON says otherwise.\n"
+	       "# The interpreter running this script is the agent's: the workers run\n"
+	       "# it too when it has torch and numpy, unless KJ_PYTHON says otherwise;\n"
+	       "# without them, kjudge's own Python (`kjudge doctor` says which).\n"
 	       "if not os.environ.get(\"KJ_PYTHON\") and sys.executable:\n"
-	       "    os.environ[\"KJ_PYTHON\"] = sys.executable\n"
+	       "    import importlib.util\n"
+	       "    try:\n"
+	       "        mine = all(importlib.util.find_spec(m) for m in (\"torch\", \"numpy\"))\n"
+	       "    except (ImportError, ValueError):\n"
+	       "        mine = False\n"
+	       "    if mine:\n"
+	       "        os.environ[\"KJ_PYTHON\"] = sys.executable\n"
 	       "try:\n"
 	       "    os.execv(kjudge, [kjudge, \"%s\"%s] + sys.argv[1:])\n"
 	       "except OSError as e:\n"

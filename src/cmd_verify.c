@@ -30,7 +30,9 @@ const struct kj_cli_option kj_verify_options[] = {
 	KJ_TORCH_OPTION_ROWS("seconds each case may take on each side",
 			     "use seed N for every case, one input set; 0 reproduces verify.py"),
 	[OPT_OUTPUT] = { .name = "output", .type = KJ_CLI_STRING, .metavar = "FILE",
-			 .def = "DIR/verify_result.json", .help = "result file" },
+			 .def = "DIR/verify_result.json, or the record benchmark's gate "
+				 "reads for --triton_impl_name",
+			 .help = "result file" },
 	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
 			     .min = 1, .max = 100, .def = "2",
 			     .help = "input sets per case with secret seeds" },
@@ -82,11 +84,18 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_cli_args_release(&args);
 	if (rc)
 		return rc;
-	if (output)
+	if (output) {
 		snprintf(out_path, sizeof(out_path), "%s", output);
-	else if (snprintf(out_path, sizeof(out_path), "%s/verify_result.json",
-			  run.spec.verify_dir) >= (int)sizeof(out_path))
-		return kj_cli_error(cmd, "--verify_dir too long");
+	} else {
+		/* The record benchmark's gate reads for the same candidate:
+		 * verifying one candidate never replaces another's. */
+		char name[512];
+
+		if (kj_gate_record_name(run.spec.impl_name, name, sizeof(name)) < 0 ||
+		    snprintf(out_path, sizeof(out_path), "%s/%s", run.spec.verify_dir, name) >=
+			    (int)sizeof(out_path))
+			return kj_cli_error(cmd, "--verify_dir or --triton_impl_name too long");
+	}
 	/* An output that cannot be written is found now, not after the run. */
 	if (kj_cli_check_output(cmd, out_path, NULL))
 		return KJ_EXIT_USAGE;

@@ -246,7 +246,7 @@ static const struct kj_cli_command commands[] = {
 			"  timing    CPU frequency governors, SMT, turbo/boost, NVIDIA GPU\n"
 			"            clocks, slowdowns and persistence mode (nvidia-smi; no\n"
 			"            nvidia-smi means no GPU, which is not a problem)\n"
-			"  runtimes  the workers' Python ($KJ_PYTHON, then python3) with\n"
+			"  runtimes  the workers' Python (which one, and why) with\n"
 			"            torch, numpy, Triton and CUDA in torch, the worker file\n"
 			"            beside kjudge, nvcc, cc, clang, OpenCL, the tree-sitter\n"
 			"            grammars compiled in\n"
@@ -272,7 +272,8 @@ static const struct kj_cli_command commands[] = {
 			"runs kjudge without a word of the prompt changed, and gets kjudge's\n"
 			"exit codes.  The scripts run this kjudge (its real path), or the\n"
 			"kjudge on PATH once that one is gone, and set KJ_PYTHON to the\n"
-			"Python that runs them when KJ_PYTHON is not set.  An original\n"
+			"Python that runs them when KJ_PYTHON is not set and that Python\n"
+			"has torch and numpy (else kjudge's own is used).  An original\n"
 			"script is kept once, as NAME.py.orig; running skill again rewrites\n"
 			"kjudge's own scripts and never touches an .orig.\n",
 		.options = kj_skill_options,

@@ -19,7 +19,9 @@ const char *const kj_cli_float64_rules[] = { "spec", "float64", NULL };
 
 const struct kj_cli_env kj_cli_torch_env[] = {
 	{ "KJ_PYTHON", "the workers' interpreter, with torch (and Triton for Triton "
-		       "candidates), when --python is not given; else python3" },
+		       "candidates), when --python is not given; else the interpreter make "
+		       "install recorded, or the .venv of the checkout kjudge was built in, "
+		       "else python3 (kjudge doctor says which)" },
 	{ "KJ_STATE_DIR", "where the secret seed key lives (default "
 			  "$XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge)" },
 	{ "KJ_CACHE_DIR", "the golden cache (default /dev/shm/kjudge-cache-UID; off "

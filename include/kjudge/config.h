@@ -105,7 +105,8 @@ long long kj_mem_available(const char **source);
 
 struct kj_config {
 	/* The workers' Python: a name looked up in PATH, or a path.  Where it
-	 * came from, for messages ("--python", "$KJ_PYTHON", "the default"). */
+	 * came from, for messages ("--python", "$KJ_PYTHON", or the default's
+	 * reason: "the .venv of the checkout kjudge was built in", ...). */
 	const char *python;
 	const char *python_source;
 	/* kjudge_worker.py; NULL: found beside the kjudge binary or in
@@ -153,8 +154,10 @@ struct kj_config {
 	char *const *environ;
 };
 
-/* The machine's defaults; strings NULL but for python ("python3") and the
- * paths under $HOME-less defaults (/dev/shm or /tmp).  env is the
+/* The machine's defaults; strings NULL but for python (the interpreter
+ * `make install` recorded, else the .venv of the checkout kjudge was built
+ * in, else "python3"; python_source says which) and the paths under
+ * $HOME-less defaults (/dev/shm or /tmp).  env is the
  * environment to hand on (may be NULL: an empty one). */
 void kj_config_init(struct kj_config *c, char *const *env);
 

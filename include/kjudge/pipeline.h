@@ -343,4 +343,13 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 		  const struct kj_gate_opts *o, char *why, size_t size,
 		  char *record_device, size_t dsize, struct kj_error *err);
 
+/*
+ * The name of the record the gate reads for the candidate suffix impl (the
+ * seed's table): verify_result.json for triton_ascend_impl,
+ * verify_result_<x>.json for triton_<x>, verify_result_<impl>.json for any
+ * other.  verify writes it by default, so that benchmark of the same
+ * --triton_impl_name finds it.  Returns 0, or -1 when it does not fit.
+ */
+int kj_gate_record_name(const char *impl, char *buf, size_t size);
+
 #endif /* KJUDGE_PIPELINE_H */

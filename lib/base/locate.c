@@ -10,7 +10,14 @@
 #include <unistd.h>
 
 #include "base/locate.h"
+#include "base/fs.h"
 #include "base/internal.h"
+
+/* The Makefile's: the .venv interpreter of the checkout the binary was
+ * built in (an absolute path, which may not exist). */
+#ifndef KJ_CHECKOUT_PYTHON
+#define KJ_CHECKOUT_PYTHON ""
+#endif
 
 int kj__find_in_path(const char *name, const char *path, char *out, size_t size)
 {
@@ -76,4 +83,94 @@ int kj__beside_self(const char *file, char *out, size_t size)
 			      self, file) < (int)size && access(out, F_OK) == 0)
 		return 0;
 	return snprintf(out, size, "%s/%s", self, file) < (int)size ? 0 : -1;
+}
+
+const char *kj__checkout_python(void)
+{
+	static const char venv[] = KJ_CHECKOUT_PYTHON;
+
+	return venv[0] == '/' && access(venv, X_OK) == 0 ? venv : NULL;
+}
+
+/* The interpreter recorded at path, when the record is there: 1 with it in
+ * out (executable or not), 0 when there is no record or it says nothing
+ * usable. */
+static int read_record(const char *path, char *out, size_t size)
+{
+	struct kj_error err;
+	char *text = kj__read_file(path, 4096, NULL, &err);
+	size_t n;
+
+	if (!text)
+		return 0;
+	n = strcspn(text, "\r\n");
+	if (text[0] != '/' || n >= size) {
+		free(text);
+		return 0;
+	}
+	memcpy(out, text, n);
+	out[n] = '\0';
+	free(text);
+	return 1;
+}
+
+void kj__default_python(const char **python, const char **why)
+{
+	static char rec_file[PATH_MAX], recorded[PATH_MAX], reason[3 * PATH_MAX];
+	const char *venv = kj__checkout_python();
+	int have_record;
+	size_t n = 0;
+
+	rec_file[0] = recorded[0] = reason[0] = '\0';
+	have_record = kj__beside_self(KJ_PYTHON_RECORD, rec_file, sizeof(rec_file)) == 0 &&
+		      read_record(rec_file, recorded, sizeof(recorded));
+	if (have_record && access(recorded, X_OK) == 0) {
+		snprintf(reason, sizeof(reason), "recorded by make install in %s", rec_file);
+		*python = recorded;
+		*why = reason;
+		return;
+	}
+	/* A record whose interpreter is gone is said, not silently passed. */
+	if (have_record)
+		n = (size_t)snprintf(reason, sizeof(reason), "%s, recorded by make install in "
+				     "%s, is gone; ", recorded, rec_file);
+	if (venv) {
+		snprintf(reason + n, sizeof(reason) - n, "%sthe .venv of the checkout kjudge was "
+			 "built in", n ? "so " : "");
+		*python = venv;
+	} else {
+		snprintf(reason + n, sizeof(reason) - n, "the default: no $KJ_PYTHON%s%s%s",
+			 KJ_CHECKOUT_PYTHON[0] ? ", and no " : "", KJ_CHECKOUT_PYTHON,
+			 KJ_CHECKOUT_PYTHON[0] ? " (the checkout kjudge was built in has no "
+						 ".venv: scripts/install-deps makes it)" : "");
+		*python = "python3";
+	}
+	*why = reason;
+}
+
+const char *kj__python_fix(const char *chosen, char *buf, size_t size)
+{
+	const char *venv = kj__checkout_python();
+	char cwd[PATH_MAX], here[PATH_MAX + 32];
+
+	/* A checkout's own .venv in the working directory, for a kjudge
+	 * built elsewhere that runs in one. */
+	if (!venv && getcwd(cwd, sizeof(cwd)) &&
+	    snprintf(here, sizeof(here), "%s/.venv/bin/python", cwd) < (int)sizeof(here) &&
+	    access(here, X_OK) == 0)
+		venv = here;
+	if (venv && (!chosen || strcmp(chosen, venv) != 0))
+		snprintf(buf, size, "export KJ_PYTHON=%s (the checkout's .venv, which "
+			 "scripts/install-deps fills with torch, Triton and numpy), or install "
+			 "them into that Python", venv);
+	else if (venv)
+		snprintf(buf, size, "run scripts/install-deps (it fills the checkout's .venv, %s, "
+			 "with torch, Triton and numpy), or export KJ_PYTHON=/path/to/python "
+			 "of an interpreter that has them", venv);
+	else
+		snprintf(buf, size, "run scripts/install-deps in kjudge's checkout (it makes "
+			 ".venv/ with torch, Triton and numpy) and export "
+			 "KJ_PYTHON=CHECKOUT/.venv/bin/python, or point KJ_PYTHON (or --python) "
+			 "at an interpreter that has them");
+	return buf;
 }

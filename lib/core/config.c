@@ -8,6 +8,7 @@
 
 #include "kjudge/config.h"
 #include "kjudge/sandbox.h"
+#include "base/locate.h"
 #include "base/internal.h"
 
 void kj_config_init(struct kj_config *c, char *const *env)
@@ -17,8 +18,8 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	long long ram = pages > 0 && psize > 0 ? (long long)pages * psize : 16LL << 30;
 
 	memset(c, 0, sizeof(*c));
-	c->python = "python3";
-	c->python_source = "the default";
+	/* The install's record, the checkout's .venv, else python3. */
+	kj__default_python(&c->python, &c->python_source);
 	c->scratch_parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	c->scratch_private = 1;
 	c->cache_max_bytes = -1;

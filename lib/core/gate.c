@@ -40,6 +40,14 @@ static const char *member(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
+/* The last component of a path. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 /* Up to five failures of the record, one line each, after why's line. */
 static void add_failures(const json_t *rec, char *why, size_t size)
 {
@@ -56,6 +64,19 @@ static void add_failures(const json_t *rec, char *why, size_t size)
 					json_integer_value(json_object_get(x, "case_idx")),
 					type ? type : "?", (int)n, msg ? msg : "");
 	}
+}
+
+int kj_gate_record_name(const char *impl, char *buf, size_t size)
+{
+	int n;
+
+	if (!strcmp(impl, "triton_ascend_impl"))
+		n = snprintf(buf, size, "verify_result.json");
+	else if (!strncmp(impl, "triton_", 7))
+		n = snprintf(buf, size, "verify_result_%s.json", impl + 7);
+	else
+		n = snprintf(buf, size, "verify_result_%s.json", impl);
+	return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
 int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[4],
@@ -96,8 +117,19 @@ int kj_gate_check(const char *path, const struct kj_task *t, const uint64_t key[
 	/* The seed's gate first, in its words: a record of a run that did not
 	 * pass is refused for that, whoever wrote it. */
 	if (total <= 0 || passed != total || json_array_size(json_object_get(rec, "failures"))) {
+		const char *of = member(json_object_get(kj, "candidate"), "file");
+
 		res = refuse(why, size, "%s\n  passed/total: %lld/%lld%s", path, passed, total,
 			     total <= 0 ? "\n  verify did not run any case" : "");
+		/* A record of another candidate file (written by an older
+		 * kjudge's verify, or with --output) says whose failures these
+		 * are: never taken for this candidate's. */
+		if (*of && strcmp(base_name(of), base_name(t->cand_file)) != 0) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, size - n, "\n  this record is of the candidate '%s', not "
+				 "of '%s': verify this one", of, t->cand_file);
+		}
 		add_failures(rec, why, size);
 		goto out;
 	}

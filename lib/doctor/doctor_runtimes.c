@@ -59,23 +59,6 @@ static const char *const passed_env[] = {
 	"CUDA_HOME", "TRITON_INTERPRET", "LANG", "HOME",
 };
 
-static const char *python_fix(char *buf, size_t size)
-{
-	char cwd[1024], venv[1100];
-
-	/* The checkout's own environment, when kjudge runs from one. */
-	if (getcwd(cwd, sizeof(cwd)) &&
-	    snprintf(venv, sizeof(venv), "%s/.venv/bin/python", cwd) < (int)sizeof(venv) &&
-	    access(venv, X_OK) == 0)
-		snprintf(buf, size, "export KJ_PYTHON=%.400s (the checkout's .venv, "
-			 "filled by scripts/install-deps)", venv);
-	else
-		snprintf(buf, size, "install Python 3 with torch and numpy "
-			 "(scripts/install-deps makes .venv/), then export "
-			 "KJ_PYTHON=/path/to/python, or pass --python");
-	return buf;
-}
-
 /* The JSON of the line tagged KJ_DOCTOR in out, or NULL. */
 static json_t *tagged_json(const char *out)
 {
@@ -163,8 +146,8 @@ static void probe_python(struct kj__doctor *d)
 	size_t i, n = 0;
 
 	if (kj__find_in_path(name, kj_config_env(d->o->cfg, "PATH"), path, sizeof(path)) < 0) {
-		kj__doctor_set(c, KJ_DOCTOR_FAIL, python_fix(fix, sizeof(fix)),
-			       "no Python interpreter '%s' (from %s): verify and "
+		kj__doctor_set(c, KJ_DOCTOR_FAIL, kj__python_fix(NULL, fix, sizeof(fix)),
+			       "no Python interpreter '%s' (chosen: %s): verify and "
 			       "benchmark cannot run", name, source);
 		return;
 	}
@@ -200,21 +183,21 @@ static void probe_python(struct kj__doctor *d)
 			snprintf(why, sizeof(why), "it does not run a short script: %.*s",
 				 (int)(k < 300 ? k : 300),
 				 cmd->err_len ? cmd->err : "no answer");
-		kj__doctor_set(c, KJ_DOCTOR_FAIL, python_fix(fix, sizeof(fix)),
-			       "%s (from %s): %s", path, source, why);
+		kj__doctor_set(c, KJ_DOCTOR_FAIL, kj__python_fix(path, fix, sizeof(fix)),
+			       "%s (chosen: %s): %s", path, source, why);
 		free(cmd);
 		return;
 	}
 	free(cmd);
-	kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "Python %s at %s (from %s)",
+	kj__doctor_set(c, KJ_DOCTOR_OK, NULL, "Python %s at %s (chosen: %s)",
 		       jstr(r, "python") ? jstr(r, "python") : "?", path, source);
-	python_fix(fix, sizeof(fix));
+	kj__python_fix(path, fix, sizeof(fix));
 	module_record(d, r, "torch", KJ_DOCTOR_FAIL, fix,
 		      "verify and benchmark cannot run");
 	module_record(d, r, "numpy", KJ_DOCTOR_FAIL, fix,
 		      "the worker writes outputs with it");
 	module_record(d, r, "triton", KJ_DOCTOR_WARN,
-		      "pip install triton (into the interpreter of KJ_PYTHON)",
+		      "pip install triton (into the interpreter above)",
 		      "Triton candidates cannot run");
 	if (jstr(r, "torch"))
 		cuda_record(d, r);

@@ -873,16 +873,21 @@ static void side_kill(struct tside *ts)
 	ts->s->loaded = 0;
 }
 
-/* The fix for a Python that cannot run the worker (as kjudge doctor gives it). */
-static const char *python_fix(const char *msg)
+/* The fix for a Python that cannot run the worker (as kjudge doctor gives
+ * it): into buf, with its "; fix: ", or "" for another failure. */
+static const char *python_fix(const char *msg, const char *python, char *buf, size_t size)
 {
-	if (msg && strstr(msg, "No module named 'torch'"))
-		return "; fix: install torch into that Python (python -m pip install torch), or "
-		       "point --python or KJ_PYTHON at an interpreter that has it (kjudge doctor "
-		       "checks)";
-	if (msg && strstr(msg, "No module named 'numpy'"))
-		return "; fix: python -m pip install numpy into that Python (kjudge doctor checks)";
-	return "";
+	size_t n;
+
+	if (!msg || (!strstr(msg, "No module named 'torch'") &&
+		     !strstr(msg, "No module named 'numpy'")))
+		return "";
+	n = (size_t)snprintf(buf, size, "; fix: ");
+	if (n < size)
+		kj__python_fix(python, buf + n, size - n);
+	if ((n = strlen(buf)) < size)
+		snprintf(buf + n, size - n, " (kjudge doctor checks)");
+	return buf;
 }
 
 /* What the hello of a failed start said, for the error. */
@@ -893,13 +898,15 @@ static int start_error(struct tside *ts, int rc, const struct kj_error *e, const
 	char *tail = output_tail(&ts->proc);
 	/* The exception's line: the worker puts it first. */
 	char *clean = kj__text_clean(msg ? msg : "", msg ? kj__first_line(msg, 600) : 0, 600);
+	char fix[1200];
 	int code = rc == KJ_EINTR || rc == KJ_ENOMEM ? rc
 		   : kj_proc_interrupted() ? KJ_EINTR /* as proc_failed's */
 		   : ts->s->sandboxed ? KJ_ESANDBOX : KJ_ESPAWN;
 
 	kj_error_set(err, code, "the %s's worker did not start with '%s' (%s): %s%s%s%.300s",
 		     kj_side_name(ts->s->role), ts->tt->python, ts->tt->cfg->python_source,
-		     clean ? clean : "", python_fix(msg), tail && *tail ? "\n" : "",
+		     clean ? clean : "", python_fix(msg, ts->tt->python, fix, sizeof(fix)),
+		     tail && *tail ? "\n" : "",
 		     tail ? tail : "");
 	free(tail);
 	free(clean);

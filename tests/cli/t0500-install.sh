@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t0500-install.sh - `make install` and `make uninstall` into a temporary
-# DESTDIR and PREFIX; the installed kjudge finds its worker in
+# DESTDIR and PREFIX; make install records the workers' Python, which the
+# installed kjudge runs without KJ_PYTHON; the installed kjudge finds its worker in
 # PREFIX/libexec/kjudge/ with the build directory hidden (a tmpfs mounted
 # over it in a mount namespace of our own), verifies a real task and passes
 # the doctor's worker probe; every installed man page reads cleanly with
@@ -83,7 +84,29 @@ test_expect 'the installed kjudge, with build/ hidden, finds its worker: doctor 
 	grep -q "^  ok    worker  *$worker$" out.txt
 	hidden "$k" verify --op_name softmax --verify_dir t --triton_impl_name cpu_impl --device cpu > v.txt
 	grep -q "softmax: [0-9]*/[0-9]* cases passed" v.txt
-	test "$(jget t/verify_result.json "d[\"passed_cases\"] == d[\"total_cases\"] > 0")" = True
+	test "$(jget t/verify_result_cpu_impl.json "d[\"passed_cases\"] == d[\"total_cases\"] > 0")" = True
+'
+
+test_expect 'make install records the workers Python; without KJ_PYTHON the installed kjudge runs it' '
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$src" BUILD="$KJ_BUILD" \
+		PREFIX="$prefix" DESTDIR="$SCRATCH/dest" PYTHON="$KJ_PYTHON" install > out.txt
+	rec=$SCRATCH/dest$prefix/libexec/kjudge/kjudge_python.txt
+	test "$(cat "$rec")" = "$KJ_PYTHON"
+	test "$(stat -c %a "$rec")" = 644
+	grep -q "^install: the workers. Python: $KJ_PYTHON$" out.txt
+	k=$SCRATCH/dest$prefix/bin/kjudge
+	env -u KJ_PYTHON "$k" doctor --json --group runtimes > r.json || test $? -eq 1
+	test "$(jget r.json "[c[\"status\"] + \" \" + c[\"detail\"] for c in d[\"checks\"] if c[\"name\"] == \"python\"][0]")" = \
+		"ok Python $("$KJ_PYTHON" -c "import platform; print(platform.python_version())") at $KJ_PYTHON (chosen: recorded by make install in $rec)"
+	# A recorded interpreter that is gone is said, and the next rule chosen.
+	echo /nonexistent/python > "$rec"
+	env -u KJ_PYTHON "$k" doctor --group runtimes > out.txt || true
+	grep -q "^  [a-zA-Z]* *python .*(chosen: /nonexistent/python, recorded by make install in $rec, is gone; " out.txt
+	# A PYTHON that does not exist records nothing, and says so.
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$src" BUILD="$KJ_BUILD" \
+		PREFIX="$prefix" DESTDIR="$SCRATCH/dest" PYTHON=/nonexistent/python3 install > out.txt
+	test ! -e "$rec"
+	grep -q "^install: no /nonexistent/python3: the installed kjudge runs KJ_PYTHON, else python3$" out.txt
 '
 
 test_expect 'the installed kjudge reached through a link finds the worker of its real place' '
