@@ -118,7 +118,8 @@ enum { KJ_KEEP = 1, KJ_KEEP_COPY = 2 };
 #define KJ_DEVOUT_MIN (32u << 20)
 
 /* What a call (or a start) came to.  Owned by the caller: zero it with
- * kj_reply_init(), free it with kj_reply_release(). */
+ * kj_reply_init(), free it with kj_reply_release() (lib/core/reply.c: the
+ * pipeline's, whichever runner fills it). */
 struct kj_reply {
 	int ok;                  /* the call completed normally */
 	/* !ok: how the side failed, as the runner classified it (a
@@ -172,7 +173,11 @@ struct kj_reply {
 	double launch_ms;        /* the smallest kernel, launched and finished */
 };
 
+/* Empty r (nothing owned; type KJ_ET_NOT_JUDGED). */
 void kj_reply_init(struct kj_reply *r);
+/* Free what r owns (its texts, trees and JSON, and close the descriptors
+ * that came with it), then empty it as kj_reply_init does: r can be used
+ * again, and releasing it twice is harmless. */
 void kj_reply_release(struct kj_reply *r);
 
 struct kj_side;
@@ -232,7 +237,8 @@ struct kj_side {
 	json_t *kernel_names;
 };
 
-/* The name of a side ("reference", "candidate"). */
+/* The name of a side ("reference", "candidate"): a static string
+ * (lib/core/reply.c). */
 const char *kj_side_name(enum kj_side_role r);
 
 #endif /* KJUDGE_RUNNER_H */
