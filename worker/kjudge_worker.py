@@ -4,32 +4,42 @@
 The C core starts one worker per side and talks to it over a dedicated file
 descriptor (--fd), never over stdout: whatever the code under test prints goes
 to stdout/stderr, which the core captures up to a cap and shows in error
-messages, and it cannot be mistaken for a reply.
+messages, and it cannot be mistaken for a reply.  docs/protocol.md is the
+contract (framing, every request and reply, limits, errors); in short:
 
 Protocol: one JSON object per line in each direction.  Every request has an
 "op" and a "nonce"; every reply repeats the "nonce" and has "ok".  The core
-drops lines without the right nonce, so code under test that finds the
-descriptor and writes to it cannot answer in the worker's place.  A failed request
-replies {"ok": false, "error_type": <exception class>, "error_msg": <text>}
-and the worker stays usable, unless the failure was a CUDA error (those are
-sticky: the worker then exits and the core starts a fresh one).
+fails a request at any line on the channel that is not its reply (or a
+build message of the request, _judge_build), so code under test that finds
+the descriptor and writes to it cannot answer in the worker's place.
+Descriptors travel with the lines (SCM_RIGHTS): the outputs of a request
+asked for "sealed" or "export", and the candidate's exported outputs that
+the judge passes with "take".
 
-  hello      pycache write_bytecode -> versions, device
-  load_task  dir task_module device [case_params]
-                                    -> cases (number of input groups)
-  load       module cls init_seed [params kernels_disabled profile_kernels]
-                                    -> (the module under test is imported)
-  run        case seed out_dir tag [params]
-                                    -> outputs, input_desc, inputs_changed,
-                                       aliases, phases [launches_suppressed
-                                       kernel_names]
-  time       case seed init_seed warmup repeats flush_bytes out_dir tag check
-                                    -> samples_ms, escaped_ms, peak_memory_mb,
-                                       timer, phases, and with check:
-                                       distinct_outputs (each distinct set of
-                                       timed outputs), repeat_output,
-                                       inputs_changed
-  exit
+  hello       pycache write_bytecode
+                          -> python torch triton cuda_available cuda_count
+                             [device_name cuda driver *_clock_mhz]
+  load_task   dir task_module device [case_params]
+                          -> cases (number of input groups)
+  load        module cls init_seed [params kernels_disabled profile_kernels
+              compile ext_builds]
+                          -> (the module under test is imported, its model built)
+  run         case seed out_dir tag [params sealed export keep]
+                          -> outputs input_desc inputs_changed aliases phases
+                             [kernel_names launches_suppressed]
+  time_round  case seeds schedule warmup flush_bytes out_dir tag check
+              [known probe empty params sealed export]
+                          -> samples_ms escaped_ms peak_memory_mb timer
+                             idle_sync_ms phases [launches_suppressed], and
+                             with check: distinct_outputs calls inputs_changed
+  device                  -> copy_gbs launch_ms (the reference's worker)
+  take        items (fd nbytes device), with descriptors
+                          -> taken (the reference's worker)
+  figures     items (kept taken t numel dtype)
+                          -> figures (the reference's worker)
+  drop                    -> (kept outputs and copies forgotten)
+  build       dir timeout -> rc output build_s (the judge's builder)
+  exit                    (no reply: the worker ends)
 
 A task with a cases file (docs/cli.md) has its cases' parameters: the judge
 expands the file and sends them, every case's in load_task (checked against
@@ -49,18 +59,24 @@ module under test (load), so that the judge knows which of the two failed
 without taking the worker's word for it.
 
 outputs is a value in the judge's wire form (kjudge/value.h): a list of the
-outputs, each a tensor ({"kind": "tensor", "file", "dtype", "shape"}, written
-as .npy in out_dir; numpy has no bfloat16 or float8: such tensors are written
-as the unsigned integer of the same width, and "dtype" names the logical
-one), a Python number, bool, str or None by value, a list, tuple or dict of
-values, or {"kind": "other", "type"} for anything else (numpy arrays, complex
-numbers and tensors...).
+outputs, each a tensor ({"kind": "tensor", "file" or "fd", "dtype",
+"shape"}: .npy data in out_dir, or, with sealed, in a sealed memory file
+sent with the reply; numpy has no bfloat16 or float8: such tensors are
+written as the unsigned integer of the same width, and "dtype" names the
+logical one), a Python number, bool, str or None by value, a list, tuple or
+dict of values, or {"kind": "other", "type"} for anything else (numpy
+arrays, complex numbers and tensors...).  With export, top-level tensors
+stay on the device ("fd" and "device" leaves), or with keep in this worker
+("kept" leaves), for take and figures.
 
 A failed request replies {"ok": false, "phase", "exception", "error_type",
-"error_msg", "sticky"}: the phase it failed in (import, init, inputs,
-forward, outputs), the exception's qualified class and its name, the
-message (its first line the exception itself, then the traceback without
-this worker's frames), and whether the error is a sticky CUDA one.
+"error_msg", "sticky", "exits"}: the phase it failed in (import, init,
+inputs, forward, outputs), the exception's qualified class and its name,
+the message (its first line the exception itself, then the traceback
+without this worker's frames), whether the error is a sticky CUDA one, and
+whether the worker exits after the reply (a sticky error, SystemExit,
+KeyboardInterrupt: the core then starts a fresh one).  Otherwise the worker
+stays usable; an unknown op is such a failure.
 """
 import argparse
 import importlib
