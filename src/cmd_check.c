@@ -557,7 +557,7 @@ static int judge_pair(struct check *k)
 	if (k->baseline == 1 && k->compiled_ref.error[0] && !strcmp(k->status, "pass")) {
 		k->status = "error";
 		k->compiled = 0;
-		snprintf(k->error_type, sizeof(k->error_type), "TaskError");
+		snprintf(k->error_type, sizeof(k->error_type), "%s", kj_etype_name(KJ_ET_TASK));
 		snprintf(k->category, sizeof(k->category), "task");
 		snprintf(k->message, sizeof(k->message), "the compiled reference has no figure: "
 			 "%s", k->compiled_ref.error);
@@ -574,9 +574,9 @@ static int judge_pair(struct check *k)
 	k->clean = k->static_ok && k->disabled_ok == 1;
 	if (!k->clean) {
 		snprintf(k->error_type, sizeof(k->error_type), "%s",
-			 !k->static_ok ? "StaticCheck" : "KernelsNotUsed");
+			 kj_etype_name(!k->static_ok ? KJ_ET_STATIC_CHECK : KJ_ET_KERNELS_NOT_USED));
 		snprintf(k->category, sizeof(k->category), "%s",
-			 !k->static_ok ? "static" : "anticheat");
+			 kj_category_name(!k->static_ok ? KJ_CAT_STATIC : KJ_CAT_ANTICHEAT));
 	}
 	return 0;
 }

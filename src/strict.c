@@ -48,7 +48,7 @@ int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_t
 		return kj_cli_error(cmd, "the static check: %s", err.msg);
 	s->have_static = 1;
 	if (s->st.layer.ok != 1) {
-		s->error_type = KJ_LAYER_STATIC_TYPE;
+		s->error_type = kj_etype_name(KJ_ET_STATIC_CHECK);
 		s->reason = s->st.layer.msg;
 	}
 	return 0;
@@ -73,7 +73,7 @@ int kj_cli_strict_layers(const struct kj_cli_command *cmd, struct kj_cli_torch *
 	if (rc)
 		return rc;
 	if (s->disabled.ok != 1) {
-		s->error_type = KJ_LAYER_DISABLED_TYPE;
+		s->error_type = kj_etype_name(KJ_ET_KERNELS_NOT_USED);
 		s->reason = s->disabled.msg;
 		return 0;
 	}
@@ -87,7 +87,7 @@ int kj_cli_strict_layers(const struct kj_cli_command *cmd, struct kj_cli_torch *
 	kj_profile_layer(run->task.cand.kernel_names, s->st.kernels, s->st.n_kernels,
 			 &s->profile);
 	if (s->profile.ok != 1) {
-		s->error_type = KJ_LAYER_PROFILE_TYPE;
+		s->error_type = kj_etype_name(KJ_ET_NO_OWN_KERNEL);
 		s->reason = s->profile.msg;
 	}
 	return 0;
@@ -155,7 +155,7 @@ void kj_cli_strict_say(const struct kj_cli_command *cmd, const struct kj_cli_str
 	else if (!s->on && s->have_static && s->st.layer.ok != 1)
 		fprintf(stderr, "kjudge %s: warning: the static check failed (%s; no clean pass, "
 			"--strict fails it; kjudge validate FILE says more): %s\n", cmd->name,
-			KJ_LAYER_STATIC_TYPE, kj_cli_shown(s->st.layer.msg));
+			kj_etype_name(KJ_ET_STATIC_CHECK), kj_cli_shown(s->st.layer.msg));
 }
 
 int kj_cli_strict_failed(const struct kj_cli_strict *s)

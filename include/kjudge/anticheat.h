@@ -29,10 +29,9 @@
 #include "kjudge/verdict.h"
 
 /* The error types of a pass that is not clean, by the first layer that
- * failed (the store's error_type, verify's and benchmark's --strict). */
-#define KJ_LAYER_STATIC_TYPE "StaticCheck"
-#define KJ_LAYER_DISABLED_TYPE "KernelsNotUsed"
-#define KJ_LAYER_PROFILE_TYPE "NoOwnKernel"
+ * failed (the store's error_type, verify's and benchmark's --strict), are
+ * rows of verdict.h's table: KJ_ET_STATIC_CHECK, KJ_ET_KERNELS_NOT_USED and
+ * KJ_ET_NO_OWN_KERNEL. */
 
 /* Longest message of a layer, with its NUL. */
 #define KJ_LAYER_MSG_MAX 600

@@ -113,6 +113,11 @@ struct kj_task {
 	char device_key[512];           /* device, its model, runtime versions:
 					 * part of every cache key */
 	json_t *env;                    /* versions, device, driver, clocks */
+	/* Who a failed start is charged to, said by the runner where it
+	 * knows: KJ_CHARGE_TASK when the task itself failed (its reference
+	 * did not load, it has no cases); KJ_CHARGE_NONE when it did not say
+	 * (kj_task_start_charged). */
+	enum kj_charge start_charge;
 	void *impl;                     /* the runner's */
 	int (*start)(struct kj_task *t, struct kj_error *err);
 	void (*close)(struct kj_task *t);
@@ -129,6 +134,16 @@ struct kj_task {
 struct kj_judge_opts;
 int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj_judge_opts *o,
 		  struct kj_error *err);
+
+/*
+ * Who is charged with kj_task_start()'s outcome rc: KJ_CHARGE_NONE for
+ * KJ_OK, KJ_CHARGE_TASK when the start refused the task itself (KJ_EINVAL
+ * with the runner's start_charge saying so: a reference that does not
+ * load, a task without cases), else KJ_CHARGE_JUDGE (a worker that could
+ * not start, a device that is not there: the machine's).  Decided from
+ * what the runner recorded, never from the words of its message.
+ */
+enum kj_charge kj_task_start_charged(const struct kj_task *t, int rc);
 
 /* Stop both sides and free the runner's state. */
 void kj_task_close(struct kj_task *t);

@@ -58,7 +58,8 @@ enum kj_charge { KJ_CHARGE_NONE, KJ_CHARGE_CANDIDATE, KJ_CHARGE_TASK, KJ_CHARGE_
 	X(LIMIT, "limit")        /* memory, output and other sandbox limits */    \
 	X(TIMING, "timing")      /* the timing checks */                          \
 	X(TASK, "task")          /* the task's own failure */                     \
-	X(JUDGE, "judge")        /* the judge's or the machine's */
+	X(JUDGE, "judge")        /* the judge's or the machine's */         \
+	X(ANTICHEAT, "anticheat") /* a pass the anti-cheat layers refused */
 
 enum kj_category {
 #define KJ__CAT_ENUM(e, name) KJ_CAT_##e,
@@ -140,7 +141,19 @@ enum kj_category {
 	X(L2_PERSIST, "L2PersistenceSet", CANDIDATE, TIMING,                                \
 	  "a timed call left persisting-L2 state set (the persisting L2 limit, or an "      \
 	  "access policy window on the timed stream), which keeps data in the L2 cache "    \
-	  "across the flush between calls")
+	  "across the flush between calls")                                             \
+	/* Attempt-level types: what eval (and verify's --strict) writes of a */        \
+	/* whole attempt, never of one case. */                                         \
+	X(STATIC_CHECK, "StaticCheck", CANDIDATE, STATIC,                                   \
+	  "the static check (validate) refused the candidate's source")                     \
+	X(KERNELS_NOT_USED, "KernelsNotUsed", CANDIDATE, ANTICHEAT,                         \
+	  "the candidate still passed with its own kernels disabled")                       \
+	X(NO_OWN_KERNEL, "NoOwnKernel", CANDIDATE, ANTICHEAT,                               \
+	  "the profiler saw none of the candidate's own kernels run")                       \
+	X(BASELINE_FAILED, "BaselineFailed", TASK, TASK,                                    \
+	  "the spec's own reference does not pass its oracle: no translation is judged")    \
+	X(NO_TARGET, "NO_TARGET", CANDIDATE, BUILD,                                         \
+	  "the translation has no file of the target spec's translation_targets")
 
 enum kj_etype {
 #define KJ__ET_ENUM(e, name, charge, cat, text) KJ_ET_##e,

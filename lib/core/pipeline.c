@@ -167,7 +167,16 @@ int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj
 	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, kj_task_identity(t), -1, 0);
 
 	t->ref.init_seed = t->cand.init_seed = init;
+	t->start_charge = KJ_CHARGE_NONE;
 	return t->start ? t->start(t, err) : kj_error_set(err, KJ_EINVAL, "no runner");
+}
+
+enum kj_charge kj_task_start_charged(const struct kj_task *t, int rc)
+{
+	if (rc == KJ_OK)
+		return KJ_CHARGE_NONE;
+	return rc == KJ_EINVAL && t->start_charge == KJ_CHARGE_TASK ? KJ_CHARGE_TASK
+								     : KJ_CHARGE_JUDGE;
 }
 
 /* --- one side --------------------------------------------------------------------- */

@@ -802,11 +802,10 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			close(quiet);
 	}
 	/* A reference that does not load, or a task without cases, is the
-	 * task's failure, not the judge's (kj_task_start's two messages for
-	 * them, after both workers started: a Python that cannot start one
-	 * stays the machine's). */
-	if (rc == KJ_EINVAL && task_open && (strstr(verify->err.msg, "the task cannot be loaded") ||
-					     strstr(verify->err.msg, "the task has no cases")))
+	 * task's failure, not the judge's (the runner says so after both
+	 * workers started: a Python that cannot start one stays the
+	 * machine's). */
+	if (task_open && kj_task_start_charged(&t, rc) == KJ_CHARGE_TASK)
 		verify->task_fault = 1;
 	if (rc == KJ_OK && !disabled && t.env && !rn->env)
 		rn->env = json_incref(t.env);
@@ -911,13 +910,13 @@ static void phase_verdict(const struct phase *p, struct kj_eval_outcome *o, char
 			set_verdict(o, "task_error", kj_etype_name(KJ_ET_TASK), "task", charged, csize,
 				    "task", msg, msize, p->err.msg);
 		else
-			set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge",
-				    msg, msize, p->err.msg);
+			set_verdict(o, "judge_error", kj_etype_name(KJ_ET_JUDGE), "judge", charged,
+				    csize, "judge", msg, msize, p->err.msg);
 		return;
 	}
 	if (!p->have_first) {
-		set_verdict(o, "judge_error", "JudgeError", "judge", charged, csize, "judge", msg,
-			    msize, "no case was judged");
+		set_verdict(o, "judge_error", kj_etype_name(KJ_ET_JUDGE), "judge", charged, csize,
+			    "judge", msg, msize, "no case was judged");
 		return;
 	}
 	set_verdict(o, kj_status_name(kj_etype_status(p->first_type)), kj_etype_name(p->first_type),
@@ -1140,10 +1139,11 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 					  : l.disabled_ok != 1 ? l.disabled_msg : l.profile_msg;
 
 			snprintf(out->error_type, sizeof(out->error_type), "%s",
-				 l.static_ok != 1 ? KJ_LAYER_STATIC_TYPE
-				 : l.disabled_ok != 1 ? KJ_LAYER_DISABLED_TYPE : KJ_LAYER_PROFILE_TYPE);
+				 kj_etype_name(l.static_ok != 1     ? KJ_ET_STATIC_CHECK
+					       : l.disabled_ok != 1 ? KJ_ET_KERNELS_NOT_USED
+								    : KJ_ET_NO_OWN_KERNEL));
 			snprintf(out->category, sizeof(out->category), "%s",
-				 l.static_ok != 1 ? "static" : "anticheat");
+				 kj_category_name(l.static_ok != 1 ? KJ_CAT_STATIC : KJ_CAT_ANTICHEAT));
 			snprintf(msg, sizeof(msg), "%s", why);
 		}
 	}

@@ -71,7 +71,7 @@ static void map_status(enum kj_spec_status st, struct kj_eval_outcome *o, const 
 	/* A status the table does not know is never a verdict on anyone. */
 	snprintf(o->status, sizeof(o->status), "judge_error");
 	snprintf(o->category, sizeof(o->category), "judge");
-	snprintf(o->error_type, sizeof(o->error_type), "JudgeError");
+	snprintf(o->error_type, sizeof(o->error_type), "%s", kj_etype_name(KJ_ET_JUDGE));
 	*charged = "judge";
 }
 
@@ -405,10 +405,13 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	if (tref.status != KJ_SPEC_PASS || (!s->no_benchmark && sref.status != KJ_SPEC_PASS)) {
 		int tgt = tref.status != KJ_SPEC_PASS;
 
-		snprintf(out->status, sizeof(out->status), "task_error");
-		snprintf(out->error_type, sizeof(out->error_type), "BaselineFailed");
-		snprintf(out->category, sizeof(out->category), "task");
-		charged = "task";
+		snprintf(out->status, sizeof(out->status), "%s",
+			 kj_status_name(kj_etype_status(KJ_ET_BASELINE_FAILED)));
+		snprintf(out->error_type, sizeof(out->error_type), "%s",
+			 kj_etype_name(KJ_ET_BASELINE_FAILED));
+		snprintf(out->category, sizeof(out->category), "%s",
+			 kj_category_name(kj_etype_category(KJ_ET_BASELINE_FAILED)));
+		charged = kj_charge_name(kj_etype_charge(KJ_ET_BASELINE_FAILED));
 		snprintf(msg, sizeof(msg), "the %s spec's own reference does not pass its oracle "
 			 "(%s: %.700s); no translation %s it is judged", tgt ? "target" : "source",
 			 kj_spec_status_name(tgt ? tref.status : sref.status),
@@ -430,10 +433,13 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	if (rc == KJ_EINVAL || rc == KJ_ENOENT) {
 		/* The reference passed with the same options: what is wrong is
 		 * the translation's (no file of translation_targets). */
-		snprintf(out->status, sizeof(out->status), "fail");
-		snprintf(out->error_type, sizeof(out->error_type), "NO_TARGET");
-		snprintf(out->category, sizeof(out->category), "build");
-		charged = "candidate";
+		snprintf(out->status, sizeof(out->status), "%s",
+			 kj_status_name(kj_etype_status(KJ_ET_NO_TARGET)));
+		snprintf(out->error_type, sizeof(out->error_type), "%s",
+			 kj_etype_name(KJ_ET_NO_TARGET));
+		snprintf(out->category, sizeof(out->category), "%s",
+			 kj_category_name(kj_etype_category(KJ_ET_NO_TARGET)));
+		charged = kj_charge_name(kj_etype_charge(KJ_ET_NO_TARGET));
 		snprintf(msg, sizeof(msg), "%.1000s", err->msg);
 		ran = 1;
 		rc = record_case(db, attempt_key, out, charged, msg, NULL, 0, &sref, 0, err);
@@ -498,7 +504,7 @@ judge_error:
 	if (rc == KJ_EINTR)
 		goto out;
 	snprintf(out->status, sizeof(out->status), "judge_error");
-	snprintf(out->error_type, sizeof(out->error_type), "JudgeError");
+	snprintf(out->error_type, sizeof(out->error_type), "%s", kj_etype_name(KJ_ET_JUDGE));
 	snprintf(out->category, sizeof(out->category), "judge");
 	charged = "judge";
 	snprintf(msg, sizeof(msg), "%.1000s", err->msg);

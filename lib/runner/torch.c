@@ -1892,15 +1892,19 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 		return kj_error_set(err, KJ_ENODEVICE, "--device %s: this machine has no CUDA device "
 				    "that torch can use (torch.cuda.is_available() is False in "
 				    "'%s'); use --device cpu", t->device, tt->python);
-	if (!t->ref.loaded)
+	if (!t->ref.loaded) {
+		t->start_charge = KJ_CHARGE_TASK;
 		return kj_error_set(err, KJ_EINVAL, "'%s': the task cannot be loaded: %.1500s",
 				    t->task_file, t->ref.load_failure.message ? t->ref.load_failure.message
 									      : "");
+	}
 	/* With a cases file the judge's own list decides. */
 	t->n_cases = t->case_params ? (int)json_array_size(t->case_params) : tt->sides[0]->cases;
-	if (t->n_cases <= 0)
+	if (t->n_cases <= 0) {
+		t->start_charge = KJ_CHARGE_TASK;
 		return kj_error_set(err, KJ_EINVAL, "'%s': the task has no cases (get_inputs() "
 				    "or get_input_groups() returned nothing)", t->task_file);
+	}
 	t->env = json_deep_copy(hello);
 	if (!t->env)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");

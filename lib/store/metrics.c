@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "kjudge/metrics.h"
+#include "kjudge/verdict.h"
 #include "store/store_internal.h"
 #include "base/json.h"
 #include "base/text.h"
@@ -305,13 +306,21 @@ static int load_suite(struct ctx *c, json_t **suite, long long *run_id)
 }
 
 /* A task whose latest attempt found its own reference failing its oracle
- * (a suite of specs: BaselineFailed) never enters an evaluation: it is not
- * one of the suite's operators, and its attempts count nowhere. */
+ * (a suite of specs: KJ_ET_BASELINE_FAILED) never enters an evaluation: it
+ * is not one of the suite's operators, and its attempts count nowhere.  The
+ * type's name is bound from verdict.h's table (bind_baseline). */
 #define BASELINE_FAILED                                                                    \
 	"(SELECT task_key FROM (SELECT task_key, error_type, row_number() OVER "           \
 	"(PARTITION BY task_key ORDER BY finished_at DESC, run_id DESC, attempt_key DESC) " \
 	"AS rn FROM attempts WHERE state = 'done') WHERE rn = 1 AND "                       \
-	"error_type = 'BaselineFailed')"
+	"error_type = :baseline_failed)"
+
+/* Bind BASELINE_FAILED's type name in a statement that holds it. */
+static int bind_baseline(sqlite3_stmt *st)
+{
+	return sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":baseline_failed"),
+				 kj_etype_name(KJ_ET_BASELINE_FAILED), -1, SQLITE_STATIC);
+}
 
 /* The operators of the run's suite, in the order of level, problem, name. */
 static int load_ops(struct ctx *c, long long run_id)
@@ -327,6 +336,8 @@ static int load_ops(struct ctx *c, long long run_id)
 	if (rc != SQLITE_OK)
 		return fail(c, rc, "metrics: the suite's operators");
 	rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc == SQLITE_OK)
+		rc = bind_baseline(st);
 	if (rc != SQLITE_OK) {
 		sqlite3_finalize(st);
 		return fail(c, rc, "metrics: the suite's operators");
@@ -542,15 +553,16 @@ static void count_run(struct ctx *c, struct model *m, long long rid)
  * "profile" (the profiler saw none of its kernels), or "unknown". */
 static const char *layer_of(const char *error_type, const char *cat)
 {
-	static const char *const by_type[][2] = { { "StaticCheck", "static" },
-						  { "KernelsNotUsed", "disabled" },
-						  { "NoOwnKernel", "profile" } };
-	size_t i;
-
-	for (i = 0; error_type && i < sizeof(by_type) / sizeof(by_type[0]); i++)
-		if (!strcmp(error_type, by_type[i][0]))
-			return by_type[i][1];
-	return cat && !strcmp(cat, "static") ? "static" : "unknown";
+	switch (error_type ? kj_etype_from_name(error_type) : -1) {
+	case KJ_ET_STATIC_CHECK:
+		return "static";
+	case KJ_ET_KERNELS_NOT_USED:
+		return "disabled";
+	case KJ_ET_NO_OWN_KERNEL:
+		return "profile";
+	default:
+		return cat && !strcmp(cat, kj_category_name(KJ_CAT_STATIC)) ? "static" : "unknown";
+	}
 }
 
 static void count_category(struct model *m, const char *cat, int clean)
@@ -639,6 +651,8 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 					"THEN 1 ELSE 2 END, case_idx", -1, &cst, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc == SQLITE_OK)
+		rc = bind_baseline(st);
 	if (rc != SQLITE_OK) {
 		rc = fail(c, rc, "metrics: the attempts");
 		goto out;
