@@ -339,12 +339,17 @@ static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char
  * discovery left out ("skipped": the record of a study keeps what it did
  * not judge, and why).  NULL when it cannot be made (the run is recorded
  * without). */
-static char *run_env(const char *gpus, const char *shard, const char *plan,
-		     const json_t *skipped)
+static char *run_env(const struct kj_config *cfg, const char *gpus, const char *shard,
+		     const char *plan, const json_t *skipped)
 {
-	static const char *const slurm_vars[] = { "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
-						  "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT",
-						  "SLURMD_NODENAME", "SLURM_CLUSTER_NAME" };
+	const struct {
+		const char *name, *value;
+	} slurm_vars[] = { { "SLURM_JOB_ID", cfg->slurm.job_id },
+			   { "SLURM_ARRAY_JOB_ID", cfg->slurm.array_job_id },
+			   { "SLURM_ARRAY_TASK_ID", cfg->slurm.array_task_id },
+			   { "SLURM_RESTART_COUNT", cfg->slurm.restart_count },
+			   { "SLURMD_NODENAME", cfg->slurm.nodename },
+			   { "SLURM_CLUSTER_NAME", cfg->slurm.cluster_name } };
 	char host[256] = "";
 	json_t *env;
 	char *text;
@@ -360,12 +365,10 @@ static char *run_env(const char *gpus, const char *shard, const char *plan,
 		json_object_set_new(env, "shard", json_string(shard));
 	if (env && plan)
 		json_object_set_new(env, "plan", json_string(plan));
-	for (i = 0; env && shard && i < sizeof(slurm_vars) / sizeof(slurm_vars[0]); i++) {
-		const char *v = getenv(slurm_vars[i]);
-
-		if (v && *v)
-			json_object_set_new(env, slurm_vars[i], json_string(v));
-	}
+	for (i = 0; env && shard && i < sizeof(slurm_vars) / sizeof(slurm_vars[0]); i++)
+		if (slurm_vars[i].value)
+			json_object_set_new(env, slurm_vars[i].name,
+					    json_string(slurm_vars[i].value));
 	if (env && json_array_size(skipped) &&
 	    json_object_set_new(env, "skipped", json_deep_copy(skipped)) != 0) {
 		json_decref(env);
@@ -384,7 +387,8 @@ static int bind_all_ok(int rc)
 /* The run's row, the suite's tasks and which tasks the run's suite holds:
  * one transaction.  *run_id gets the run's id.  0, or the exit status after
  * printing why. */
-static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, char **argv,
+static int record_run(const struct kj_cli_command *cmd, const struct kj_config *cfg,
+		      sqlite3 *db, int argc, char **argv,
 		      const char *suite, const char *cands, const char *settings, const char *gpus,
 		      const char *shard, const char *plan, const struct kj_eval_set *set,
 		      long long *run_id)
@@ -405,7 +409,7 @@ static int record_run(const struct kj_cli_command *cmd, sqlite3 *db, int argc, c
 		return KJ_EXIT_FAIL;
 	}
 	json_decref(argj);
-	env_text = run_env(gpus, shard, plan, set->problems);
+	env_text = run_env(cfg, gpus, shard, plan, set->problems);
 	utc_now(when);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		free(args_text);
@@ -790,7 +794,8 @@ static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
  * 0, or -1 with *exit_code set after printing why.
  */
 static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set,
-		       const char *apis, int timed, int here, int quiet, int *exit_code)
+		       const char *apis, int timed, const struct kj_config *here, int quiet,
+		       int *exit_code)
 {
 	struct kj_error err;
 	json_t *not_run = NULL, *v;
@@ -947,7 +952,8 @@ static int publish(const struct kj_cli_command *cmd, struct kj_store *store, con
 
 /* DIR/shard-I.json: the shard's ending, written (atomically) only when it
  * ended by itself: what tells --wait that the shard is done, and how. */
-static void write_status(const struct kj_cli_command *cmd, const char *dir, int i, int k,
+static void write_status(const struct kj_cli_command *cmd, const struct kj_config *cfg,
+			 const char *dir, int i, int k,
 			 const char *plan_id, int exit_code, size_t total, size_t done)
 {
 	char path[PATH_MAX], host[256] = "", when[32], *text;
@@ -959,9 +965,8 @@ static void write_status(const struct kj_cli_command *cmd, const char *dir, int 
 	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "shard", i,
 		      "shards", k, "plan", plan_id ? plan_id : "", "exit", exit_code, "node", host,
 		      "finished_at", when, "attempts", (json_int_t)total, "done", (json_int_t)done,
-		      "slurm_job_id", getenv("SLURM_JOB_ID"), "slurm_array_job_id",
-		      getenv("SLURM_ARRAY_JOB_ID"), "slurm_restart_count",
-		      getenv("SLURM_RESTART_COUNT"));
+		      "slurm_job_id", cfg->slurm.job_id, "slurm_array_job_id",
+		      cfg->slurm.array_job_id, "slurm_restart_count", cfg->slurm.restart_count);
 	text = o ? kj_json_text(o, JSON_COMPACT, &err) : NULL;
 	json_decref(o);
 	snprintf(path, sizeof(path), "%s/shard-%d.json", dir, i);
@@ -1066,7 +1071,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	char shard_text[32] = "", batch_hex[33];
 	struct kj_eval_plan plan;
 	unsigned char *in_shard = NULL;
-	double last_publish = 0, publish_every = 30;
+	double last_publish = 0;
 
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
@@ -1142,8 +1147,6 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			snprintf(shard_text, sizeof(shard_text), "%d/%d", shard_i, shard_k);
 	}
 	kj_eval_plan_init(&plan);
-	if (getenv("KJ_PUBLISH_S") && *getenv("KJ_PUBLISH_S"))
-		publish_every = strtod(getenv("KJ_PUBLISH_S"), NULL);
 	suite = args.operands[0];
 	cands = args.operands[1];
 	kj_eval_set_init(&set);
@@ -1186,7 +1189,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (set.n_tasks > 0 && set.tasks[0].spec_target &&
 	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark,
 			/* A plan for a cluster: its nodes say what they run. */
-			!args.opt[OPT_SLURM].count, prog.quiet, &exit_code) != 0)
+			args.opt[OPT_SLURM].count ? NULL : &cfg, prog.quiet, &exit_code) != 0)
 		goto out;
 	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
 		/* Whole programs: a few runs each, not a kernel's fifty calls. */
@@ -1273,7 +1276,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		}
 	}
 	if ((rc = batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch)) ||
-	    (rc = record_run(cmd, kj_store_db(store), argc, argv, suite, cands, settings_text,
+	    (rc = record_run(cmd, &cfg, kj_store_db(store), argc, argv, suite, cands, settings_text,
 			     args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
 			     shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set,
 			     &run_id))) {
@@ -1374,6 +1377,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.store = store;
 		x.jobs = jobs;
 		x.python = cfg.python;
+		x.poll_s = cfg.slurm_poll_s;
 		x.quiet = prog.quiet;
 		x.partition = args.opt[OPT_PARTITION].text;
 		x.time_limit = args.opt[OPT_TIME].text;
@@ -1403,7 +1407,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
 	snprintf(work, sizeof(work), "%s/kjudge-eval-XXXXXX",
-		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		 cfg.tmp_dir);
 	if (!mkdtemp(work)) {
 		/* A full disk is named as everywhere ("no space left on"). */
 		kj_error_write(&err, errno, work, "cannot make the batch's directory");
@@ -1591,7 +1595,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 						? "its judge was killed" : "its judge ended early");
 			}
 		}
-		if (publish_dir && mono() - last_publish >= publish_every) {
+		if (publish_dir && mono() - last_publish >= cfg.publish_s) {
 			publish(cmd, store, publish_dir, shard_i);
 			last_publish = mono();
 		}
@@ -1645,7 +1649,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (publish(cmd, store, publish_dir, shard_i) < 0)
 			exit_code = stop_signal ? exit_code : KJ_EXIT_FAIL;
 		else if (!stop_signal && !*no_device)
-			write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+			write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 				     exit_code, prog.total, prog.done);
 	}
 	if (batch_cache)
@@ -1654,7 +1658,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 out:
 	if (publish_dir && exit_code == KJ_EXIT_USAGE && !*no_device)
 		/* Bad input: final, nothing to submit again. */
-		write_status(cmd, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+		write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 			     exit_code, prog.total, prog.done);
 	kj_store_close(store);
 	if (eval_lock >= 0)

@@ -23,6 +23,7 @@ struct kj_cmd_eval_ctx {
 	struct kj_store *store;          /* the target, open for writing */
 	int jobs;
 	const char *python;              /* the workers' Python, as resolved */
+	double poll_s;                   /* --wait's period ($KJ_SLURM_POLL_S) */
 	int quiet;
 	/* The cluster's options (--slurm). */
 	const char *partition, *time_limit, *slurm_dir; /* NULL: not given */

@@ -455,20 +455,12 @@ static void tally(const struct follow *f, struct tally *t)
 	sqlite3_finalize(st);
 }
 
-static double poll_seconds(void)
-{
-	const char *v = getenv("KJ_SLURM_POLL_S");
-	double s = v && *v ? strtod(v, NULL) : 10;
-
-	return s > 0.05 ? s : 0.05;
-}
-
 /* Follow the plan's jobs to their end.  Returns the exit status. */
 static int follow(struct follow *f)
 {
 	const struct kj_cmd_eval_ctx *x = f->x;
 	struct sigaction sa, old_int, old_term;
-	double poll = poll_seconds();
+	double poll = x->poll_s;
 	int k = f->plan.shards, i, left, exit_code = KJ_EXIT_OK, squeue_fail = 0, bad_input = 0;
 	struct tally t;
 

@@ -27,6 +27,14 @@
  *   KJ_DEVICE_COMPARE "auto" (large CUDA outputs compared on the device,
  *                     the default), "off", "all" (every tensor output)
  *   KJ_TIME_BUDGET    benchmark's default --time_budget, in seconds
+ *   KJ_PUBLISH_S      eval --publish's period, 0 to 86400 seconds
+ *   KJ_SLURM_POLL_S   eval --slurm --wait's period, 0 to 86400 seconds
+ *                     (below 0.05: 0.05)
+ *   TMPDIR            where eval's batch directory goes; default /tmp
+ *   SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
+ *   SLURM_RESTART_COUNT, SLURMD_NODENAME, SLURM_CLUSTER_NAME
+ *                     where Slurm runs a shard (recorded, never acted on)
+ *   PATH, CUDA_HOME   where eval looks for nvcc (through cfg->environ)
  */
 #include <errno.h>
 #include <limits.h>
@@ -208,6 +216,19 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	n = 0;
 	rc |= var_ll(cmd, "KJ_THREADS", 0, 1024, &n);
 	cfg->threads = (int)n;
+	rc |= var_double(cmd, "KJ_PUBLISH_S", 0, 86400, &cfg->publish_s);
+	rc |= var_double(cmd, "KJ_SLURM_POLL_S", 0, 86400, &cfg->slurm_poll_s);
+	/* A poll below 0.05 s would only spin on squeue. */
+	if (cfg->slurm_poll_s < 0.05)
+		cfg->slurm_poll_s = 0.05;
+	if ((v = var("TMPDIR")) != NULL)
+		cfg->tmp_dir = v;
+	cfg->slurm.job_id = var("SLURM_JOB_ID");
+	cfg->slurm.array_job_id = var("SLURM_ARRAY_JOB_ID");
+	cfg->slurm.array_task_id = var("SLURM_ARRAY_TASK_ID");
+	cfg->slurm.restart_count = var("SLURM_RESTART_COUNT");
+	cfg->slurm.nodename = var("SLURMD_NODENAME");
+	cfg->slurm.cluster_name = var("SLURM_CLUSTER_NAME");
 	if ((v = var("KJ_DEVICE_COMPARE")) != NULL) {
 		if (!strcmp(v, "auto") || !strcmp(v, "off") || !strcmp(v, "all"))
 			cfg->device_outputs = !strcmp(v, "off") ? 0 : !strcmp(v, "auto") ? 1 : 2;

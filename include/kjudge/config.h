@@ -148,6 +148,22 @@ struct kj_config {
 	 * 0 "off" none (every output through host memory), 2 "all" every
 	 * top-level tensor, CPU ones too (the same path, tested on the CPU). */
 	int device_outputs;
+	/* eval's rhythms and places: how often --publish publishes the
+	 * shard's store ($KJ_PUBLISH_S, seconds; default 30, 0 after every
+	 * attempt), how often --slurm --wait asks squeue ($KJ_SLURM_POLL_S,
+	 * seconds; default 10, at least 0.05), and where the batch's own
+	 * directory goes ($TMPDIR; default /tmp). */
+	double publish_s;
+	double slurm_poll_s;
+	const char *tmp_dir;
+	/* Where Slurm runs this process, recorded with a shard's run and its
+	 * status file: SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
+	 * SLURM_RESTART_COUNT, SLURMD_NODENAME, SLURM_CLUSTER_NAME; each NULL
+	 * when unset or empty. */
+	struct {
+		const char *job_id, *array_job_id, *array_task_id, *restart_count,
+			*nodename, *cluster_name;
+	} slurm;
 	/* The judge's environment, NULL-terminated: what a worker may inherit
 	 * of it (PATH, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, ...) is taken
 	 * from here, never from getenv. */

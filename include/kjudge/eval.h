@@ -93,15 +93,17 @@ void kj_eval_set_release(struct kj_eval_set *set);
  * those kept whose target API is in apis (a comma list; NULL: all), that
  * some candidate attempts, and that can run on this machine (a direction
  * runs its target's reference, and its source's when timed: CUDA needs
- * NVIDIA's driver, /dev/nvidiactl, and nvcc; not checked unless here, for
- * a plan that other machines judge); the others leave the set with
+ * NVIDIA's driver, /dev/nvidiactl, and nvcc, looked for in here's PATH
+ * and CUDA_HOME (its environ, as the CLI read it); not checked when here
+ * is NULL, for a plan that other machines judge); the others leave the set with
  * their candidates.  Each direction that cannot run is named in *not_run
  * ([{"task", "why"}], new), counted with its translations in counts
  * ([0] directions outside apis, [1] not attempted, [2] not run, [3] the
  * translations left out with them).  An API of apis that no direction
  * targets: KJ_EINVAL with err filled.
  */
-int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int here,
+int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed,
+		       const struct kj_config *here,
 		       json_t **not_run, size_t counts[4], struct kj_error *err);
 
 /* The suite's tasks, sorted by relative path (a spec suite, a directory

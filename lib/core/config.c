@@ -25,6 +25,9 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->cache_max_bytes = -1;
 	c->sandbox = 1;
 	c->device_outputs = 1;
+	c->publish_s = 30;
+	c->slurm_poll_s = 10;
+	c->tmp_dir = "/tmp";
 	c->limits.cpu_s = 4 * 3600.0;
 	/* Until the CLI budgets it for the machine (kj_mem_budget_make). */
 	c->limits.mem_bytes = ram / 2;

@@ -250,10 +250,10 @@ static int in_list(const char *list, const char *name)
 /* Why an API's programs cannot run on this machine, or NULL when they can
  * as far as the judge can tell (a reference that still fails is then the
  * task's BaselineFailed). */
-static const char *cannot_run(const char *api)
+static const char *cannot_run(const struct kj_config *cfg, const char *api)
 {
 	static const char *const nvcc[] = { "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc" };
-	const char *path = getenv("PATH"), *home = getenv("CUDA_HOME");
+	const char *path = kj_config_env(cfg, "PATH"), *home = kj_config_env(cfg, "CUDA_HOME");
 	char p[PATH_MAX];
 	size_t i;
 
@@ -278,7 +278,8 @@ static const char *cannot_run(const char *api)
 	return "CUDA needs nvcc (not on PATH, in CUDA_HOME/bin or /usr/local/cuda/bin)";
 }
 
-int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int here,
+int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed,
+		       const struct kj_config *here,
 		       json_t **not_run, size_t counts[4], struct kj_error *err)
 {
 	size_t i, k, kept = 0, n_cands = 0, *to = NULL;
@@ -315,10 +316,10 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed, int
 	 * leaves the set as it was. */
 	for (i = 0; i < set->n_tasks && rc == KJ_OK; i++) {
 		const struct kj_eval_task *t = &set->tasks[i];
-		const char *why = here ? cannot_run(t->api_target) : NULL;
+		const char *why = here ? cannot_run(here, t->api_target) : NULL;
 
 		if (!why && here && timed)
-			why = cannot_run(t->api_source);
+			why = cannot_run(here, t->api_source);
 		to[i] = (size_t)-1;
 		if (apis && !in_list(apis, t->api_target)) {
 			counts[0]++;

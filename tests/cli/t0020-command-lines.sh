@@ -168,6 +168,22 @@ test_expect 'benchmark: --opt=value forms, the latency given is the one reported
 	test "$(jget p.json "(d[\"warmup\"], d[\"repeats\"])")" = "(1, 2)"
 '
 
+test_expect 'eval'"'"'s environment: a bad KJ_PUBLISH_S or KJ_SLURM_POLL_S is refused by name' '
+	e="kjudge eval: environment variable"
+	for v in abc -1 1e309 5s; do
+		KJ_PUBLISH_S=$v refused "$e KJ_PUBLISH_S='"'"'$v'"'"' is not valid: it wants a number from 0 to 86400" \
+			$KJUDGE eval nosuch nogens --db e.db
+	done
+	for v in -1 abc nan 86401; do
+		KJ_SLURM_POLL_S=$v refused "$e KJ_SLURM_POLL_S='"'"'$v'"'"' is not valid: it wants a number from 0 to 86400" \
+			$KJUDGE eval nosuch nogens --db e.db
+	done
+	# Valid values pass the environment: the next complaint is the suite.
+	KJ_PUBLISH_S=0 KJ_SLURM_POLL_S=0.01 refused "kjudge eval: '"'"'nosuch'"'"': the suite is not a directory" \
+		$KJUDGE eval nosuch nogens --db e.db &&
+	test ! -e e.db
+'
+
 test_expect 'every option of --help is in the man page and known to the parser' '
 	for c in $commands; do
 		$KJUDGE $c --help > h.txt

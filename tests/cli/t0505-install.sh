@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0500-install.sh - `make install` and `make uninstall` into a temporary
+# t0505-install.sh - `make install` and `make uninstall` into a temporary
 # DESTDIR and PREFIX; make install records the workers' Python, which the
 # installed kjudge runs without KJ_PYTHON; the installed kjudge finds its worker in
 # PREFIX/libexec/kjudge/ with the build directory hidden (a tmpfs mounted
