@@ -84,6 +84,12 @@ int kj_cmd_verify(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_cli_args_release(&args);
 	if (rc)
 		return rc;
+	/* The record's name is made from the implementation's: a name that
+	 * is no file stem is refused before any path is made of it. */
+	if (run.spec.impl_name && kj_torch_name_problem(run.spec.impl_name))
+		return kj_cli_error(cmd, "--triton_impl_name '%s' %s",
+				    kj_cli_shown(run.spec.impl_name),
+				    kj_torch_name_problem(run.spec.impl_name));
 	if (output) {
 		snprintf(out_path, sizeof(out_path), "%s", output);
 	} else {
