@@ -44,6 +44,11 @@ T0=$(date +%s)
 W=/tmp/t24
 rm -rf "$W"
 mkdir -p "$W"
+# Each run's files go to $RES, packed into $OUT/results.tgz at the end (the
+# device tool brings back only a few files from $OUT).
+RES=$W/res
+mkdir -p "$RES"
+trap 'tar czf "$OUT/results.tgz" -C "$W" res 2>/dev/null' EXIT
 
 left() { echo $((DEADLINE - ($(date +%s) - T0))); }
 # capped S CMD...: CMD in a group of its own, ended after S seconds.
@@ -100,16 +105,16 @@ pairdir() {
 vb() {
 	local name=$1 dir=$2 k=${3:-$K} t0 rc
 	t0=$(date +%s.%N)
-	"$k" verify --op_name kb --verify_dir "$dir" --device "$DEV" > "$OUT/$name.verify.out" 2>&1
+	"$k" verify --op_name kb --verify_dir "$dir" --device "$DEV" > "$RES/$name.verify.out" 2>&1
 	rc=$?
-	cp "$dir/verify_result.json" "$OUT/$name.verify.json" 2>/dev/null
-	echo "   $name verify rc=$rc $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s: $(head -c 300 "$OUT/$name.verify.out" | tr '\n' ' ')"
+	cp "$dir/verify_result.json" "$RES/$name.verify.json" 2>/dev/null
+	echo "   $name verify rc=$rc $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s: $(head -c 300 "$RES/$name.verify.out" | tr '\n' ' ')"
 	t0=$(date +%s.%N)
 	"$k" benchmark --op_name kb --verify_dir "$dir" --device "$DEV" --time_budget "$BUDGET" \
-		--output "$OUT/$name.perf.json" > "$OUT/$name.bench.out" 2>&1
+		--output "$RES/$name.perf.json" > "$RES/$name.bench.out" 2>&1
 	rc=$?
 	echo "   $name benchmark rc=$rc $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
-	summ "$OUT/$name.perf.json"
+	summ "$RES/$name.perf.json"
 }
 
 echo "== machine $(date -u +%FT%TZ)"
@@ -117,13 +122,70 @@ echo "== machine $(date -u +%FT%TZ)"
 "$K" --version | head -1
 python3 -c "import torch; print('  ', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 
+if part DIAG 90; then
+	# The A/A's asymmetry outside kjudge (bench/gpu/aa_diag.py).
+	capped "$CAP" python3 bench/gpu/aa_diag.py build/kjudge_timer.so > "$OUT/aa_diag.json" 2> "$RES/aa_diag.err"
+	echo "   aa_diag rc=$?"
+	python3 -c "
+import json, sys
+d = json.load(open('$OUT/aa_diag.json'))
+for v, r in d.items():
+    for m, x in r.items():
+        print('  ', v, m, 'samples A/B %.4f' % x['sample_ratio_A_over_B'], 'walls A/B %.4f' % x['wall_ratio_A_over_B'],
+              'A', {k: (round(x['A'][k], 5) if isinstance(x['A'][k], float) else x['A'][k]) for k in x['A']},
+              'B med %.5f wall %.5f [%.5f, %.5f]' % (x['B']['sample_median_ms'], x['B']['wall_ms_per_call_median'],
+                                                   x['B']['wall_ms_per_call_min'], x['B']['wall_ms_per_call_max']))
+" 2>&1 | head -20
+fi
+
+if part KBEXP 330; then
+	# KernelBench's prompt examples, unchanged: every pair's first verify
+	# at once (their builds in parallel: each pair's build time), with the
+	# flash-attention example's accuracy over 50 input sets beside them
+	# (bench/gpu/flash_mare.py); then each pair serially with the cache
+	# warm: verify and benchmark.
+	P=$KB/src/kernelbench/prompts
+	PAIRS=${KBEXP_PAIRS:-"model_ex_add:model_new_ex_add model_ex_add:model_new_ex_add_triton
+		model_ex_0:model_new_ex_0 model_ex_1:model_new_ex_1 model_ex_2:model_new_ex_2
+		few_shot/model_ex_add:few_shot/model_new_ex_add few_shot/model_ex_fuse_gelu:few_shot/model_new_ex_fuse_gelu
+		few_shot/model_ex_mnist2:few_shot/model_new_ex_mnist2 few_shot/model_ex_tiled_matmul:few_shot/model_new_ex_tiled_matmul
+		few_shot/model_ex_flash_attn:few_shot/model_new_ex_flash_attn"}
+	names=""
+	( timeout "$CAP" python3 bench/gpu/flash_mare.py "$P/few_shot/model_ex_flash_attn.py" \
+		"$P/few_shot/model_new_ex_flash_attn.py" 50 > "$RES/flash_mare.json" 2> "$RES/flash_mare.err"
+	  echo "   flash_mare rc=$?" ) &
+	for pair in $PAIRS; do
+		set -- ${pair/:/ }
+		name=$(echo "${2#few_shot/}" | sed 's/model_new_//')
+		[ "${2#few_shot/}" != "$2" ] && name=fs_$name
+		names="$names $name"
+		pairdir "$W/$name" "$P/$1.py" "$P/$2.py"
+		echo "   $name validate: $("$K" validate "$W/$name/kb_triton_ascend_impl.py" 2>&1 | head -2 | tr '\n' ' ' | head -c 200)"
+		( t0=$(date +%s.%N)
+		  timeout $((CAP / 2)) "$K" verify --op_name kb --verify_dir "$W/$name" --device "$DEV" > "$RES/${name}_cold.verify.out" 2>&1
+		  echo "   $name cold verify rc=$? $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s: $(head -c 160 "$RES/${name}_cold.verify.out" | tr '\n' ' ')" ) &
+	done
+	wait
+	for name in $names; do
+		[ "$(left)" -lt 30 ] && break
+		capped 60 bash -c "$(declare -f vb summ); K=$K RES=$RES BUDGET=$BUDGET DEV=$DEV vb ${name}_warm $W/$name"
+	done
+	python3 - "$RES/flash_mare.json" <<'PY'
+import json, sys
+try:
+    print("   flash_mare:", json.dumps(json.load(open(sys.argv[1]))))
+except (OSError, ValueError) as e:
+    print("   flash_mare: none", e)
+PY
+fi
+
 if part AA 150; then
 	for i in $(seq 1 "${AA20_RUNS:-10}"); do
 		t0=$(date +%s.%N)
 		capped "$CAP" "$K" benchmark --op_name mm --verify_dir bench/gpu/aa20us --verify_not_required \
-			--time_budget "$BUDGET" --output "$OUT/aa20_$i.json" > /dev/null
+			--time_budget "$BUDGET" --output "$RES/aa20_$i.json" > /dev/null
 		echo "  run $i rc=$? $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
-		summ "$OUT/aa20_$i.json"
+		summ "$RES/aa20_$i.json"
 		[ "$(left)" -lt 20 ] && break
 	done
 fi
@@ -132,9 +194,9 @@ if part SIDE 40; then
 	for impl in triton_ascend_impl sidestream_impl; do
 		capped "$CAP" "$K" benchmark --op_name scale --verify_dir bench/gpu/sidestream \
 			--triton_impl_name $impl --verify_not_required --time_budget "$BUDGET" \
-			--output "$OUT/side_$impl.json" > /dev/null
+			--output "$RES/side_$impl.json" > /dev/null
 		echo "  $impl rc=$?"
-		summ "$OUT/side_$impl.json"
+		summ "$RES/side_$impl.json"
 	done
 fi
 
@@ -146,7 +208,7 @@ if part KBADV 120; then
 	ref=$KB/KernelBench/level1/1_Square_matrix_multiplication_.py
 	for adv in ${KBADV_KERNELS:-result_reuse_kernel zero_out_kernel non_default_stream_kernel}; do
 		pairdir "$W/adv_$adv" "$ref" "$KB/src/kernelbench/unit_tests/test_kernels/$adv.py"
-		capped "$CAP" bash -c "$(declare -f vb summ); K=$K OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb adv_$adv $W/adv_$adv"
+		capped "$CAP" bash -c "$(declare -f vb summ); K=$K RES=$RES BUDGET=$BUDGET DEV=$DEV vb adv_$adv $W/adv_$adv"
 	done
 fi
 
@@ -161,8 +223,8 @@ if part KBEX 200; then
 		pairdir "$W/$name" "$P/$1.py" "$P/$2.py"
 		"$K" validate "$W/$name/kb_triton_ascend_impl.py" 2>&1 | head -3 | sed 's/^/   validate: /'
 		for run in cold warm; do
-			capped "$CAP" bash -c "$(declare -f vb summ); K=$K OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb ${name}_$run $W/$name"
-			python3 - "$OUT/${name}_$run.perf.json" <<'PY'
+			capped "$CAP" bash -c "$(declare -f vb summ); K=$K RES=$RES BUDGET=$BUDGET DEV=$DEV vb ${name}_$run $W/$name"
+			python3 - "$RES/${name}_$run.perf.json" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -204,9 +266,9 @@ if part COST 90; then
 		[ $which = old ] && k=$KOLD
 		[ -x "$k" ] || { echo "   no $k"; continue; }
 		t0=$(date +%s.%N)
-		capped "$CAP" bash -c "$(declare -f vb summ); K=$k OUT=$OUT BUDGET=$BUDGET DEV=$DEV vb cost_$which $W/cost $k"
+		capped "$CAP" bash -c "$(declare -f vb summ); K=$k RES=$RES BUDGET=$BUDGET DEV=$DEV vb cost_$which $W/cost $k"
 		wall=$(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}")
-		python3 - "$OUT/cost_$which.perf.json" "$wall" "$which" <<'PY'
+		python3 - "$RES/cost_$which.perf.json" "$wall" "$which" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["kjudge"]["timings"]
