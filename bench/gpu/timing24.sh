@@ -27,7 +27,8 @@
 #          and of the one before the judge's clock (.anchors/old/kjudge).
 #
 # Knobs: OUT, DEADLINE (seconds for the whole call, default 560), BUDGET
-# (each benchmark's --time_budget, default 2), AA20_RUNS.
+# (each benchmark's --time_budget, default 2), AA20_RUNS, CAP_<NAME> (a
+# part's cap in seconds).
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -68,9 +69,9 @@ capped() {
 }
 # part NAME CAP: whether to run part NAME, with its cap (or what is left).
 part() {
-	local skip="SKIP_$1"
+	local skip="SKIP_$1" capv="CAP_$1"
 	[ -n "${!skip:-}" ] && return 1
-	CAP=$2
+	CAP=${!capv:-$2}
 	[ "$(left)" -lt "$CAP" ] && CAP=$(left)
 	echo "== $1 (cap $CAP s, $(left) s left) $(date -u +%T)"
 	[ "$CAP" -gt 5 ]
