@@ -166,6 +166,30 @@ class Channel:
                 os.close(fd)
 
 
+class Request:
+    """What one request asks and carries, apart from the worker's state that
+    lives across requests: its id and nonce, whether its outputs go sealed
+    (value.h), whether they stay on the device (kjudge/runner.h's export
+    and keep), the descriptors that came with it and those its reply will
+    carry."""
+
+    def __init__(self, req=None, fds=None):
+        req = req or {}
+        self.id = req.get("id")
+        self.nonce = req.get("nonce")
+        self.sealed = bool(req.get("sealed"))
+        self.export = int(req.get("export") or 0)
+        self.keep = int(req.get("keep") or 0)
+        self.fds = list(fds or [])
+        self.reply_fds = []
+
+    def close_fds(self):
+        """Closes every descriptor no handler took or the reply did not carry."""
+        for fd in self.fds + self.reply_fds:
+            os.close(fd)
+        self.fds, self.reply_fds = [], []
+
+
 class Worker:
     def __init__(self):
         self.torch = None
@@ -176,21 +200,15 @@ class Worker:
         self.numpy = None
         # What the worker is doing, for the reply of a request that fails.
         self.phase = ""
-        # The request's outputs go sealed (value.h); their descriptors.
-        self.sealed = False
-        self.reply_fds = []
-        # Outputs left on the device (kjudge/runner.h's export and keep):
-        # what the request asks, the reference's kept outputs and the
-        # copies it took of a candidate's, by number, and the descriptors
-        # that came with the request.
-        self.export = 0
-        self.keep = 0
+        # The request being answered (Request).
+        self.rq = Request()
+        # Outputs left on the device: the reference's kept outputs and the
+        # copies it took of a candidate's, by number.
         self.kept = {}
         self.taken = {}
         # Numbers from a random start: a restarted worker's never name an
         # earlier one's outputs.
         self.kept_next = int.from_bytes(os.urandom(3), "little") << 6
-        self.req_fds = []
         self._kept_inputs = ()
         self.model_params = None
         self.init_seed = 0
@@ -387,7 +405,7 @@ class Worker:
         """The outputs in the judge's wire form: tensors as .npy data, in
         files of out_dir (named from tag), or, for a request that asks for
         them sealed (the candidate's), in memory files sealed against any
-        change and sent with the reply (self.reply_fds); everything else by
+        change and sent with the reply (self.rq.reply_fds); everything else by
         value."""
         state = {"files": 0, "nodes": 0}
         return {"kind": "list",
@@ -410,12 +428,12 @@ class Worker:
                 return {"kind": "other",
                         "type": str(o.dtype).replace("torch.", "") + " tensor"}
             if depth == 1 and self._stays(o):
-                got = self._keep(o) if self.keep else self._export(o)
+                got = self._keep(o) if self.rq.keep else self._export(o)
                 if got is not None:
                     return got
             name = f"{tag}_o{state['files']}.npy"
             state["files"] += 1
-            if self.sealed:
+            if self.rq.sealed:
                 return self._save_sealed(o, name)
             return self._save_tensor(o, os.path.join(out_dir, name), name)
         if isinstance(o, bool):
@@ -445,7 +463,7 @@ class Worker:
         (this process included) can write, grow or shrink it any more; the
         descriptor goes with the reply."""
         import fcntl
-        if len(self.reply_fds) >= self.MAX_REPLY_FDS:
+        if len(self.rq.reply_fds) >= self.MAX_REPLY_FDS:
             raise RuntimeError(f"more than {self.MAX_REPLY_FDS} output tensors in one reply")
         fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
@@ -458,8 +476,8 @@ class Worker:
             os.close(fd)
             raise
         del desc["file"]
-        desc["fd"] = len(self.reply_fds)
-        self.reply_fds.append(fd)
+        desc["fd"] = len(self.rq.reply_fds)
+        self.rq.reply_fds.append(fd)
         return desc
 
     # --- outputs left on the device (pipeline.c, "outputs compared on the
@@ -473,11 +491,11 @@ class Worker:
         (auto) those of CUDA of at least EXPORT_MIN bytes, 2 (all) every one
         of a float dtype the device rule covers."""
         torch = self.torch
-        if not self.export or o.numel() == 0:
+        if not self.rq.export or o.numel() == 0:
             return False
         if o.dtype not in (torch.float32, torch.float16, torch.bfloat16):
             return False
-        if self.export == 2:
+        if self.rq.export == 2:
             return True
         return o.device.type == "cuda" and o.numel() * o.element_size() >= self.EXPORT_MIN
 
@@ -491,7 +509,7 @@ class Worker:
         n = self.kept_next
         self.kept_next += 1
         x = o.detach()
-        big = (self.keep == 1 and x.is_contiguous()
+        big = (self.rq.keep == 1 and x.is_contiguous()
                and x.numel() * x.element_size() >= self.EXPORT_MIN)
         if big:
             lo = x.data_ptr()
@@ -515,7 +533,7 @@ class Worker:
         CPU a memory file of its raw bytes.  Nothing here is sealed: only
         the copy the reference's worker takes counts."""
         torch = self.torch
-        if len(self.reply_fds) >= self.MAX_REPLY_FDS:
+        if len(self.rq.reply_fds) >= self.MAX_REPLY_FDS:
             raise RuntimeError(f"more than {self.MAX_REPLY_FDS} output tensors in one reply")
         flat = o.detach().contiguous().reshape(-1).view(torch.uint8)
         nbytes = flat.numel()
@@ -551,8 +569,8 @@ class Worker:
                 os.close(fd)
                 raise
             mem = "host"
-        self.reply_fds.append(fd)
-        return {"kind": "tensor", "fd": len(self.reply_fds) - 1, "device": mem,
+        self.rq.reply_fds.append(fd)
+        return {"kind": "tensor", "fd": len(self.rq.reply_fds) - 1, "device": mem,
                 "dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)}
 
     def op_take(self, req):
@@ -561,8 +579,8 @@ class Worker:
         can change them.  One number per item, or None where the item could
         not be taken (the judge then judges through host memory)."""
         torch = self.torch
-        fds = self.req_fds
-        self.req_fds = []
+        fds = self.rq.fds
+        self.rq.fds = []
         taken = []
         try:
             for it in req.get("items", []):
@@ -936,7 +954,6 @@ class Worker:
     # --- extensions built by the judge ----------------------------------------------
 
     chan = None
-    req_nonce = None
     _ext_root = None
 
     def _judge_builds(self, root):
@@ -1023,7 +1040,7 @@ class Worker:
                         return {}
         except OSError:
             return {}
-        self.chan.send({"nonce": self.req_nonce, "build": os.path.basename(d)})
+        self.chan.send({"nonce": self.rq.nonce, "build": os.path.basename(d)})
         return self.chan.recv() or {}
 
     def op_build(self, req):
@@ -1213,7 +1230,7 @@ class Worker:
         changed = self._changed(inputs, before)
         del before
         lap("checks_s")
-        self._kept_inputs = inputs if self.keep else ()
+        self._kept_inputs = inputs if self.rq.keep else ()
         try:
             saved = self._save(outs, req["out_dir"], req["tag"])
         finally:
@@ -1756,41 +1773,32 @@ def main():
         req = chan.recv()
         if req is None or req.get("op") == "exit":
             return 0
-        rid = req.get("id")
-        w.req_nonce = req.get("nonce")
+        rq = w.rq = Request(req, chan.take_fds())
         fn = getattr(w, "op_" + str(req.get("op")), None)
         w.phase = ""
-        w.sealed = bool(req.get("sealed"))
-        w.reply_fds = []
-        w.export = int(req.get("export") or 0)
-        w.keep = int(req.get("keep") or 0)
-        w.req_fds = chan.take_fds()
         try:
             if fn is None:
                 raise ValueError(f"unknown op {req.get('op')!r}")
             res = fn(req)
-            for fd in w.req_fds:  # what no handler took
+            for fd in rq.fds:  # what no handler took
                 os.close(fd)
-            w.req_fds = []
-            res.update({"id": rid, "nonce": req.get("nonce"), "ok": True})
-            fds, w.reply_fds = w.reply_fds, []
+            rq.fds = []
+            res.update({"id": rq.id, "nonce": rq.nonce, "ok": True})
+            fds, rq.reply_fds = rq.reply_fds, []
             chan.send(res, fds)
         except BaseException as e:  # the code under test may raise anything
-            for fd in w.reply_fds + w.req_fds:
-                os.close(fd)
-            w.reply_fds = w.req_fds = []
+            rq.close_fds()
             msg = truncate(describe_error(e))
             sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
             exits = sticky or isinstance(e, (KeyboardInterrupt, SystemExit))
             t = type(e)
-            chan.send({"id": rid, "nonce": req.get("nonce"), "ok": False, "phase": w.phase,
+            chan.send({"id": rq.id, "nonce": rq.nonce, "ok": False, "phase": w.phase,
                        "exception": t.__qualname__ if t.__module__ == "builtins"
                        else f"{t.__module__}.{t.__qualname__}",
                        "error_type": t.__name__, "error_msg": msg, "sticky": sticky,
                        "exits": exits})
             if exits:
                 return 1
-
 
 if __name__ == "__main__":
     sys.exit(main())

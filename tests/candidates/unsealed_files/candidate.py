@@ -1,7 +1,7 @@
 """Hostile corpus: turns the worker's sealed outputs off and names files.
 
-It finds the worker object (it runs in the same process) and clears its
-`sealed` flag in forward, without replacing any function the harness
+It finds the worker's request object (it runs in the same process) and
+clears its `sealed` flag in forward, without replacing any function the harness
 guards, so that the worker writes its outputs as files of its own directory
 and names them in the reply, where it could change them, truncate them or
 swap in a symlink after replying.  The judge never opens a path the
@@ -18,6 +18,8 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     def forward(self, x, y):
         for o in gc.get_objects():
-            if type(o).__name__ == "Worker" and hasattr(o, "sealed"):
+            # The request's state (Request), or the worker's own where
+            # a worker keeps it there.
+            if type(o).__name__ in ("Request", "Worker") and hasattr(o, "sealed"):
                 o.sealed = False
         return x * y + x
