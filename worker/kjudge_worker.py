@@ -79,6 +79,7 @@ KeyboardInterrupt: the core then starts a fresh one).  Otherwise the worker
 stays usable; an unknown op is such a failure.
 """
 import argparse
+import gc
 import importlib
 import io
 import json
@@ -1421,6 +1422,22 @@ class Worker:
             for a, b in zip(prev, outs))
 
     def op_time_round(self, req):
+        """A timed round (_time_round) with Python's cyclic garbage collector
+        off, as timeit runs: a collection falls wherever allocations
+        trigger it, inside a timed call as readily as between two, and
+        takes milliseconds on a large heap; each side's worker has a heap
+        of its own, so its pauses would differ between the sides of an
+        A/A.  Objects are still freed when their last reference goes;
+        cycles wait for the next untimed request."""
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return self._time_round(req)
+        finally:
+            if was:
+                gc.enable()
+
+    def _time_round(self, req):
         """One round of timed calls on one case, each on the input set the
         schedule names (sets[k] made from seeds[k]; the judge keeps the
         golden outputs of each).
