@@ -8,7 +8,7 @@
  * a time: the pipeline sends a call to both sides before it waits for
  * either, so they compute at the same time.
  *
- *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c)
+ *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c, wire.c)
  *   start(side)                 ------->    spawn its worker, load the module
  *   send(side, call) ... recv(side, reply)  run or time one case, outputs
  *                                           written as .npy into call->out_dir

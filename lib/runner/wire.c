@@ -97,8 +97,8 @@ static int fs_full(const char *dir)
  * worker timed out, died, broke the protocol, or the judge was interrupted.
  * Fills r (the worker is gone); returns a code only for the judge's own.
  */
-static int proc_failed(struct kj__wire_side *ts, int rc, const struct kj_error *e, struct kj_reply *r,
-		       struct kj_error *err)
+static int proc_failed(struct kj__wire_side *ts, int rc, const struct kj_error *e,
+		       struct kj_reply *r, struct kj_error *err)
 {
 	struct kj_proc *p = &ts->proc;
 	const char *role = kj_side_name(ts->s->role);
@@ -514,8 +514,8 @@ static void side_kill(struct kj__wire_side *ts)
 }
 
 /* What the hello of a failed start said, for the error. */
-static int start_error(struct kj__wire_side *ts, int rc, const struct kj_error *e, const json_t *rep,
-		       struct kj_error *err)
+static int start_error(struct kj__wire_side *ts, int rc, const struct kj_error *e,
+		       const json_t *rep, struct kj_error *err)
 {
 	const char *msg = rc != KJ_OK ? e->msg : jstr(rep, "error_msg");
 	char *tail = output_tail(&ts->proc);
