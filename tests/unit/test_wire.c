@@ -24,6 +24,8 @@
 	"n=$(printf '%s' \"$line\" | sed 's/.*\"nonce\": *\\([0-9]*\\).*/\\1/'); "
 /* Answers the request just read with the JSON members given. */
 #define ANSWER(members) "echo \"{\\\"nonce\\\": $n, " members "}\" >&3; "
+/* Waits until the judge closes the channel, then ends. */
+#define WAIT "read line <&3; exit 0"
 /* The handshake answered: hello, the task (two cases), the module. */
 #define HANDSHAKE                                                               \
 	STEP ANSWER("\\\"ok\\\": true") STEP ANSWER("\\\"ok\\\": true, \\\"cases\\\": 2")  \
@@ -134,7 +136,7 @@ KJ_TEST(wire_handshake_then_a_run_call)
 		 ANSWER("\\\"ok\\\": true, \\\"outputs\\\": {\\\"kind\\\": \\\"list\\\", "
 			"\\\"items\\\": [{\\\"kind\\\": \\\"int\\\", \\\"value\\\": \\\"7\\\"}]}") ";; "
 		 "*) " ANSWER("\\\"ok\\\": false, \\\"error_msg\\\": \\\"bad request\\\"") ";; esac; "
-		 "sleep 30", 10);
+		 WAIT, 10);
 	KJ_CHECK_OK(rig_run(&g, &r, &err), &err);
 	KJ_CHECK(g.t.cand.loaded);
 	KJ_CHECK_INT(((struct kj__wire_side *)g.t.cand.impl)->cases, 2);
@@ -155,7 +157,7 @@ KJ_TEST(wire_a_reply_that_is_not_the_protocol_is_a_protocol_error)
 		"printf '\\360\\377\\377\\377xxxx' >&3; sleep 30",
 		/* the outputs that are not a list */
 		ANSWER("\\\"ok\\\": true, \\\"outputs\\\": {\\\"kind\\\": \\\"int\\\", "
-		       "\\\"value\\\": \\\"7\\\"}") "sleep 30",
+		       "\\\"value\\\": \\\"7\\\"}") WAIT,
 	};
 	size_t i;
 
@@ -207,8 +209,7 @@ KJ_TEST(wire_a_refused_hello_is_a_start_failure)
 	struct kj_reply r;
 	struct kj_error err;
 
-	rig_open(&g, STEP ANSWER("\\\"ok\\\": false, \\\"error_msg\\\": \\\"no torch here\\\"")
-		 "sleep 30", 10);
+	rig_open(&g, STEP ANSWER("\\\"ok\\\": false, \\\"error_msg\\\": \\\"no torch here\\\"") WAIT, 10);
 	KJ_CHECK_INT(rig_run(&g, &r, &err), KJ_ESPAWN);
 	KJ_CHECK(strstr(err.msg, "did not start with '/bin/sh' (the test): no torch here") != NULL);
 	rig_close(&g);
@@ -222,11 +223,11 @@ KJ_TEST(wire_handshake_failures_are_charged_by_their_step)
 		const char *script, *type;
 	} cases[] = {
 		{ STEP ANSWER("\\\"ok\\\": true") STEP
-		  ANSWER("\\\"ok\\\": false, \\\"error_msg\\\": \\\"no task\\\"") "sleep 30",
+		  ANSWER("\\\"ok\\\": false, \\\"error_msg\\\": \\\"no task\\\"") WAIT,
 		  "TaskError" },
 		{ STEP ANSWER("\\\"ok\\\": true") STEP ANSWER("\\\"ok\\\": true") STEP
 		  ANSWER("\\\"ok\\\": false, \\\"phase\\\": \\\"import\\\", "
-			 "\\\"error_msg\\\": \\\"no module\\\"") "sleep 30",
+			 "\\\"error_msg\\\": \\\"no module\\\"") WAIT,
 		  "LoadError" },
 	};
 	size_t i;
