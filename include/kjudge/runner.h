@@ -8,7 +8,7 @@
  * a time: the pipeline sends a call to both sides before it waits for
  * either, so they compute at the same time.
  *
- *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c)
+ *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c, wire.c)
  *   start(side)                 ------->    spawn its worker, load the module
  *   send(side, call) ... recv(side, reply)  run or time one case, outputs
  *                                           written as .npy into call->out_dir
@@ -20,6 +20,16 @@
  * (kjudge/verdict.h); the outputs it names are read and compared by the
  * judge.  Task-charged and judge-charged types come from the reference
  * side's replies and from the judge's own observations.
+ *
+ * Generic and the torch worker's.  Every runner fills the fields below
+ * except those marked "torch worker's": those carry what only the torch
+ * runner's Python worker says or does (Python phase names, the Triton
+ * launches it suppressed, the GPU kernels its profiler saw), and another
+ * runner leaves them zero (phase "", launches_suppressed 0, kernel_names
+ * NULL), which the pipeline and eval read as "not claimed".  The calls
+ * beyond KJ_CALL_RUN and KJ_CALL_TIME are optional: a side declares them
+ * in kj_side_ops.caps (KJ_SIDE_CAP_*).  The torch runner's worker protocol
+ * is docs/protocol.md; its generic client is lib/runner/wire.c.
  *
  * Return codes: send/recv/start return KJ_OK whenever the side's outcome is
  * known (including a side that raised, crashed, timed out or could not load
@@ -65,7 +75,9 @@ struct kj_call {
 	uint64_t seed;           /* KJ_CALL_RUN: the inputs' seed */
 	const char *out_dir;     /* where the side writes its tensor files */
 	const char *tag;         /* file name prefix, e.g. "ref" */
-	/* KJ_CALL_TIME: the input sets (their seeds), the set of each timed
+	/* Every field below is generic; the device ones (export_outputs,
+	 * keep, items, pass_fds) go only to a side with KJ_SIDE_CAP_DEVCMP.
+	 * KJ_CALL_TIME: the input sets (their seeds), the set of each timed
 	 * call in order, untimed warm-up calls first (on set 0) */
 	const uint64_t *seeds;
 	int n_seeds;
@@ -128,8 +140,9 @@ struct kj_reply {
 	enum kj_etype type;
 	char *message;           /* cleaned, bounded */
 	char *exception;         /* the exception class the worker named, or NULL */
-	char phase[16];          /* "import", "init", "inputs", "forward",
-				  * "outputs", "" when not known */
+	char phase[16];          /* torch worker's: "import", "init",
+				  * "inputs", "forward", "outputs"; "" when
+				  * not known (and for other runners) */
 	int lost;                /* the worker is gone (timeout, crash, sticky
 				  * error): the next call restarts it */
 	int disk_full;           /* the file system of out_dir is full (checked
@@ -140,8 +153,8 @@ struct kj_reply {
 	int inputs_changed;      /* as the worker reports it */
 	json_t *aliases;         /* outputs sharing memory with inputs, or NULL */
 	json_t *phases;          /* seconds per phase, for kjudge.timings */
-	/* The candidate's worker's own claims (informational, never a
-	 * verdict): Triton launches it made no-ops during the call when its
+	/* Torch worker's: the candidate's worker's own claims (informational,
+	 * never a verdict): Triton launches it made no-ops during the call when its
 	 * kernels are disabled (kj_side.kernels_disabled), and the names of
 	 * the GPU kernels an extra profiled forward ran (kj_side.profile_kernels,
 	 * CUDA only): an array of strings, owned, or NULL when not profiled. */
@@ -182,7 +195,34 @@ void kj_reply_release(struct kj_reply *r);
 
 struct kj_side;
 
+/*
+ * What a side can do beyond the required calls (KJ_CALL_RUN, KJ_CALL_TIME,
+ * start, stop, release, kill): kj_side_ops.caps, a mask of these.  The
+ * pipeline checks the mask before it sends an optional request, and a side
+ * without the bit is treated as if the feature were absent, never as if it
+ * had answered: without DEVICE a benchmark case cannot check its timing
+ * floor and fails as the judge's (JudgeError); without DEVCMP the outputs
+ * go through host memory on both sides; without FREEZE on the other side a
+ * timed round is not run (JudgeError), since the other side's worker could
+ * run beside the timed one.
+ */
+enum {
+	KJ_SIDE_CAP_DEVICE = 1u << 0, /* KJ_CALL_DEVICE: the device's limits */
+	KJ_SIDE_CAP_DEVCMP = 1u << 1, /* outputs left on the device:
+				       * kj_call.export_outputs and keep, and
+				       * (the reference) KJ_CALL_TAKE,
+				       * KJ_CALL_FIGURES, KJ_CALL_DROP */
+	KJ_SIDE_CAP_FREEZE = 1u << 2, /* kj_side_ops.freeze */
+};
+
+/* Whether side s (a struct kj_side *) declares every capability in cap. */
+#define KJ_SIDE_CAN(s, cap) ((s)->ops && ((s)->ops->caps & (cap)) == (unsigned)(cap))
+
 struct kj_side_ops {
+	/* The runner's name ("torch"), for messages and records: static. */
+	const char *name;
+	/* What the side can do beyond the required calls (KJ_SIDE_CAP_*). */
+	unsigned caps;
 	/* Start the worker and load its module.  KJ_OK when the side's state is
 	 * known: s->loaded, or s->load_failure saying why not. */
 	int (*start)(struct kj_side *s, struct kj_error *err);
@@ -191,7 +231,8 @@ struct kj_side_ops {
 	/* Stop the worker (it may be started again). */
 	void (*stop)(struct kj_side *s);
 	/* Freeze (1) or thaw (0) every process of the side's worker, so that
-	 * the other side is timed alone.  KJ_OK, or a code when it cannot. */
+	 * the other side is timed alone.  KJ_OK, or a code when it cannot.
+	 * Called only when caps holds KJ_SIDE_CAP_FREEZE (else may be NULL). */
 	int (*freeze)(struct kj_side *s, int frozen, struct kj_error *err);
 	/* Stop it and free what the runner holds in s->impl. */
 	void (*release)(struct kj_side *s);
@@ -218,9 +259,9 @@ struct kj_side {
 	 * ("sandbox", "pid-namespace", "process-group"). */
 	json_t *limits;
 	const char *isolation;
-	/* The anti-cheat layers of the candidate side (eval's; both 0 by
-	 * default, and nothing of verify or benchmark changes then), set by
-	 * the runner from its spec (kjudge/torch.h):
+	/* Torch worker's: the anti-cheat layers of the candidate side
+	 * (eval's; both 0 by default, and nothing of verify or benchmark
+	 * changes then), set by the runner from its spec (kjudge/torch.h):
 	 * kernels_disabled: its worker makes every Triton launch a no-op
 	 * before the candidate is imported; launches_suppressed sums what its
 	 * replies claim were suppressed.

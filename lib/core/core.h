@@ -15,6 +15,7 @@
 
 #include "kjudge/error.h"
 #include "kjudge/pipeline.h"
+#include "kjudge/runner.h"
 #include "kjudge/value.h"
 #include "kjudge/verdict.h"
 
@@ -105,5 +106,14 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 /* The figures of n samples (ms).  Returns KJ_OK, or KJ_ENOMEM. */
 int kj__latency(const double *samples, const double *escaped, size_t n, double peak_mb,
 		const char *timer, struct kj_latency *out);
+
+/* The outputs task t's sides leave on the device (struct kj_call's
+ * export_outputs): the run's setting (kj_config.device_outputs) where both
+ * sides declare KJ_SIDE_CAP_DEVCMP, else none (the host's comparison). */
+#define KJ__DEVOUT(t, a)                                                      \
+	(KJ_SIDE_CAN(&(t)->ref, KJ_SIDE_CAP_DEVCMP) &&                        \
+			 KJ_SIDE_CAN(&(t)->cand, KJ_SIDE_CAP_DEVCMP)           \
+		 ? (a)->cfg->device_outputs                                    \
+		 : KJ_DEVOUT_OFF)
 
 #endif /* KJ_CORE_CORE_H */

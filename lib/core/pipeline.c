@@ -617,7 +617,7 @@ static int dev_call(struct kj_task *t, struct kj_attempt *a, enum kj_call_op op,
 
 	*ok = 0;
 	kj_reply_init(r);
-	if (!t->ref.loaded)
+	if (!t->ref.loaded || !KJ_SIDE_CAN(&t->ref, KJ_SIDE_CAP_DEVCMP))
 		return KJ_OK;
 	memset(&call, 0, sizeof(call));
 	call.op = op;
@@ -1019,8 +1019,7 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 						      : kj_seed_derive(a->run_key, kj_task_identity(t), k, s);
 
 			c->input_set = s + 1;
-			rc = verify_set(t, a, o, res, k, s, seed, a->cfg->device_outputs, c,
-					&decided, err);
+			rc = verify_set(t, a, o, res, k, s, seed, KJ__DEVOUT(t, a), c, &decided, err);
 			if (rc != KJ_OK)
 				return finish_result(a, res, rc, err);
 			if (decided)
@@ -1251,6 +1250,13 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	/* Both sides alike, as for the rest of the work around the calls. */
 	call.export_outputs = devout;
 	call.empty = acc->empty;
+	if (other && other->loaded && !KJ_SIDE_CAN(other, KJ_SIDE_CAP_FREEZE)) {
+		rc = kj_case_fail(c, KJ_ET_JUDGE, "the %s's runner (%s) cannot freeze its worker: "
+				  "the %s cannot be timed alone", kj_side_name(other->role),
+				  other->ops->name, kj_side_name(s->role)) == KJ_OK
+			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (other && other->loaded) {
 		rc = other->ops->freeze(other, 1, err);
 		if (rc != KJ_OK)
@@ -1424,6 +1430,11 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
 	if (res->copy_gbs > 0)
 		return KJ_OK;
 	*ok = 0;
+	if (!KJ_SIDE_CAN(&t->ref, KJ_SIDE_CAP_DEVICE))
+		return kj_case_fail(c, KJ_ET_JUDGE, "the reference's runner (%s) cannot measure the "
+				    "device's limits: the timing floor cannot be checked",
+				    t->ref.ops ? t->ref.ops->name : "none") == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	rc = ensure_side(&t->ref, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		return rc;
@@ -2217,7 +2228,7 @@ int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
 	for (k = 0; k < res->n_cases; k++) {
 		int redo = 0;
 
-		rc = bench_case(t, a, o, b, res, k, a->cfg->device_outputs, &res->cases[k], &redo,
+		rc = bench_case(t, a, o, b, res, k, KJ__DEVOUT(t, a), &res->cases[k], &redo,
 				err);
 		if (rc == KJ_OK && redo) {
 			/* A timed output the device could not decide: the case
