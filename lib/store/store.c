@@ -30,7 +30,7 @@ const char *kj_store_schema_sql(void)
 	return kj__store_schema;
 }
 
-sqlite3 *kj_store_db(struct kj_store *s)
+sqlite3 *kj__store_db(struct kj_store *s)
 {
 	return s->db;
 }
@@ -76,6 +76,11 @@ int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
 	if (prim == SQLITE_FULL || prim == SQLITE_IOERR)
 		return kj_error_set(err, KJ_EIO, "%s: %s", what, msg);
 	return kj_error_set(err, KJ_ESTORE, "%s: %s", what, msg);
+}
+
+sqlite3 *kj_store_db(struct kj_store *s)
+{
+	return s->db;
 }
 
 int kj_store_error(sqlite3 *db, int rc, const char *what, struct kj_error *err)
