@@ -80,11 +80,6 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 /* Close (checkpointing the WAL when this was the writer).  NULL is allowed. */
 void kj_store_close(struct kj_store *s);
 
-/* The SQLite handle and an error from its result code, for eval's
- * commands until they call the typed writes below. */
-struct sqlite3 *kj_store_db(struct kj_store *s);
-int kj_store_error(struct sqlite3 *db, int rc, const char *what, struct kj_error *err);
-
 /* The schema's SQL (static storage): what docs/store.md documents. */
 const char *kj_store_schema_sql(void);
 

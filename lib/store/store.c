@@ -78,16 +78,6 @@ int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
 	return kj_error_set(err, KJ_ESTORE, "%s: %s", what, msg);
 }
 
-sqlite3 *kj_store_db(struct kj_store *s)
-{
-	return s->db;
-}
-
-int kj_store_error(sqlite3 *db, int rc, const char *what, struct kj_error *err)
-{
-	return kj__store_fail(db, rc, err, what);
-}
-
 int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err)
 {
 	int rc;
