@@ -26,29 +26,6 @@ static void utc_now(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int kj__store_begin(struct kj_store *s, struct kj_error *err)
-{
-	sqlite3 *db = kj__store_db(s);
-	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-
-	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(db, rc, err, "the results store");
-}
-
-int kj__store_commit(struct kj_store *s, int rc, struct kj_error *err)
-{
-	sqlite3 *db = kj__store_db(s);
-
-	if (rc == KJ_OK) {
-		int r = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-
-		if (r == SQLITE_OK)
-			return KJ_OK;
-		rc = kj__store_fail(db, r, err, "the results store: commit");
-	}
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
-}
-
 /* A statement's binding: each binds only while the ones before it did. */
 #define B(expr) do { if (b == SQLITE_OK) b = (expr); } while (0)
 
