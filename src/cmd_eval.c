@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -35,8 +36,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <sqlite3.h>
 
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
@@ -236,16 +235,13 @@ static void utc_now(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* A statement of the run's rows failed: say why, roll back, and the exit
- * status (1 for a full disk or no memory, the judge's; else 2). */
-static int sql_fail(const struct kj_cli_command *cmd, sqlite3 *db, const char *what)
+/* A write of the run's rows failed (the store rolled it back): say why,
+ * and the exit status (1 for a full disk or no memory, the judge's; else
+ * 2). */
+static int store_fail(const struct kj_cli_command *cmd, const struct kj_error *err)
 {
-	struct kj_error err;
-	int code = kj_store_error(db, sqlite3_extended_errcode(db), what, &err);
-
-	kj_cli_error(cmd, "the results store: %s", err.msg);
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return kj_cli_exit_for(cmd, code);
+	kj_cli_error(cmd, "%s", err->msg);
+	return kj_cli_exit_for(cmd, err->code);
 }
 
 /* The batch's bytes as the store and a plan write them: 32 hex digits. */
@@ -279,56 +275,42 @@ static int batch_of_hex(const char *hex, unsigned char b[16])
  * outputs are computed once per task and case, and a resumed run judges
  * on the inputs the first one did.  0, or the exit status after printing
  * why. */
-static int batch_bytes(const struct kj_cli_command *cmd, sqlite3 *db, const char *want,
-		       unsigned char batch[16])
+static int batch_bytes(const struct kj_cli_command *cmd, struct kj_store *store,
+		       const char *want, unsigned char batch[16])
 {
-	sqlite3_stmt *st = NULL;
 	unsigned char fresh[16];
-	char hex[33];
-	int rc, found = 0;
+	char hex[33], have[33];
+	const char *offer = NULL;
+	struct kj_error err;
+	int rand_errno = 0;
 
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return sql_fail(cmd, db, "begin");
-	rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'batch'", -1, &st, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		found = batch_of_hex((const char *)sqlite3_column_text(st, 0), batch);
-		rc = SQLITE_DONE;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(cmd, db, "the batch key");
-	if (want && found) {
-		/* A shard's store is of one plan: the batch is the plan's. */
-		batch_hex_of(batch, hex);
-		if (strcmp(hex, want) != 0) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			kj_cli_error(cmd, "the store's batch (%s) is not the plan's (%s): a store "
-				     "of another plan", hex, want);
-			return KJ_EXIT_USAGE;
-		}
-	}
-	if (!found) {
-		char sql[128];
-
-		if (want) {
-			if (!batch_of_hex(want, fresh)) {
-				sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-				kj_cli_error(cmd, "the plan's batch '%s' is not 32 hex digits", want);
-				return KJ_EXIT_USAGE;
-			}
-		} else if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh)) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			kj_cli_error(cmd, "getrandom: %s", strerror(errno));
-			return KJ_EXIT_USAGE;
-		}
+	/* What is written when the store holds no batch yet: the plan's, or
+	 * 16 random bytes. */
+	if (want ? batch_of_hex(want, fresh)
+		 : getrandom(fresh, sizeof(fresh), 0) == (ssize_t)sizeof(fresh)) {
 		batch_hex_of(fresh, hex);
-		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('batch', '%s')", hex);
-		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			return sql_fail(cmd, db, "the batch key");
-		memcpy(batch, fresh, 16);
+		offer = hex;
+	} else if (!want) {
+		rand_errno = errno;
 	}
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return sql_fail(cmd, db, "commit");
+	if (kj_store_batch(store, offer, have, &err) != KJ_OK)
+		return store_fail(cmd, &err);
+	if (!*have) {
+		if (want)
+			kj_cli_error(cmd, "the plan's batch '%s' is not 32 hex digits", want);
+		else
+			kj_cli_error(cmd, "getrandom: %s", strerror(rand_errno));
+		return KJ_EXIT_USAGE;
+	}
+	/* The store holds 32 hex digits (kj_store_batch checks). */
+	(void)batch_of_hex(have, batch);
+	batch_hex_of(batch, hex);
+	if (want && strcmp(hex, want) != 0) {
+		/* A shard's store is of one plan: the batch is the plan's. */
+		kj_cli_error(cmd, "the store's batch (%s) is not the plan's (%s): a store "
+			     "of another plan", hex, want);
+		return KJ_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -379,150 +361,84 @@ static char *run_env(const struct kj_config *cfg, const char *gpus, const char *
 	return text;
 }
 
-static int bind_all_ok(int rc)
-{
-	return rc == SQLITE_OK;
-}
-
 /* The run's row, the suite's tasks and which tasks the run's suite holds:
  * one transaction.  *run_id gets the run's id.  0, or the exit status after
  * printing why. */
 static int record_run(const struct kj_cli_command *cmd, const struct kj_config *cfg,
-		      sqlite3 *db, int argc, char **argv,
+		      struct kj_store *store, int argc, char **argv,
 		      const char *suite, const char *cands, const char *settings, const char *gpus,
 		      const char *shard, const char *plan, const struct kj_eval_set *set,
 		      long long *run_id)
 {
-	sqlite3_stmt *st = NULL;
 	json_t *argj = json_array();
-	char when[32], *args_text = NULL, *env_text = NULL;
+	char *args_text = NULL, *env_text = NULL;
+	struct kj_store_task *rows;
 	struct kj_error err;
 	size_t i;
-	int rc, k;
+	int rc = 0, k;
 
 	for (k = 0; argj && k < argc; k++)
 		if (json_array_append_new(argj, json_string(argv[k])) != 0)
 			break;
-	if (!argj || !(args_text = kj_json_text(argj, JSON_COMPACT, &err))) {
+	rows = calloc(set->n_tasks ? set->n_tasks : 1, sizeof(*rows));
+	if (!rows || !argj || !(args_text = kj_json_text(argj, JSON_COMPACT, &err))) {
 		json_decref(argj);
+		free(rows);
 		kj_cli_error(cmd, "out of memory");
 		return KJ_EXIT_FAIL;
 	}
 	json_decref(argj);
-	env_text = run_env(cfg, gpus, shard, plan, set->problems);
-	utc_now(when);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		free(args_text);
-		free(env_text);
-		return sql_fail(cmd, db, "begin");
-	}
-	rc = sqlite3_prepare_v2(db, "INSERT INTO runs (started_at, judge_version, command, suite, "
-				"candidates, settings, env) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 1, when, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 2, KJ_VERSION, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 3, args_text, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 4, suite, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 5, cands, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = sqlite3_bind_text(st, 6, settings, -1, SQLITE_STATIC);
-	if (bind_all_ok(rc))
-		rc = env_text ? sqlite3_bind_text(st, 7, env_text, -1, SQLITE_STATIC)
-			      : sqlite3_bind_null(st, 7);
-	if (bind_all_ok(rc))
-		rc = sqlite3_step(st);
-	free(env_text);
-	sqlite3_finalize(st);
-	free(args_text);
-	if (rc != SQLITE_DONE)
-		return sql_fail(cmd, db, "the run");
-	*run_id = sqlite3_last_insert_rowid(db);
-	for (i = 0; i < set->n_tasks; i++) {
+	/* The suite's files, read before the transaction begins: a file that
+	 * cannot be read leaves nothing written. */
+	for (i = 0; i < set->n_tasks && !rc; i++) {
 		const struct kj_eval_task *t = &set->tasks[i];
-		struct kj_error e;
-		size_t slen = 0, clen = 0;
+		struct kj_store_task *r = &rows[i];
 		char *src = NULL, *cases = NULL;
 
-		src = kj__read_file(t->path, 64u << 20, &slen, &e);
+		src = kj__read_file(t->path, 64u << 20, &r->source_len, &err);
 		if (src && t->cases_path)
-			cases = kj__read_file(t->cases_path, 64u << 20, &clen, &e);
+			cases = kj__read_file(t->cases_path, 64u << 20, &r->cases_len, &err);
+		r->source = src;
+		r->cases = cases;
 		if (!src || (t->cases_path && !cases)) {
-			free(src);
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			kj_cli_error(cmd, "%s", e.msg);
-			return KJ_EXIT_USAGE;
+			kj_cli_error(cmd, "%s", err.msg);
+			rc = KJ_EXIT_USAGE;
+			break;
 		}
-		st = NULL;
-		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, "
-					"?, ?)", -1, &st, NULL);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 1, t->key, -1, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 2, t->name, -1, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 3, t->rel, -1, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = t->level >= 0 ? sqlite3_bind_int(st, 4, t->level) : sqlite3_bind_null(st, 4);
-		if (bind_all_ok(rc))
-			rc = t->problem >= 0 ? sqlite3_bind_int(st, 5, t->problem)
-					     : sqlite3_bind_null(st, 5);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 6, t->task_sha256, -1, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = *t->cases_sha256 ? sqlite3_bind_text(st, 7, t->cases_sha256, -1,
-								  SQLITE_STATIC)
-					      : sqlite3_bind_null(st, 7);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 8, src, (int)slen, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = cases ? sqlite3_bind_text(st, 9, cases, (int)clen, SQLITE_STATIC)
-				   : sqlite3_bind_null(st, 9);
-		if (bind_all_ok(rc))
-			rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		free(src);
-		free(cases);
-		if (rc != SQLITE_DONE)
-			return sql_fail(cmd, db, "a task");
-		st = NULL;
-		rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO suite_tasks VALUES (?, ?)", -1, &st,
-					NULL);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_int64(st, 1, *run_id);
-		if (bind_all_ok(rc))
-			rc = sqlite3_bind_text(st, 2, t->key, -1, SQLITE_STATIC);
-		if (bind_all_ok(rc))
-			rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_DONE)
-			return sql_fail(cmd, db, "the suite");
+		r->key = t->key;
+		r->name = t->name;
+		r->path = t->rel;
+		r->level = t->level;
+		r->problem = t->problem;
+		r->sha256 = t->task_sha256;
+		r->cases_sha256 = t->cases_sha256;
 	}
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return sql_fail(cmd, db, "commit");
-	return 0;
+	if (!rc) {
+		struct kj_store_run run = {
+			.judge_version = KJ_VERSION, .command = args_text, .suite = suite,
+			.candidates = cands, .settings = settings,
+		};
+
+		env_text = run_env(cfg, gpus, shard, plan, set->problems);
+		run.env = env_text;
+		if (kj_store_run_begin(store, &run, rows, set->n_tasks, run_id, &err) != KJ_OK)
+			rc = store_fail(cmd, &err);
+	}
+	for (i = 0; i < set->n_tasks; i++) {
+		free((char *)(uintptr_t)rows[i].source);
+		free((char *)(uintptr_t)rows[i].cases);
+	}
+	free(rows);
+	free(env_text);
+	free(args_text);
+	return rc;
 }
 
-static int finish_run(sqlite3 *db, long long run_id)
+static int finish_run(struct kj_store *store, long long run_id)
 {
-	sqlite3_stmt *st = NULL;
-	char when[32];
-	int rc;
+	struct kj_error err;
 
-	utc_now(when);
-	rc = sqlite3_prepare_v2(db, "UPDATE runs SET finished_at = ? WHERE run_id = ?", -1, &st,
-				NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, when, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 2, run_id);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return kj_store_run_end(store, run_id, &err) == KJ_OK ? 0 : -1;
 }
 
 /* --- candidates ---------------------------------------------------------------------- */
@@ -573,38 +489,28 @@ struct progress {
 };
 
 /* What the store holds of an attempt: 0 nothing or running (to run), 1
- * done, 2 done as a judge error; -1 on error. */
-static int attempt_state(sqlite3 *db, const char *key, struct progress *p)
+ * done, 2 done as a judge error; -1 on error, err filled. */
+static int attempt_state(struct kj_store *store, const char *key, struct progress *p,
+			 struct kj_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, v = 0;
+	struct kj_store_state st;
+	int v = 0;
 
-	rc = sqlite3_prepare_v2(db, "SELECT state, status, clean FROM attempts WHERE "
-				"attempt_key = ?", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(st, 0);
-		const char *status = (const char *)sqlite3_column_text(st, 1);
-
-		if (state && strcmp(state, "done") == 0)
-			v = status && strcmp(status, "judge_error") == 0 ? 2 : 1;
-		if (v == 1) { /* the verdict of an earlier run counts in the summary */
-			if (strcmp(status, "pass") == 0) {
-				p->passed++;
-				p->clean += sqlite3_column_int(st, 2) != 0;
-			} else if (strcmp(status, "fail") == 0) {
-				p->failed++;
-			} else {
-				p->errors++;
-			}
+	if (kj_store_attempt_state(store, key, &st, err) != KJ_OK)
+		return -1;
+	if (st.found && strcmp(st.state, "done") == 0)
+		v = strcmp(st.status, "judge_error") == 0 ? 2 : 1;
+	if (v == 1) { /* the verdict of an earlier run counts in the summary */
+		if (strcmp(st.status, "pass") == 0) {
+			p->passed++;
+			p->clean += st.clean;
+		} else if (strcmp(st.status, "fail") == 0) {
+			p->failed++;
+		} else {
+			p->errors++;
 		}
-		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? v : -1;
+	return v;
 }
 
 static double mono(void)
@@ -1275,8 +1181,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((rc = batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch)) ||
-	    (rc = record_run(cmd, &cfg, kj_store_db(store), argc, argv, suite, cands, settings_text,
+	if ((rc = batch_bytes(cmd, store, have_plan ? plan.batch : NULL, batch)) ||
+	    (rc = record_run(cmd, &cfg, store, argc, argv, suite, cands, settings_text,
 			     args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
 			     shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set,
 			     &run_id))) {
@@ -1322,9 +1228,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (in_shard && !in_shard[i])
 			continue;
 		prog.total++;
-		st = attempt_state(kj_store_db(store), keys[i], &prog);
+		st = attempt_state(store, keys[i], &prog, &err);
 		if (st < 0) {
-			kj_cli_error(cmd, "the results store: %s", sqlite3_errmsg(kj_store_db(store)));
+			kj_cli_error(cmd, "%s", err.msg);
 			exit_code = KJ_EXIT_USAGE;
 			goto out;
 		}
@@ -1395,7 +1301,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.apis = args.opt[OPT_API].text;
 		exit_code = kj__cmd_eval_slurm(&x);
 		free(extra);
-		if (exit_code == KJ_EXIT_OK && finish_run(kj_store_db(store), run_id) != 0)
+		if (exit_code == KJ_EXIT_OK && finish_run(store, run_id) != 0)
 			exit_code = KJ_EXIT_FAIL;
 		goto out;
 	}
@@ -1624,7 +1530,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = KJ_EXIT_USAGE;
 		}
 	} else {
-		if (finish_run(kj_store_db(store), run_id) != 0)
+		if (finish_run(store, run_id) != 0)
 			exit_code = KJ_EXIT_FAIL;
 		if (prog.tty && !prog.quiet) {
 			progress_bar(&prog);

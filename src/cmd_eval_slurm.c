@@ -37,8 +37,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
 #include "kjudge/store.h"
@@ -426,33 +424,31 @@ struct tally {
 
 static void tally(const struct follow *f, struct tally *t)
 {
-	sqlite3 *db = kj_store_db(f->x->store);
-	sqlite3_stmt *st = NULL;
+	struct kj_store_state st;
+	struct kj_error err;
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
-	if (sqlite3_prepare_v2(db, "SELECT status, clean FROM attempts WHERE attempt_key = ? "
-			       "AND state = 'done'", -1, &st, NULL) != SQLITE_OK)
-		return;
 	for (i = 0; i < f->plan.n; i++) {
-		sqlite3_bind_text(st, 1, f->plan.keys[i], -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			const char *s = (const char *)sqlite3_column_text(st, 0);
+		/* A key that cannot be read counts as not done yet: the next
+		 * poll reads it again. */
+		if (kj_store_attempt_state(f->x->store, f->plan.keys[i], &st, &err) != KJ_OK)
+			continue;
+		if (st.found && strcmp(st.state, "done") == 0) {
+			const char *s = st.status;
 
 			t->done++;
-			if (s && strcmp(s, "pass") == 0) {
+			if (strcmp(s, "pass") == 0) {
 				t->passed++;
-				t->clean += sqlite3_column_int(st, 1) != 0;
-			} else if (s && strcmp(s, "fail") == 0) {
+				t->clean += st.clean;
+			} else if (strcmp(s, "fail") == 0) {
 				t->failed++;
 			} else {
 				t->errors++;
-				t->judge_errors += s && strcmp(s, "judge_error") == 0;
+				t->judge_errors += strcmp(s, "judge_error") == 0;
 			}
 		}
-		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
 }
 
 /* Follow the plan's jobs to their end.  Returns the exit status. */

@@ -19,10 +19,21 @@
  *   was killed is run again whole, its partial rows replaced in the same
  *   transaction as its first new one.
  *
- *   Only the process that opened the store writes to it (eval's parent:
- *   its judging children report to it); WAL lets `kjudge report` read while
- *   an evaluation writes.  Every write is one transaction, committed
- *   (synchronous=FULL) before the caller reports what it wrote.
+ *   Who writes.  `kjudge eval`'s parent writes the run (runs, tasks,
+ *   suite_tasks, meta's batch key) and its end; each judging child (one
+ *   process per attempt) opens a connection of its own and writes its
+ *   attempt: candidates, attempts (the row begun and its verdict),
+ *   case_results and timings, keyed by the attempt's key, which no other
+ *   process writes at the same time.  `kjudge merge` writes a whole store
+ *   into another.  Concurrent writers are made safe by SQLite's one write
+ *   lock: every write is one transaction begun with BEGIN IMMEDIATE (the
+ *   lock taken first, so no transaction has to be retried midway), a
+ *   writer that finds the lock held waits up to its busy timeout (eval's
+ *   children wait 30 s), and WAL lets readers (`kjudge report`, eval's
+ *   parent counting verdicts) go on while one writes.  Every transaction
+ *   is committed (synchronous=FULL) before the caller reports what it
+ *   wrote.  The SQL of every table is the store's (lib/store/): its users
+ *   call the typed writes below.
  *
  * Failure handling.  A file that is not SQLite, a SQLite file of another
  * program (its application_id) or of a newer schema, a corrupt one
@@ -69,21 +80,8 @@ int kj_store_open(const char *path, int flags, int busy_ms, struct kj_store **ou
 /* Close (checkpointing the WAL when this was the writer).  NULL is allowed. */
 void kj_store_close(struct kj_store *s);
 
-/* The SQLite handle, for the store's own modules (metrics, the eval
- * driver): borrowed, valid until kj_store_close. */
-struct sqlite3 *kj_store_db(struct kj_store *s);
-
 /* The schema's SQL (static storage): what docs/store.md documents. */
 const char *kj_store_schema_sql(void);
-
-/*
- * err from the SQLite result code rc of db (a store's kj_store_db), for
- * statements the store's users run themselves: KJ_EBUSY for a lock,
- * KJ_ENOMEM, KJ_ENOSPC for a full file system or a quota ("WHAT: no space
- * left on MOUNT (SOURCE, TYPE)"), KJ_EIO for another I/O error, KJ_ESTORE
- * otherwise, with `what` and SQLite's words.  Returns the code.
- */
-int kj_store_error(struct sqlite3 *db, int rc, const char *what, struct kj_error *err);
 
 /*
  * Run `sql` (one or more statements, no results) as one transaction:
@@ -91,6 +89,135 @@ int kj_store_error(struct sqlite3 *db, int rc, const char *what, struct kj_error
  * modules and tests.
  */
 int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err);
+
+/*
+ * What eval writes (lib/store/write.c).  Each call is one transaction
+ * (BEGIN IMMEDIATE ... COMMIT, rolled back on any error) and returns KJ_OK
+ * once it is committed, else a code with err filled and the store as it
+ * was: KJ_EBUSY for a lock held past the busy timeout, KJ_ENOSPC for a
+ * full file system or a quota, KJ_ENOMEM, KJ_EIO for another I/O error,
+ * KJ_ESTORE otherwise (a store opened read-only among them).  Strings are
+ * borrowed for the call; a NULL string is written as SQL NULL.  The times
+ * a row records (started_at, finished_at) are the store's clock, UTC.
+ */
+
+/* A run of eval (a row of runs). */
+struct kj_store_run {
+	const char *judge_version;
+	const char *command;     /* the command line, a JSON array */
+	const char *suite;
+	const char *candidates;
+	const char *settings;    /* the settings that change a verdict, JSON */
+	const char *env;         /* the machine's, JSON, or NULL */
+};
+
+/* A task of the run's suite (a row of tasks).  level and problem: -1 for
+ * NULL; cases_sha256 "" or NULL for none. */
+struct kj_store_task {
+	const char *key, *name, *path;
+	int level, problem;
+	const char *sha256, *cases_sha256;
+	const char *source;      /* the task's file, source_len bytes */
+	size_t source_len;
+	const char *cases;       /* its cases file, cases_len bytes, or NULL */
+	size_t cases_len;
+};
+
+/* The run's row, its tasks (those the store lacks) and which tasks its
+ * suite holds, in one transaction; *run_id gets the run's id (0 on error). */
+int kj_store_run_begin(struct kj_store *s, const struct kj_store_run *run,
+		       const struct kj_store_task *tasks, size_t n, long long *run_id,
+		       struct kj_error *err);
+
+/* The run's end (runs.finished_at). */
+int kj_store_run_end(struct kj_store *s, long long run_id, struct kj_error *err);
+
+/* The batch key (meta 'batch', 32 hex digits): the one the store holds
+ * into batch; when it holds none (or a value that is not one), fresh
+ * written and copied, or batch "" when fresh is NULL or not 32 hex digits. */
+int kj_store_batch(struct kj_store *s, const char *fresh, char batch[33],
+		   struct kj_error *err);
+
+/* An attempt begun: its candidate's source kept, its earlier case results
+ * and timings removed, its row written as 'running'.  round,
+ * prompt_tokens, completion_tokens: -1 for NULL; generation_s < 0: NULL. */
+struct kj_store_attempt {
+	const char *key;
+	long long run_id;
+	const char *task_key, *task, *model, *attempt;
+	long long round;
+	const char *cand_sha256;
+	const char *source;      /* the candidate's text, source_len bytes */
+	size_t source_len;
+	const char *origin;
+	long long prompt_tokens, completion_tokens;
+	double generation_s;
+	const char *device;
+};
+
+int kj_store_attempt_begin(struct kj_store *s, const struct kj_store_attempt *a,
+			   struct kj_error *err);
+
+/* A case result of an attempt's phase ("verify", "benchmark", ...). */
+struct kj_store_case {
+	const char *phase;
+	int case_idx;            /* from 1 */
+	const char *params;      /* the case's parameters, JSON, or NULL */
+	const char *status, *error_type, *category, *charged, *message;
+	const char *record;      /* the case's record, JSON (the timing's too) */
+};
+
+/* A timed case (a row of timings, same case_idx and record). */
+struct kj_store_timing {
+	double impl_ms, ref_ms;
+	double speedup;          /* NULL unless positive and finite */
+	int impl_samples, ref_samples;
+};
+
+/* A case and, when t is not NULL, its timing, in one transaction. */
+int kj_store_case(struct kj_store *s, const char *attempt_key, const struct kj_store_case *c,
+		  const struct kj_store_timing *t, struct kj_error *err);
+
+/* An attempt's verdict: its row 'done'.  The layers' flags: -1 for NULL
+ * (not run); speedup <= 0: NULL. */
+struct kj_store_verdict {
+	const char *status;
+	int clean;
+	const char *error_type, *category, *charged, *message;
+	int cases_total, cases_passed;
+	int static_ok, disabled_ok, profile_ok;
+	const char *static_msg, *disabled_msg, *profile_msg;
+	double speedup;
+	double judge_s;
+	const char *env;         /* the attempt's environment, JSON, or NULL */
+};
+
+/* KJ_ESTORE when the attempt's row is gone. */
+int kj_store_attempt_done(struct kj_store *s, const char *attempt_key,
+			  const struct kj_store_verdict *v, struct kj_error *err);
+
+/* How the store holds an attempt (no transaction: one read). */
+struct kj_store_state {
+	int found;               /* 0: no row */
+	char state[16];          /* "running", "done" */
+	char status[16];         /* the verdict's, "" while running */
+	int clean;
+};
+
+int kj_store_attempt_state(struct kj_store *s, const char *attempt_key,
+			   struct kj_store_state *out, struct kj_error *err);
+
+/*
+ * A task's baseline on a device under settings, from the finished
+ * attempts other than attempt_key: per case the reference's figure on the
+ * judge's clock, the harness's cost per call and the samples' median, of
+ * the first attempt that measured them, into ref[k], ref[n + k] and
+ * ref[2n + k] (ref holds 3n doubles, the caller's, left as they are for a
+ * case no attempt measured).  One read.
+ */
+int kj_store_baseline(struct kj_store *s, const char *task_key, const char *device,
+		      const char *settings, const char *attempt_key, int n, double *ref,
+		      struct kj_error *err);
 
 /* What a merge did. */
 struct kj_store_merge_stats {

@@ -22,7 +22,7 @@
 #include "base/hash.h"
 #include "base/json.h"
 #include "base/text.h"
-#include "store/store_internal.h"
+#include "store/keys.h"
 #include "base/banned.h"
 
 /* The largest task, cases file or candidate read (a suite is source code). */

@@ -59,10 +59,8 @@ json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base);
 int kj__eval_scratch(const struct kj_eval_slot *slot, const char *prefix, const char *key,
 		     char *dir, size_t size, struct kj_error *err);
 
-/* judge.c: the monotonic clock in seconds; the UTC time as the store
- * writes it ('2026-12-01T21:30:00Z'). */
+/* judge.c: the monotonic clock in seconds. */
 double kj__eval_mono(void);
-void kj__eval_utc(char buf[32]);
 
 /* spec_attempt.c: kj_eval_attempt for a translation direction. */
 int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,

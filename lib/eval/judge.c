@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
 #include "kjudge/proc.h"
@@ -30,7 +28,7 @@
 #include "base/hash.h"
 #include "base/json.h"
 #include "base/text.h"
-#include "store/store_internal.h"
+#include "store/keys.h"
 #include "base/banned.h"
 
 /* The candidate module's suffix in a staged task: {op}_kjudge_impl.py. */
@@ -42,15 +40,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void utc_now(char buf[32])
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* --- settings and keys ------------------------------------------------------------------ */
@@ -171,7 +160,6 @@ oom:
 
 struct ctx {
 	struct kj_store *store;
-	sqlite3 *db;
 	const char *key;
 	const struct kj_eval_task *task;
 	const struct kj_eval_cand *cand;
@@ -180,122 +168,20 @@ struct ctx {
 	json_t *params;         /* the task's cases' parameters, or NULL */
 };
 
-static int bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
-}
-
-static int bind_count(sqlite3_stmt *st, int i, long long v)
-{
-	return v >= 0 ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
-}
-
-/* Run one prepared statement to its end; err from the store on failure. */
-static int step_done(struct ctx *x, sqlite3_stmt *st, int bind_rc, const char *what,
-		     struct kj_error *err)
-{
-	int rc = bind_rc == SQLITE_OK ? sqlite3_step(st) : bind_rc;
-
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_OK)
-		return kj__store_fail(x->db, rc, err, what);
-	return KJ_OK;
-}
-
-static int begin(struct ctx *x, struct kj_error *err)
-{
-	int rc = sqlite3_exec(x->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-
-	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(x->db, rc, err, "the results store");
-}
-
-static int commit(struct ctx *x, int rc, struct kj_error *err)
-{
-	if (rc == KJ_OK) {
-		int r = sqlite3_exec(x->db, "COMMIT", NULL, NULL, NULL);
-
-		if (r == SQLITE_OK)
-			return KJ_OK;
-		rc = kj__store_fail(x->db, r, err, "the results store: commit");
-	}
-	sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
-}
-
 /* The attempt's row as 'running', its earlier rows gone: one transaction. */
 static int record_start(struct ctx *x, const struct kj_eval_slot *slot, struct kj_error *err)
 {
 	const struct kj_eval_cand *c = x->cand;
-	sqlite3_stmt *st = NULL;
-	char when[32];
-	int rc, b;
+	struct kj_store_attempt a = {
+		.key = x->key, .run_id = slot->run_id, .task_key = x->task->key,
+		.task = x->task->name, .model = c->model, .attempt = c->attempt,
+		.round = c->round, .cand_sha256 = c->sha256, .source = c->source,
+		.source_len = c->source_len, .origin = c->origin,
+		.prompt_tokens = c->prompt_tokens, .completion_tokens = c->completion_tokens,
+		.generation_s = c->generation_s, .device = slot->device,
+	};
 
-	utc_now(when);
-	rc = begin(x, err);
-	if (rc != KJ_OK)
-		return rc;
-	b = sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO candidates VALUES (?, ?)", -1, &st,
-			       NULL);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 1, c->sha256, -1, SQLITE_STATIC);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 2, c->source, (int)c->source_len, SQLITE_STATIC);
-	rc = step_done(x, st, b, "the results store: a candidate", err);
-	if (rc == KJ_OK) {
-		st = NULL;
-		b = sqlite3_prepare_v2(x->db, "DELETE FROM case_results WHERE attempt_key = ?1; ",
-				       -1, &st, NULL);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
-		rc = step_done(x, st, b, "the results store: earlier cases", err);
-	}
-	if (rc == KJ_OK) {
-		st = NULL;
-		b = sqlite3_prepare_v2(x->db, "DELETE FROM timings WHERE attempt_key = ?1", -1, &st,
-				       NULL);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
-		rc = step_done(x, st, b, "the results store: earlier timings", err);
-	}
-	if (rc == KJ_OK) {
-		st = NULL;
-		b = sqlite3_prepare_v2(x->db,
-			"INSERT OR REPLACE INTO attempts (attempt_key, run_id, task_key, task, model, "
-			"attempt, round, cand_sha256, origin, prompt_tokens, completion_tokens, "
-			"generation_s, device, state, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-			"?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14)", -1, &st, NULL);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_int64(st, 2, slot->run_id);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 3, x->task->key, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 4, x->task->name, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 5, c->model, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 6, c->attempt, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = bind_count(st, 7, c->round);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 8, c->sha256, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 9, c->origin, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = bind_count(st, 10, c->prompt_tokens);
-		if (b == SQLITE_OK)
-			b = bind_count(st, 11, c->completion_tokens);
-		if (b == SQLITE_OK)
-			b = c->generation_s >= 0 ? sqlite3_bind_double(st, 12, c->generation_s)
-						 : sqlite3_bind_null(st, 12);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 13, slot->device, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 14, when, -1, SQLITE_TRANSIENT);
-		rc = step_done(x, st, b, "the results store: the attempt", err);
-	}
-	return commit(x, rc, err);
+	return kj_store_attempt_begin(x->store, &a, err);
 }
 
 /* The case's own record: what verify_result.json says of it. */
@@ -333,10 +219,9 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 		   const struct kj_case *c, struct kj_error *err)
 {
 	struct ctx *x = vx;
-	sqlite3_stmt *st = NULL;
 	json_t *rec = case_record(c), *params = NULL;
 	char *rec_text = NULL, *params_text = NULL;
-	int rc, b, is_oom = 0;
+	int rc, is_oom = 0;
 
 	(void)t;
 	(void)r;
@@ -349,60 +234,24 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	json_decref(rec);
-	rc = begin(x, err);
-	if (rc == KJ_OK) {
-		b = sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO case_results VALUES (?1, ?2, "
-				       "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 2, x->phase, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_int(st, 3, c->index + 1);
-		if (b == SQLITE_OK)
-			b = bind_text(st, 4, params_text);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 5, kj_status_name(kj_case_status(c)), -1,
-					      SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 6, kj_etype_name(c->type), -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 7, c->type == KJ_ET_NONE ? NULL
-					      : kj_category_name(kj_etype_category(c->type)), -1,
-					      SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 8, kj_charge_name(kj_etype_charge(c->type)), -1,
-					      SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = bind_text(st, 9, c->message);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 10, rec_text, -1, SQLITE_STATIC);
-		rc = step_done(x, st, b, "the results store: a case", err);
+	{
+		struct kj_store_case row = {
+			.phase = x->phase, .case_idx = c->index + 1, .params = params_text,
+			.status = kj_status_name(kj_case_status(c)),
+			.error_type = kj_etype_name(c->type),
+			.category = c->type == KJ_ET_NONE
+					    ? NULL : kj_category_name(kj_etype_category(c->type)),
+			.charged = kj_charge_name(kj_etype_charge(c->type)),
+			.message = c->message, .record = rec_text,
+		};
+		struct kj_store_timing tm = {
+			.impl_ms = c->cand.median_ms, .ref_ms = c->ref.median_ms,
+			.speedup = c->speedup, .impl_samples = c->cand.n, .ref_samples = c->ref.n,
+		};
+
+		rc = kj_store_case(x->store, x->key, &row,
+				   c->timed && strcmp(x->phase, "benchmark") == 0 ? &tm : NULL, err);
 	}
-	if (rc == KJ_OK && c->timed && strcmp(x->phase, "benchmark") == 0) {
-		st = NULL;
-		b = sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO timings VALUES (?1, ?2, ?3, ?4, "
-				       "?5, ?6, ?7, ?8)", -1, &st, NULL);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_int(st, 2, c->index + 1);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 3, c->cand.median_ms);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_double(st, 4, c->ref.median_ms);
-		if (b == SQLITE_OK)
-			b = c->speedup > 0 && isfinite(c->speedup)
-				    ? sqlite3_bind_double(st, 5, c->speedup) : sqlite3_bind_null(st, 5);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_int(st, 6, c->cand.n);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_int(st, 7, c->ref.n);
-		if (b == SQLITE_OK)
-			b = sqlite3_bind_text(st, 8, rec_text, -1, SQLITE_STATIC);
-		rc = step_done(x, st, b, "the results store: a timing", err);
-	}
-	rc = commit(x, rc, err);
 	if (rc != KJ_OK)
 		x->store_failed = 1;
 	free(rec_text);
@@ -623,50 +472,19 @@ struct run {
 static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, double **ref,
 			 struct kj_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, b;
+	int rc;
 
 	*ref = calloc((size_t)(n > 0 ? 3 * n : 1), sizeof(double));
 	if (!*ref)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	b = sqlite3_prepare_v2(x->db,
-		"SELECT t.case_idx, json_extract(t.record, '$.timing.ref_judge_ms'), "
-		"json_extract(t.record, '$.timing.ref_overhead_ms'), t.ref_ms "
-		"FROM timings t JOIN attempts a USING (attempt_key) "
-		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
-		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
-		"json_extract(t.record, '$.timing.ref_judge_ms') > 0 AND "
-		"json_extract(t.record, '$.timing.ref_measured') = 1 "
-		"ORDER BY a.finished_at DESC, a.attempt_key DESC", -1, &st, NULL);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 1, x->task->key, -1, SQLITE_STATIC);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 2, slot->device, -1, SQLITE_STATIC);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 3, slot->settings_text, -1, SQLITE_STATIC);
-	if (b == SQLITE_OK)
-		b = sqlite3_bind_text(st, 4, x->key, -1, SQLITE_STATIC);
-	/* Ordered last finished first, each case keeps the earliest
-	 * measurement: the first candidate's baseline is everyone's. */
-	while (b == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int k = sqlite3_column_int(st, 0) - 1;
-
-		if (k >= 0 && k < n) {
-			(*ref)[k] = sqlite3_column_double(st, 1);
-			(*ref)[n + k] = sqlite3_column_double(st, 2);
-			(*ref)[2 * n + k] = sqlite3_column_double(st, 3);
-		}
-	}
-	if (b == SQLITE_OK && rc != SQLITE_DONE)
-		b = rc;
-	sqlite3_finalize(st);
-	if (b != SQLITE_OK && b != SQLITE_DONE) {
+	rc = kj_store_baseline(x->store, x->task->key, slot->device, slot->settings_text, x->key,
+			       n, *ref, err);
+	if (rc != KJ_OK) {
 		free(*ref);
 		*ref = NULL;
 		x->store_failed = 1;
-		return kj__store_fail(x->db, b, err, "the results store: the baseline");
 	}
-	return KJ_OK;
+	return rc;
 }
 
 /*
@@ -955,49 +773,28 @@ static int record_done(struct ctx *x, const struct kj_eval_outcome *o, const cha
 		       const char *msg, const struct phase *v, const struct layers *l,
 		       const json_t *env, struct kj_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	char when[32], *env_text = NULL;
-	int rc, b, is_oom = 0;
+	char *env_text = NULL;
+	int rc, is_oom = 0;
 
-	utc_now(when);
 	if (env && !(env_text = kj__json_dumps(env, JSON_COMPACT, &is_oom)))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	rc = begin(x, err);
-	if (rc == KJ_OK) {
-		b = sqlite3_prepare_v2(x->db,
-			"UPDATE attempts SET state = 'done', status = ?2, clean = ?3, error_type = ?4, "
-			"category = ?5, charged = ?6, message = ?7, cases_total = ?8, cases_passed = ?9, "
-			"static_ok = ?10, static_msg = ?11, disabled_ok = ?12, disabled_msg = ?13, "
-			"profile_ok = ?14, profile_msg = ?15, speedup = ?16, judge_s = ?17, "
-			"finished_at = ?18, env = ?19 WHERE attempt_key = ?1", -1, &st, NULL);
-#define B(expr) do { if (b == SQLITE_OK) b = (expr); } while (0)
-		B(sqlite3_bind_text(st, 1, x->key, -1, SQLITE_STATIC));
-		B(sqlite3_bind_text(st, 2, o->status, -1, SQLITE_STATIC));
-		B(sqlite3_bind_int(st, 3, o->clean));
-		B(bind_text(st, 4, *o->error_type ? o->error_type : NULL));
-		B(bind_text(st, 5, *o->category ? o->category : NULL));
-		B(bind_text(st, 6, *charged ? charged : "none"));
-		B(bind_text(st, 7, *msg ? msg : NULL));
-		B(sqlite3_bind_int(st, 8, v->n));
-		B(sqlite3_bind_int(st, 9, v->passed));
-		B(l->static_ok >= 0 ? sqlite3_bind_int(st, 10, l->static_ok) : sqlite3_bind_null(st, 10));
-		B(bind_text(st, 11, *l->static_msg ? l->static_msg : NULL));
-		B(l->disabled_ok >= 0 ? sqlite3_bind_int(st, 12, l->disabled_ok)
-				      : sqlite3_bind_null(st, 12));
-		B(bind_text(st, 13, *l->disabled_msg ? l->disabled_msg : NULL));
-		B(l->profile_ok >= 0 ? sqlite3_bind_int(st, 14, l->profile_ok)
-				     : sqlite3_bind_null(st, 14));
-		B(bind_text(st, 15, *l->profile_msg ? l->profile_msg : NULL));
-		B(o->speedup > 0 ? sqlite3_bind_double(st, 16, o->speedup) : sqlite3_bind_null(st, 16));
-		B(sqlite3_bind_double(st, 17, o->judge_s));
-		B(sqlite3_bind_text(st, 18, when, -1, SQLITE_STATIC));
-		B(bind_text(st, 19, env_text));
-#undef B
-		rc = step_done(x, st, b, "the results store: the verdict", err);
-		if (rc == KJ_OK && sqlite3_changes(x->db) != 1)
-			rc = kj_error_set(err, KJ_ESTORE, "the results store: the attempt's row is gone");
+	{
+		struct kj_store_verdict row = {
+			.status = o->status, .clean = o->clean,
+			.error_type = *o->error_type ? o->error_type : NULL,
+			.category = *o->category ? o->category : NULL,
+			.charged = *charged ? charged : "none", .message = *msg ? msg : NULL,
+			.cases_total = v->n, .cases_passed = v->passed,
+			.static_ok = l->static_ok, .static_msg = *l->static_msg ? l->static_msg : NULL,
+			.disabled_ok = l->disabled_ok,
+			.disabled_msg = *l->disabled_msg ? l->disabled_msg : NULL,
+			.profile_ok = l->profile_ok,
+			.profile_msg = *l->profile_msg ? l->profile_msg : NULL,
+			.speedup = o->speedup, .judge_s = o->judge_s, .env = env_text,
+		};
+
+		rc = kj_store_attempt_done(x->store, x->key, &row, err);
 	}
-	rc = commit(x, rc, err);
 	free(env_text);
 	return rc;
 }
@@ -1080,7 +877,6 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	rc = kj_store_open(slot->store_path, 0, 30000, &x.store, err);
 	if (rc != KJ_OK)
 		return rc;
-	x.db = kj_store_db(x.store);
 	rc = record_start(&x, slot, err);
 	if (rc != KJ_OK)
 		goto out;
@@ -1181,7 +977,6 @@ int kj__eval_record_start(struct kj_store *store, const char *key, const struct 
 
 	memset(&x, 0, sizeof(x));
 	x.store = store;
-	x.db = kj_store_db(store);
 	x.key = key;
 	x.task = t;
 	x.cand = c;
@@ -1196,9 +991,4 @@ int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_e
 double kj__eval_mono(void)
 {
 	return now_s();
-}
-
-void kj__eval_utc(char buf[32])
-{
-	utc_now(buf);
 }

@@ -29,8 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "kjudge/eval.h"
 #include "kjudge/spec.h"
 #include "kjudge/store.h"
@@ -39,7 +37,6 @@
 #include "base/hash.h"
 #include "base/internal.h"
 #include "base/json.h"
-#include "store/store_internal.h"
 #include "base/banned.h"
 
 /* A status of spec verify as the store's verdict. */
@@ -190,125 +187,65 @@ static int reference(const struct kj_eval_slot *slot, const char *root, const ch
 
 /* --- the store's rows ---------------------------------------------------------------------- */
 
-#define B(expr) do { if (b == SQLITE_OK) b = (expr); } while (0)
-
-static int bind_text(sqlite3_stmt *st, int i, const char *s)
+/* Text, or NULL for "". */
+static const char *or_null(const char *s)
 {
-	return s && *s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
-}
-
-/* Run sql (bound by the caller through b) in its own transaction. */
-static int exec_one(sqlite3 *db, sqlite3_stmt *st, int b, const char *what, struct kj_error *err)
-{
-	int rc = b == SQLITE_OK ? sqlite3_step(st) : b;
-
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return kj__store_fail(db, rc, err, what);
-	return KJ_OK;
-}
-
-static int begin(sqlite3 *db, struct kj_error *err)
-{
-	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-
-	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(db, rc, err, "the results store");
-}
-
-static int commit(sqlite3 *db, int rc, struct kj_error *err)
-{
-	if (rc == KJ_OK) {
-		int r = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-
-		if (r == SQLITE_OK)
-			return KJ_OK;
-		rc = kj__store_fail(db, r, err, "the results store: commit");
-	}
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+	return s && *s ? s : NULL;
 }
 
 /* The case (the one verification) and, when timed, its timing. */
-static int record_case(sqlite3 *db, const char *key, const struct kj_eval_outcome *o,
+static int record_case(struct kj_store *store, const char *key, const struct kj_eval_outcome *o,
 		       const char *charged, const char *msg, const json_t *rec,
 		       double impl_s, const struct ref *src, int samples, struct kj_error *err)
 {
-	sqlite3_stmt *st = NULL;
 	char *text = NULL;
-	int rc, b, is_oom = 0;
+	int rc, is_oom = 0;
 
 	if (rec && !(text = kj__json_dumps(rec, JSON_COMPACT, &is_oom)))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	rc = begin(db, err);
-	if (rc == KJ_OK) {
-		b = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO case_results VALUES (?1, 'verify', "
-				       "1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
-		B(sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC));
-		B(sqlite3_bind_text(st, 2, o->status, -1, SQLITE_STATIC));
-		B(sqlite3_bind_text(st, 3, o->error_type, -1, SQLITE_STATIC));
-		B(bind_text(st, 4, o->category));
-		B(sqlite3_bind_text(st, 5, charged, -1, SQLITE_STATIC));
-		B(bind_text(st, 6, msg));
-		B(bind_text(st, 7, text));
-		rc = exec_one(db, st, b, "the results store: a case", err);
-	}
-	if (rc == KJ_OK && impl_s > 0) {
-		st = NULL;
-		b = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO timings VALUES (?1, 1, ?2, ?3, ?4, "
-				       "?5, ?6, ?7)", -1, &st, NULL);
-		B(sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC));
-		B(sqlite3_bind_double(st, 2, impl_s * 1e3));
-		B(sqlite3_bind_double(st, 3, src->median_s * 1e3));
-		B(sqlite3_bind_double(st, 4, src->median_s / impl_s));
-		B(sqlite3_bind_int(st, 5, samples));
-		B(sqlite3_bind_int(st, 6, src->samples));
-		B(bind_text(st, 7, text));
-		rc = exec_one(db, st, b, "the results store: a timing", err);
+	{
+		struct kj_store_case row = {
+			.phase = "verify", .case_idx = 1, .status = o->status,
+			.error_type = o->error_type, .category = or_null(o->category),
+			.charged = charged, .message = or_null(msg), .record = or_null(text),
+		};
+		struct kj_store_timing tm = {
+			.impl_ms = impl_s * 1e3, .ref_ms = src->median_s * 1e3,
+			.speedup = impl_s > 0 ? src->median_s / impl_s : 0,
+			.impl_samples = samples, .ref_samples = src->samples,
+		};
+
+		rc = kj_store_case(store, key, &row, impl_s > 0 ? &tm : NULL, err);
 	}
 	free(text);
-	return commit(db, rc, err);
+	return rc;
 }
 
-static int record_done(sqlite3 *db, const char *key, const struct kj_eval_outcome *o,
+static int record_done(struct kj_store *store, const char *key, const struct kj_eval_outcome *o,
 		       const char *charged, const char *msg, int ran, const json_t *env,
 		       struct kj_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	char when[32], *env_text = NULL;
-	int rc, b, is_oom = 0;
+	char *env_text = NULL;
+	int rc, is_oom = 0;
 
-	kj__eval_utc(when);
 	if (env && !(env_text = kj__json_dumps(env, JSON_COMPACT, &is_oom)))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	rc = begin(db, err);
-	if (rc == KJ_OK) {
-		b = sqlite3_prepare_v2(db,
-			"UPDATE attempts SET state = 'done', status = ?2, clean = ?3, error_type = ?4, "
-			"category = ?5, charged = ?6, message = ?7, cases_total = ?8, cases_passed = ?9, "
-			"speedup = ?10, judge_s = ?11, finished_at = ?12, env = ?13 "
-			"WHERE attempt_key = ?1", -1, &st, NULL);
-		B(sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC));
-		B(sqlite3_bind_text(st, 2, o->status, -1, SQLITE_STATIC));
-		B(sqlite3_bind_int(st, 3, o->clean));
-		B(bind_text(st, 4, o->error_type));
-		B(bind_text(st, 5, o->category));
-		B(sqlite3_bind_text(st, 6, charged, -1, SQLITE_STATIC));
-		B(bind_text(st, 7, msg));
-		B(sqlite3_bind_int(st, 8, ran));
-		B(sqlite3_bind_int(st, 9, !strcmp(o->status, "pass")));
-		B(o->speedup > 0 ? sqlite3_bind_double(st, 10, o->speedup) : sqlite3_bind_null(st, 10));
-		B(sqlite3_bind_double(st, 11, o->judge_s));
-		B(sqlite3_bind_text(st, 12, when, -1, SQLITE_STATIC));
-		B(bind_text(st, 13, env_text));
-		rc = exec_one(db, st, b, "the results store: the verdict", err);
-		if (rc == KJ_OK && sqlite3_changes(db) != 1)
-			rc = kj_error_set(err, KJ_ESTORE, "the results store: the attempt's row is gone");
+	{
+		/* A translation has no anti-cheat layers: their columns stay NULL. */
+		struct kj_store_verdict row = {
+			.status = o->status, .clean = o->clean,
+			.error_type = or_null(o->error_type), .category = or_null(o->category),
+			.charged = charged, .message = or_null(msg),
+			.cases_total = ran, .cases_passed = !strcmp(o->status, "pass"),
+			.static_ok = -1, .disabled_ok = -1, .profile_ok = -1,
+			.speedup = o->speedup, .judge_s = o->judge_s, .env = or_null(env_text),
+		};
+
+		rc = kj_store_attempt_done(store, key, &row, err);
 	}
 	free(env_text);
-	return commit(db, rc, err);
+	return rc;
 }
-
-#undef B
 
 /* --- the attempt --------------------------------------------------------------------------- */
 
@@ -370,7 +307,6 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	char dir[PATH_MAX], msg[1024] = "";
 	double t0 = kj__eval_mono(), impl_s = 0;
 	int rc, ran = 0, samples = 0, lock = -1;
-	sqlite3 *db;
 
 	memset(out, 0, sizeof(*out));
 	memset(&sref, 0, sizeof(sref));
@@ -379,7 +315,6 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	rc = kj_store_open(slot->store_path, 0, 30000, &store, err);
 	if (rc != KJ_OK)
 		return rc;
-	db = kj_store_db(store);
 	rc = kj__eval_record_start(store, attempt_key, t, c, slot, err);
 	if (rc != KJ_OK)
 		goto out;
@@ -442,7 +377,7 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 		charged = kj_charge_name(kj_etype_charge(KJ_ET_NO_TARGET));
 		snprintf(msg, sizeof(msg), "%.1000s", err->msg);
 		ran = 1;
-		rc = record_case(db, attempt_key, out, charged, msg, NULL, 0, &sref, 0, err);
+		rc = record_case(store, attempt_key, out, charged, msg, NULL, 0, &sref, 0, err);
 		if (rc != KJ_OK)
 			goto out;
 		goto done;
@@ -495,7 +430,7 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = record_case(db, attempt_key, out, charged, msg, rec, impl_s, &sref, samples, err);
+	rc = record_case(store, attempt_key, out, charged, msg, rec, impl_s, &sref, samples, err);
 	if (rc != KJ_OK)
 		goto out;
 	goto done;
@@ -520,7 +455,7 @@ done:
 		json_decref(env);
 		env = full;
 	}
-	rc = env ? record_done(db, attempt_key, out, charged, msg, ran, env, err)
+	rc = env ? record_done(store, attempt_key, out, charged, msg, ran, env, err)
 		 : kj_error_set(err, KJ_ENOMEM, "out of memory");
 out:
 	json_decref(rec);

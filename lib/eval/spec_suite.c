@@ -38,7 +38,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
-#include "store/store_internal.h"
+#include "store/keys.h"
 #include "base/banned.h"
 
 /* What a translation may hold: files, bytes per file and in all, depth. */

@@ -273,7 +273,7 @@ static int only_model(sqlite3 *db, char *buf, size_t size, struct kj_error *err)
 int kj_store_kernelbench(struct kj_store *s, const char *model, int level, json_t **out,
 			 long long *left_out, struct kj_error *err)
 {
-	sqlite3 *db = kj_store_db(s);
+	sqlite3 *db = kj__store_db(s);
 	sqlite3_stmt *st = NULL, *tst = NULL;
 	long long *bad = NULL;
 	size_t n_bad = 0;

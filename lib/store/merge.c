@@ -396,7 +396,7 @@ static int upgraded_copy(struct kj_store *src, const char *label, const char *ta
 	if (snprintf(tmp, size, "%s.upgrade-%ld.tmp", target, (long)getpid()) >= (int)size)
 		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", target);
 	remove_copy(tmp);
-	rc = vacuum_into(kj_store_db(src), tmp, label, err);
+	rc = vacuum_into(kj__store_db(src), tmp, label, err);
 	if (rc != KJ_OK) {
 		remove_copy(tmp);
 		/* What is full is the target's file system, where the copy is. */
@@ -415,7 +415,7 @@ static int upgraded_copy(struct kj_store *src, const char *label, const char *ta
 static int merge_file(struct kj_store *s, const char *path, const char *src,
 		      struct kj_store_merge_stats *out, struct kj_error *err)
 {
-	sqlite3 *db = kj_store_db(s);
+	sqlite3 *db = kj__store_db(s);
 	sqlite3_stmt *st = NULL;
 	char uri[8192];
 	int rc;
@@ -490,7 +490,7 @@ int kj_store_merge(struct kj_store *s, const char *src, struct kj_store_merge_st
 
 int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 {
-	sqlite3 *db = kj_store_db(s), *copy = NULL;
+	sqlite3 *db = kj__store_db(s), *copy = NULL;
 	char tmp[4200];
 	const char *stage = NULL;
 	int rc, fd;

@@ -1526,7 +1526,7 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 		return kj_error_set(err, KJ_EINVAL, "metrics: no store");
 	memset(&c, 0, sizeof(c));
 	c.opt = opt;
-	c.db = kj_store_db(s);
+	c.db = kj__store_db(s);
 	c.err = err;
 	c.ops = json_array();
 	c.op_index = json_object();

@@ -30,7 +30,7 @@ const char *kj_store_schema_sql(void)
 	return kj__store_schema;
 }
 
-sqlite3 *kj_store_db(struct kj_store *s)
+sqlite3 *kj__store_db(struct kj_store *s)
 {
 	return s->db;
 }
@@ -78,28 +78,41 @@ int kj__store_fail(sqlite3 *db, int rc, struct kj_error *err, const char *what)
 	return kj_error_set(err, KJ_ESTORE, "%s: %s", what, msg);
 }
 
-int kj_store_error(sqlite3 *db, int rc, const char *what, struct kj_error *err)
+/* The store's one pair of transaction helpers: every write of its modules
+ * (write.c) and kj_store_exec begin and end through them. */
+int kj__store_begin(struct kj_store *s, struct kj_error *err)
 {
-	return kj__store_fail(db, rc, err, what);
+	sqlite3 *db = s->db;
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(db, rc, err, "the results store");
+}
+
+int kj__store_commit(struct kj_store *s, int rc, struct kj_error *err)
+{
+	sqlite3 *db = s->db;
+
+	if (rc == KJ_OK) {
+		int r = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+
+		if (r == SQLITE_OK)
+			return KJ_OK;
+		rc = kj__store_fail(db, r, err, "the results store: commit");
+	}
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }
 
 int kj_store_exec(struct kj_store *s, const char *sql, struct kj_error *err)
 {
-	int rc;
+	int rc = kj__store_begin(s, err);
 
-	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return kj__store_fail(s->db, rc, err, s->path);
+	if (rc != KJ_OK)
+		return rc;
 	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		int code = kj__store_fail(s->db, rc, err, s->path);
-
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return code;
-	}
-	return KJ_OK;
+	if (rc != SQLITE_OK)
+		rc = kj__store_fail(s->db, rc, err, s->path);
+	return kj__store_commit(s, rc, err);
 }
 
 /* One integer from a one-row query; -1 on error. */

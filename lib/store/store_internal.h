@@ -8,6 +8,7 @@
 
 #include "kjudge/error.h"
 #include "kjudge/store.h"
+#include "store/keys.h"
 
 /* err from a SQLite result code rc of db (may be NULL) while doing `what`:
  * KJ_EBUSY for a lock, KJ_ENOMEM, KJ_ENOSPC for a full file system or a
@@ -72,6 +73,18 @@ void kj__store_checker_close(struct kj__store_checker *ck);
 int kj__store_checker_run(struct kj__store_checker *ck, long long rowid, const char *key,
 			  struct kj__store_bad *bad, struct kj_error *err);
 
+/* The SQLite handle, for the store's own modules: borrowed, valid until
+ * kj_store_close. */
+sqlite3 *kj__store_db(struct kj_store *s);
+
+/* BEGIN IMMEDIATE on s: KJ_OK, or a code with err filled. */
+int kj__store_begin(struct kj_store *s, struct kj_error *err);
+
+/* End the transaction kj__store_begin began: COMMIT when rc is KJ_OK,
+ * else (or when the commit fails) ROLLBACK.  Returns rc, or the commit's
+ * code with err filled. */
+int kj__store_commit(struct kj_store *s, int rc, struct kj_error *err);
+
 /* The store's path as opened (borrowed). */
 const char *kj__store_path(struct kj_store *s);
 
@@ -82,19 +95,6 @@ long long kj__store_version(struct kj_store *s);
 /* file:PATH?QUERY, PATH percent-encoded, into out: 0, or -1 when it does
  * not fit. */
 int kj__store_uri(const char *path, const char *query, char *out, size_t size);
-
-/*
- * The store's keys (keys.c, docs/store.md): a task's, from its name, its
- * path in the suite and its content key; an attempt's, from its task's key,
- * its candidate's SHA-256, model, attempt label, device kind ("cpu",
- * "cuda"), the judge's version and the settings' text.  64 hex digits into
- * key: 0, or -1 when out of memory.
- */
-int kj__store_task_key(const char *name, const char *path, const char *content,
-		       char key[65]);
-int kj__store_attempt_key(const char *task_key, const char *cand_sha256, const char *model,
-			  const char *attempt, const char *device_kind, const char *version,
-			  const char *settings, char key[65]);
 
 /*
  * Re-key a store of schema version 2 or older (tasks keyed by content

@@ -42,6 +42,7 @@
 
 #include "kjudge/metrics.h"
 #include "kjudge/store.h"
+#include "store/store_internal.h"
 #include "unit.h"
 
 static void exec(struct kj_store *s, const char *sql)
@@ -810,7 +811,7 @@ KJ_TEST(metrics_and_merge_refuse_bad_rows)
 	{
 		sqlite3_stmt *q = NULL;
 
-		KJ_CHECK(sqlite3_prepare_v2(kj_store_db(t), "SELECT count(*), sum(judge_s) FROM "
+		KJ_CHECK(sqlite3_prepare_v2(kj__store_db(t), "SELECT count(*), sum(judge_s) FROM "
 					    "attempts", -1, &q, NULL) == SQLITE_OK);
 		KJ_CHECK(sqlite3_step(q) == SQLITE_ROW);
 		KJ_CHECK_INT(sqlite3_column_int64(q, 0), 17);

@@ -16,6 +16,7 @@
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
 #include "kjudge/store.h"
+#include "store/store_internal.h"
 #include "unit.h"
 
 /* --- the assignment ------------------------------------------------------------------------- */
@@ -310,7 +311,7 @@ static long long one(struct kj_store *s, const char *sql)
 	sqlite3_stmt *st = NULL;
 	long long v = -1;
 
-	KJ_CHECK(sqlite3_prepare_v2(kj_store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
+	KJ_CHECK(sqlite3_prepare_v2(kj__store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

@@ -46,7 +46,7 @@ static long long count(struct kj_store *s, const char *sql)
 	sqlite3_stmt *st = NULL;
 	long long v = -1;
 
-	KJ_CHECK(sqlite3_prepare_v2(kj_store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
+	KJ_CHECK(sqlite3_prepare_v2(kj__store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -176,7 +176,7 @@ static void text_of(struct kj_store *s, const char *sql, char *out, size_t size)
 	sqlite3_stmt *st = NULL;
 
 	*out = '\0';
-	KJ_CHECK(sqlite3_prepare_v2(kj_store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
+	KJ_CHECK(sqlite3_prepare_v2(kj__store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 		snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
@@ -462,8 +462,8 @@ KJ_TEST(store_full_disk_is_named)
 
 	snprintf(path, sizeof(path), "%s/full.db", kj_test_tmpdir());
 	KJ_CHECK_INT(kj_store_open(path, KJ_STORE_CREATE, 0, &s, &err), KJ_OK);
-	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_FULL, "merge", &err), KJ_ENOSPC);
+	KJ_CHECK_INT(kj__store_fail(kj__store_db(s), SQLITE_FULL, &err, "merge"), KJ_ENOSPC);
 	KJ_CHECK(strncmp(err.msg, "merge: no space left on /", 25) == 0);
-	KJ_CHECK_INT(kj_store_error(kj_store_db(s), SQLITE_IOERR_WRITE, "merge", &err), KJ_EIO);
+	KJ_CHECK_INT(kj__store_fail(kj__store_db(s), SQLITE_IOERR_WRITE, &err, "merge"), KJ_EIO);
 	kj_store_close(s);
 }
