@@ -14,8 +14,13 @@
 /* Number of online CPUs, at least 1. */
 int kj__online_cpus(void);
 
-/* Seconds on the monotonic clock (sys.c). */
+/* Seconds on the monotonic clock (sys.c): the one clock durations are
+ * measured with. */
 double kj__now_s(void);
+
+/* The time now, UTC, to the second, as ISO 8601 ("2026-12-06T12:00:00Z"),
+ * into buf (sys.c): the one format times are recorded in. */
+void kj__utc_now(char buf[32]);
 
 /*
  * What a judge killed before it could clean up left behind (sys.c).  An

@@ -28,6 +28,15 @@ double kj__now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void kj__utc_now(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, 32, "1970-01-01T00:00:00Z");
+}
+
 int kj__dead_run_entry(const char *name, const char *prefix)
 {
 	size_t len = strlen(prefix);

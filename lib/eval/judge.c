@@ -25,6 +25,7 @@
 #include "kjudge/anticheat.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
+#include "base/internal.h"
 #include "base/hash.h"
 #include "base/json.h"
 #include "base/text.h"
@@ -33,14 +34,6 @@
 
 /* The candidate module's suffix in a staged task: {op}_kjudge_impl.py. */
 #define IMPL_NAME "kjudge_impl"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* --- settings and keys ------------------------------------------------------------------ */
 
@@ -567,7 +560,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	struct kj_result vr, br;
 	struct kj_hooks hooks = { rn->x, on_case };
 	int rc, lock = -1, task_open = 0;
-	double t0 = now_s(), t_started = 0, t_device = 0, t_verified = 0, t_bench = 0, built = 0;
+	double t0 = kj__now_s(), t_started = 0, t_device = 0, t_verified = 0, t_bench = 0, built = 0;
 	json_t *noted;
 
 	memset(verify, 0, sizeof(*verify));
@@ -627,11 +620,11 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		verify->task_fault = 1;
 	if (rc == KJ_OK && !disabled && t.env && !rn->env)
 		rn->env = json_incref(t.env);
-	t_started = now_s();
+	t_started = kj__now_s();
 	built = json_number_value(json_object_get(a.timings, "build_s"));
 	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
-	t_device = now_s();
+	t_device = kj__now_s();
 	if (rc == KJ_OK) {
 		rn->x->phase = disabled ? "disabled" : "verify";
 		rc = kj_verify(&t, &a, &rn->s->judge, &hooks, &vr, &verify->err);
@@ -640,7 +633,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			summarize(&vr, verify);
 		}
 	}
-	t_verified = now_s();
+	t_verified = kj__now_s();
 	if (rc == KJ_OK && bench && verify->passed == verify->n && verify->n > 0 &&
 	    !rn->s->no_benchmark) {
 		struct kj_bench_opts bo = rn->s->bench;
@@ -667,7 +660,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		if (rc != KJ_OK)
 			verify->err = bench->err;
 	}
-	t_bench = now_s();
+	t_bench = kj__now_s();
 	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
 		*kernel_names = json_incref(t.cand.kernel_names);
 	/* The workers go before the device is given up: their memory on it
@@ -702,7 +695,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		kj_task_close(&t);
 	kj_attempt_close(&a);
 	if (noted)
-		(void)json_object_set_new(noted, "close_s", json_real(now_s() - t_bench));
+		(void)json_object_set_new(noted, "close_s", json_real(kj__now_s() - t_bench));
 	return rc;
 }
 
@@ -859,7 +852,7 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	struct phase v, b, d;
 	json_t *kernel_names = NULL, *env = NULL;
 	char charged[16] = "", msg[KJ_CASE_MSG_MAX + 1] = "", cand_file[PATH_MAX + 200];
-	double t0 = now_s();
+	double t0 = kj__now_s();
 	int rc;
 
 	if (t->spec_target)
@@ -944,7 +937,7 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 		}
 	}
 	task_file_named(msg, sizeof(msg), rn.dir, rn.op, t->rel);
-	out->judge_s = now_s() - t0;
+	out->judge_s = kj__now_s() - t0;
 	/* Workers that never started leave no environment: the judge's own
 	 * node is recorded all the same. */
 	env = kj__eval_env(cfg, rn.env);
@@ -990,5 +983,5 @@ int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_e
 
 double kj__eval_mono(void)
 {
-	return now_s();
+	return kj__now_s();
 }

@@ -14,17 +14,8 @@
 
 #include "kjudge/store.h"
 #include "store/store_internal.h"
+#include "base/internal.h"
 #include "base/banned.h"
-
-/* The time a row records: UTC, to the second, as ISO 8601. */
-static void utc_now(char buf[32])
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* A statement's binding: each binds only while the ones before it did. */
 #define B(expr) do { if (b == SQLITE_OK) b = (expr); } while (0)
@@ -95,7 +86,7 @@ int kj_store_run_begin(struct kj_store *s, const struct kj_store_run *run,
 	int rc, b;
 
 	*run_id = 0;
-	utc_now(when);
+	kj__utc_now(when);
 	rc = kj__store_begin(s, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -144,7 +135,7 @@ int kj_store_run_end(struct kj_store *s, long long run_id, struct kj_error *err)
 	char when[32];
 	int b;
 
-	utc_now(when);
+	kj__utc_now(when);
 	b = prepare(s, "UPDATE runs SET finished_at = ? WHERE run_id = ?", &st);
 	B(bind_text(st, 1, when));
 	B(sqlite3_bind_int64(st, 2, run_id));
@@ -200,7 +191,7 @@ int kj_store_attempt_begin(struct kj_store *s, const struct kj_store_attempt *a,
 	char when[32];
 	int rc, b;
 
-	utc_now(when);
+	kj__utc_now(when);
 	rc = kj__store_begin(s, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -289,7 +280,7 @@ int kj_store_attempt_done(struct kj_store *s, const char *attempt_key,
 	char when[32];
 	int rc, b;
 
-	utc_now(when);
+	kj__utc_now(when);
 	rc = kj__store_begin(s, err);
 	if (rc == KJ_OK) {
 		b = prepare(s,
