@@ -1378,6 +1378,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.jobs = jobs;
 		x.python = cfg.python;
 		x.poll_s = cfg.slurm_poll_s;
+		x.slurm_cmd_s = cfg.slurm_cmd_s;
+		x.environ = cfg.environ;
+		x.path_env = kj_config_env(&cfg, "PATH");
 		x.quiet = prog.quiet;
 		x.partition = args.opt[OPT_PARTITION].text;
 		x.time_limit = args.opt[OPT_TIME].text;
