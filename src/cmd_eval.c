@@ -848,92 +848,6 @@ static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set
 
 /* --- shards (docs/slurm.md) ------------------------------------------------------------ */
 
-/* "I/K" into *i and *k: 0, or -1 after printing why. */
-static int parse_shard(const struct kj_cli_command *cmd, const char *text, int *i, int *k)
-{
-	char *end;
-	long a, b;
-
-	errno = 0;
-	a = strtol(text, &end, 10);
-	if (end == text || *end != '/' || errno)
-		goto bad;
-	text = end + 1;
-	b = strtol(text, &end, 10);
-	if (end == text || *end || errno || b < 1 || b > 100000 || a < 0 || a >= b)
-		goto bad;
-	*i = (int)a;
-	*k = (int)b;
-	return 0;
-bad:
-	kj_cli_error(cmd, "--shard '%s': I/K with 0 <= I < K, e.g. 0/4", text);
-	return -1;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Which candidates are shard i's: in[c] = 1.  With a plan, the attempts it
- * gives shard i, each of which this command must find among its own (the
- * suite, the candidates and the settings as the plan was made with); else
- * the assignment of kjudge/eval.h over every candidate.  0, or -1 after
- * printing why.
- */
-static int shard_select(const struct kj_cli_command *cmd, const struct kj_eval_set *set,
-			const char (*keys)[65], const struct kj_eval_plan *plan, int i, int k,
-			unsigned char *in)
-{
-	size_t c, n = 0, found = 0;
-	const char **mine = NULL;
-	int *shard = NULL, rc = 0;
-
-	if (!plan) {
-		size_t *all = calloc(set->n_cands ? set->n_cands : 1, sizeof(*all));
-		struct kj_error err;
-
-		shard = calloc(set->n_cands ? set->n_cands : 1, sizeof(*shard));
-		for (c = 0; all && c < set->n_cands; c++)
-			all[c] = c;
-		if (!all || !shard || kj_eval_shard_assign(set, all, set->n_cands, k, shard, &err)) {
-			free(all);
-			free(shard);
-			kj_cli_error(cmd, "out of memory");
-			return -1;
-		}
-		for (c = 0; c < set->n_cands; c++)
-			in[c] = shard[c] == i;
-		free(all);
-		free(shard);
-		return 0;
-	}
-	mine = calloc(plan->n ? plan->n : 1, sizeof(*mine));
-	if (!mine) {
-		kj_cli_error(cmd, "out of memory");
-		return -1;
-	}
-	for (c = 0; c < plan->n; c++)
-		if (plan->shard[c] == i)
-			mine[n++] = plan->keys[c];
-	qsort(mine, n, sizeof(*mine), key_cmp);
-	for (c = 0; c < set->n_cands; c++) {
-		const char *key = keys[c];
-
-		in[c] = n && bsearch(&key, mine, n, sizeof(*mine), key_cmp) != NULL;
-		found += in[c];
-	}
-	if (found != n) {
-		kj_cli_error(cmd, "the plan gives shard %d %zu attempts, and this suite, these "
-			     "candidates and these settings hold %zu of them: they changed since "
-			     "the plan was made", i, n, found);
-		rc = -1;
-	}
-	free(mine);
-	return rc;
-}
-
 /* Publish the shard's store as DIR/shard-I.db: 0, or -1 after printing why
  * (the shard goes on: its local store holds everything). */
 static int publish(const struct kj_cli_command *cmd, struct kj_store *store, const char *dir,
@@ -1116,7 +1030,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			snprintf(devs[0], 16, "%s", s.device ? s.device : "");
 		slurm = v[OPT_SLURM].count > 0;
 		publish_dir = v[OPT_PUBLISH].text;
-		if (v[OPT_SHARD].count && parse_shard(cmd, v[OPT_SHARD].text, &shard_i, &shard_k)) {
+		if (v[OPT_SHARD].count &&
+		    kj_eval_shard_parse(v[OPT_SHARD].text, &shard_i, &shard_k, &err) != KJ_OK) {
+			kj_cli_error(cmd, "--shard %s", err.msg);
 			kj_cli_args_release(&args);
 			return KJ_EXIT_USAGE;
 		}
@@ -1309,9 +1225,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = KJ_EXIT_FAIL;
 			goto out;
 		}
-		if (shard_select(cmd, &set, (const char (*)[65])keys, have_plan ? &plan : NULL,
-				 shard_i, shard_k, in_shard)) {
-			exit_code = KJ_EXIT_USAGE;
+		if ((rc = kj_eval_shard_select(&set, (const char (*)[65])keys,
+					       have_plan ? &plan : NULL, shard_i, shard_k, in_shard,
+					       &err)) != KJ_OK) {
+			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
 			goto out;
 		}
 	}

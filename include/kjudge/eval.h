@@ -235,6 +235,13 @@ void kj_eval_batch_cache_end(const char *dir);
 int kj_eval_shard_assign(const struct kj_eval_set *set, const size_t *todo, size_t n, int k,
 			 int *shard, struct kj_error *err);
 
+/* The most shards an evaluation is cut into. */
+#define KJ_EVAL_SHARDS_MAX 100000
+
+/* "I/K" (0 <= I < K <= KJ_EVAL_SHARDS_MAX) into *i and *k: KJ_OK, or
+ * KJ_EINVAL naming the text. */
+int kj_eval_shard_parse(const char *text, int *i, int *k, struct kj_error *err);
+
 /* A plan: owned strings and arrays, released with kj_eval_plan_release. */
 struct kj_eval_plan {
 	char id[17];             /* 16 hex digits of the SHA-256 of the rest */
@@ -250,6 +257,18 @@ struct kj_eval_plan {
 
 void kj_eval_plan_init(struct kj_eval_plan *p);
 void kj_eval_plan_release(struct kj_eval_plan *p);
+
+/*
+ * Which candidates of set are shard i of k's: in[c] = 1, else 0 (in has
+ * set->n_cands bytes).  With a plan, the attempts it gives shard i, each
+ * of which must be among set's (keys[c]: candidate c's attempt key), else
+ * KJ_EINVAL: the suite, the candidates or the settings changed since the
+ * plan was made.  Without one (plan NULL), kj_eval_shard_assign over
+ * every candidate.  KJ_OK, KJ_EINVAL, or KJ_ENOMEM.
+ */
+int kj_eval_shard_select(const struct kj_eval_set *set, const char (*keys)[65],
+			 const struct kj_eval_plan *plan, int i, int k, unsigned char *in,
+			 struct kj_error *err);
 
 /* The plan of the attempts todo[0..n), keys[todo[i]] each, over `shards`
  * shards (fewer when there are fewer attempts; at least 1). */

@@ -1,6 +1,7 @@
 /*
  * test_shard.c - a cluster run's parts without a cluster: the shards'
- * assignment and the plan file (lib/eval/plan.c), squeue's lines and the
+ * assignment, --shard's text and a shard's selection (lib/eval/shard.c),
+ * the plan file (lib/eval/plan.c), squeue's lines and the
  * batch script (lib/eval/slurm.c), merging stores and publishing one
  * (lib/store/merge.c), and a store of schema 1 brought to 3.
  */
@@ -166,6 +167,92 @@ KJ_TEST(shard_plan_round_trip_and_tamper)
 	KJ_CHECK_INT(kj_eval_plan_load(path, &q, &err), KJ_EINVAL);
 	free(text);
 	json_decref(j);
+	kj_eval_plan_release(&p);
+	free_set(&set);
+}
+
+KJ_TEST(shard_parse_takes_i_of_k_and_refuses_the_rest)
+{
+	static const char *const bad[] = { "4/4", "a/4", "1/0", "-1/2", "1/2x", "1/100001", "/2",
+					    "1/", "1", "", "99999999999999999999/2" };
+	struct kj_error err;
+	size_t j;
+	int i = -1, k = -1;
+
+	KJ_CHECK_OK(kj_eval_shard_parse("3/4", &i, &k, &err), &err);
+	KJ_CHECK_INT(i, 3);
+	KJ_CHECK_INT(k, 4);
+	KJ_CHECK_OK(kj_eval_shard_parse("0/100000", &i, &k, &err), &err);
+	KJ_CHECK_INT(k, KJ_EVAL_SHARDS_MAX);
+	for (j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+		i = k = -7;
+		KJ_CHECK_INT(kj_eval_shard_parse(bad[j], &i, &k, &err), KJ_EINVAL);
+		/* The whole text is named, and nothing is set. */
+		KJ_CHECK(strncmp(err.msg + 1, bad[j], strlen(bad[j])) == 0);
+		KJ_CHECK(i == -7 && k == -7);
+	}
+}
+
+KJ_TEST(shard_select_without_a_plan_is_the_assignment)
+{
+	static const size_t per[] = { 3, 3, 2, 2, 1, 1 };
+	struct kj_eval_set set;
+	struct kj_error err;
+	int shard[12], i, c, seen[12] = { 0 };
+	unsigned char in[12];
+
+	make_set(&set, 6, per);
+	assign_all(&set, 4, shard);
+	for (i = 0; i < 4; i++) {
+		memset(in, 7, sizeof(in));
+		KJ_CHECK_OK(kj_eval_shard_select(&set, NULL, NULL, i, 4, in, &err), &err);
+		for (c = 0; c < 12; c++) {
+			KJ_CHECK_INT(in[c], shard[c] == i);
+			seen[c] += in[c];
+		}
+	}
+	/* Every attempt in exactly one shard. */
+	for (c = 0; c < 12; c++)
+		KJ_CHECK_INT(seen[c], 1);
+	free_set(&set);
+}
+
+KJ_TEST(shard_select_with_a_plan_finds_its_attempts_by_key)
+{
+	static const size_t per[] = { 2, 2 };
+	struct kj_eval_set set;
+	struct kj_eval_plan p;
+	struct kj_error err;
+	char keys[4][65];
+	size_t todo[4] = { 0, 1, 2, 3 };
+	unsigned char in[4];
+	int i, c, n;
+
+	make_set(&set, 2, per);
+	for (c = 0; c < 4; c++) {
+		memset(keys[c], 'a' + c, 64);
+		keys[c][64] = '\0';
+	}
+	KJ_CHECK_OK(kj_eval_plan_make(&set, todo, 4, (const char (*)[65])keys, 2, "{}", "cpu",
+				      "00112233445566778899aabbccddeeff", "/s", "/c", &p, &err),
+		    &err);
+	for (i = 0; i < 2; i++) {
+		KJ_CHECK_OK(kj_eval_shard_select(&set, (const char (*)[65])keys, &p, i, 2, in, &err),
+			    &err);
+		for (c = 0, n = 0; c < 4; c++) {
+			KJ_CHECK_INT(in[c], p.shard[c] == i);
+			n += in[c];
+		}
+		KJ_CHECK_INT(n, 2);
+	}
+	/* A candidate whose key changed since the plan was made (its source,
+	 * the settings): the shard is refused, not judged with one missing. */
+	keys[p.shard[0] == 0 ? 0 : 1][0] = 'z';
+	i = p.shard[0] == 0 ? 0 : p.shard[1];
+	KJ_CHECK_INT(kj_eval_shard_select(&set, (const char (*)[65])keys, &p, i, 2, in, &err),
+		     KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "the plan gives shard") != NULL);
+	KJ_CHECK(strstr(err.msg, "hold 1 of them") != NULL);
 	kj_eval_plan_release(&p);
 	free_set(&set);
 }
