@@ -3,11 +3,12 @@
  * a study judged on its task, every verdict in the results store.
  *
  * The parent finds the tasks and candidates, opens the store, records the
- * run and the suite, and forks one judge per attempt (at most -j at once);
- * each child judges its attempt with the library (lib/eval/judge.c: its
- * workers started in parallel with the others' timed phases, which hold
- * the device's lock) and commits every row itself before it tells the
- * parent its verdict.  A child dies with the parent (PR_SET_PDEATHSIG) and
+ * run and the suite, and hands the attempts to the batch runner
+ * (lib/eval/pool.c), which forks one judge per attempt (at most -j at
+ * once); each child judges its attempt with the library (lib/eval/judge.c:
+ * its workers started in parallel with the others' timed phases, which hold
+ * the device's lock) and commits every row itself before it hands the
+ * parent its verdict (a struct kj_eval_result, read whole).  A child dies with the parent (PR_SET_PDEATHSIG) and
  * its workers with it, so a judge killed at any moment leaves attempts
  * either done or 'running'; the same command runs the running ones again
  * and skips the done ones.
@@ -21,7 +22,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,7 +29,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -177,52 +176,21 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-/* The signal mask eval started with (its children get it back), and the
- * one its wait sleeps under: that one without SIGCHLD. */
-static sigset_t start_mask, wait_mask;
-
-/* SIGCHLD only ends the wait's sleep (ppoll returns EINTR); the ended
- * child is reaped by waitpid after it. */
-static void on_child(int sig)
-{
-	(void)sig;
-}
-
 /*
- * The parent's signals: SIGINT, SIGTERM and SIGHUP stop the batch;
- * SIGCHLD is blocked but while the wait sleeps, so that a child that ends
- * between waitpid and the sleep still wakes it (ppoll unblocks it
- * atomically).  The sleep is also the progress display's clock: it wakes
- * every second without a timer signal (SIGALRM is the watchdog's, in every
- * judge process).
+ * The parent's signals: SIGINT, SIGTERM and SIGHUP stop the batch (no
+ * SA_RESTART: a wait returns EINTR); the batch runner resets them in each
+ * child and keeps SIGCHLD to itself.
  */
 static void parent_signals(void)
 {
 	struct sigaction sa;
-	sigset_t chld;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
+	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, &start_mask);
-	wait_mask = start_mask;
-	sigdelset(&wait_mask, SIGCHLD);
-}
-
-/* A child's first step: SIGCHLD as it was before eval changed it, for the
- * judge it runs and the workers that judge spawns. */
-static void child_signals(void)
-{
-	signal(SIGCHLD, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 }
 
 /* --- the store's rows of the run --------------------------------------------------------- */
@@ -737,54 +705,6 @@ static void progress_say(struct progress *p, const char *fmt, ...)
 	fflush(stderr);
 }
 
-/* --- children -------------------------------------------------------------------------- */
-
-struct child {
-	pid_t pid;
-	int fd;                 /* its verdict line */
-	size_t cand;
-	int device;
-};
-
-/* The child: judge one attempt, write its verdict line, exit. */
-static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
-		       const struct kj_config *cfg, const struct kj_eval_settings *s,
-		       const struct kj_eval_slot *slot, const struct kj_eval_set *set,
-		       size_t cand, const char *key)
-{
-	struct kj_eval_outcome o;
-	struct kj_error err;
-	char line[1024];
-	int rc, n;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(3);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	child_signals();
-	if (kj_cli_guard(cmd))
-		_exit(3);
-	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
-	/* The why ends the line: a newline of its own would cut it. */
-	for (n = 0; rc == KJ_OK && o.message[n]; n++)
-		if (o.message[n] == '\n' || o.message[n] == '\r')
-			o.message[n] = ' ';
-	if (rc == KJ_OK)
-		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s %.900s\n", o.status, o.clean,
-			     o.speedup, *o.error_type ? o.error_type : "-", o.message);
-	else if (rc == KJ_ENODEVICE)
-		n = snprintf(line, sizeof(line), "nodevice %s\n", err.msg);
-	else
-		n = snprintf(line, sizeof(line), "error %s\n", err.msg);
-	if (n > (int)sizeof(line))
-		n = (int)sizeof(line);
-	if (write(fd, line, (size_t)n) != n)
-		_exit(4);
-	_exit(rc == KJ_OK ? 0 : 1);
-}
-
 /* --- a suite of specs: the study's scope ---------------------------------------------- */
 
 /*
@@ -925,6 +845,146 @@ static int take_lock(int fd, int wait_s)
 	return -1;
 }
 
+/* --- the batch ---------------------------------------------------------------------------- */
+
+/* What the batch runner's callbacks share: the batch and what is said of
+ * it. */
+struct batch {
+	const struct kj_cli_command *cmd;
+	const struct kj_config *cfg;
+	const struct kj_eval_settings *s;
+	struct kj_eval_slot slot;
+	const struct kj_eval_set *set;
+	const char (*keys)[65];
+	const size_t *todo;
+	size_t n_todo, next;
+	struct progress *prog;
+	int exit_code;
+	char no_device[KJ_ERROR_MSG_MAX];
+	/* A shard's publishing (--publish): the store, where, how often. */
+	struct kj_store *store;
+	const char *publish_dir;
+	int shard_i;
+	double last_publish;
+};
+
+static int batch_next(void *ctx, size_t *cand)
+{
+	struct batch *b = ctx;
+
+	if (b->next >= b->n_todo)
+		return 0;
+	*cand = b->todo[b->next++];
+	return 1;
+}
+
+/* In the child: judge one attempt. */
+static void batch_judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+{
+	struct batch *b = ctx;
+	struct kj_error err;
+
+	if (kj_cli_guard(b->cmd))
+		_exit(3);
+	b->slot.device = device;
+	r->code = kj_eval_attempt(b->cfg, b->s, &b->slot, b->set, cand, b->keys[cand],
+				  &r->outcome, &err);
+	if (r->code != KJ_OK)
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+}
+
+static void batch_start_failed(void *ctx, size_t cand, const char *why)
+{
+	struct batch *b = ctx;
+
+	(void)cand;
+	kj_cli_error(b->cmd, "%s", why);
+	b->exit_code = KJ_EXIT_FAIL;
+	stop_signal = SIGTERM;
+}
+
+static void batch_tick(void *ctx)
+{
+	progress_bar(((struct batch *)ctx)->prog);
+}
+
+/* An attempt's verdict in the counts and on its line. */
+static void say_verdict(struct batch *b, const struct kj_eval_cand *c,
+			const struct kj_eval_outcome *o)
+{
+	struct progress *prog = b->prog;
+	const char *st = o->status, *type = *o->error_type ? o->error_type : "-";
+	char speed[40] = "", why[sizeof(o->message)];
+	size_t n;
+
+	if (strcmp(st, "pass") == 0) {
+		prog->passed++;
+		prog->clean += o->clean != 0;
+	} else if (strcmp(st, "fail") == 0) {
+		prog->failed++;
+	} else {
+		prog->errors++;
+	}
+	if (strcmp(st, "judge_error") == 0)
+		b->exit_code = b->exit_code ? b->exit_code : KJ_EXIT_FAIL;
+	if (prog->quiet)
+		return;
+	/* The why stays on its line. */
+	snprintf(why, sizeof(why), "%s", o->message);
+	for (n = 0; why[n]; n++)
+		if (why[n] == '\n' || why[n] == '\r')
+			why[n] = ' ';
+	if (o->speedup > 0)
+		snprintf(speed, sizeof(speed), ", %.3gx", o->speedup);
+	/* Names from the suite and the generations: shown, never raw. */
+	if (strcmp(st, "pass") == 0)
+		progress_say(prog, "%s %s/%s: pass, %s%s%s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt), o->clean ? "clean" : "not clean: ",
+			     o->clean ? "" : kj_cli_shown(type), speed);
+	else
+		progress_say(prog, "%s %s/%s: %s %s%s%s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt), kj_cli_shown(st), kj_cli_shown(type),
+			     *why ? ": " : "", kj_cli_shown(why));
+}
+
+static int batch_finished(void *ctx, size_t cand, const struct kj_eval_result *r, int status)
+{
+	struct batch *b = ctx;
+	struct progress *prog = b->prog;
+	const struct kj_eval_cand *c = &b->set->cands[cand];
+
+	if (r && r->code == KJ_ENODEVICE) {
+		/* The device is not there: the machine's fault, for the whole
+		 * batch; the attempt stays running, for a next run on a
+		 * machine that has it. */
+		snprintf(b->no_device, sizeof(b->no_device), "%s", r->error);
+		return 1;
+	}
+	prog->done++;
+	prog->done_here++;
+	prog->last_done = mono();
+	if (r && r->code == KJ_OK) {
+		say_verdict(b, c, &r->outcome);
+	} else {
+		/* The attempt's verdict could not be committed: it stays
+		 * running in the store, for the next run. */
+		prog->errors++;
+		b->exit_code = KJ_EXIT_FAIL;
+		progress_say(prog, "kjudge eval: %s %s/%s: not judged: %s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt),
+			     r && *r->error ? kj_cli_shown(r->error)
+			     : WIFSIGNALED(status) ? "its judge was killed" : "its judge ended early");
+	}
+	if (b->publish_dir && mono() - b->last_publish >= b->cfg->publish_s) {
+		publish(b->cmd, b->store, b->publish_dir, b->shard_i);
+		b->last_publish = mono();
+	}
+	return 0;
+}
+
 /* --- the command ------------------------------------------------------------------------ */
 
 /* "0,1,3" into devices "cuda:0", ...; 0 or -1 after printing why. */
@@ -963,29 +1023,29 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_store *store = NULL;
 	struct kj_error err;
 	struct progress prog;
-	struct kj_eval_slot slot;
-	struct child *kids = NULL;
+	struct batch b;
+	struct kj_eval_pool pool;
+	static const struct kj_eval_pool_ops ops = { batch_next, batch_judge, batch_start_failed,
+						     batch_finished, batch_tick };
 	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
-	char batch_dir[PATH_MAX], no_device[1100] = "";
+	char batch_dir[PATH_MAX];
+	const char *no_device = "";
 	const char *batch_how = "";
 	int batch_cache = 0;
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
 	unsigned char batch[16];
-	size_t *todo = NULL, n_todo = 0, next = 0, i;
-	int rc, jobs = 2, n_devs = 1, retry = 0, running = 0, exit_code = KJ_EXIT_OK, k;
-	int *dev_load = NULL;
+	size_t *todo = NULL, n_todo = 0, i;
+	int rc, jobs = 2, n_devs = 1, retry = 0, exit_code = KJ_EXIT_OK, k;
 	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
 	int eval_lock = -1;
 	long long run_id = 0;
 	json_t *settings = NULL;
-	pid_t me = getpid();
 	/* A shard (--shard I/K), its plan and where it publishes. */
 	int shard_i = -1, shard_k = 0, slurm = 0, have_plan = 0;
 	const char *publish_dir = NULL;
 	char shard_text[32] = "", batch_hex[33];
 	struct kj_eval_plan plan;
 	unsigned char *in_shard = NULL;
-	double last_publish = 0;
 
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
@@ -1081,9 +1141,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		return kj_cli_error(cmd, "--gpus with --device cpu");
 	}
 	if (!*devs[0])
-		/* As the runner decides (torch.cuda.is_available()), near enough:
-		 * a machine with NVIDIA's driver loaded. */
-		snprintf(devs[0], 16, "%s", access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu");
+		snprintf(devs[0], 16, "%s", kj_eval_default_device());
 	if (!s.device)
 		s.device = strncmp(devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
 
@@ -1204,9 +1262,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	/* What is left to judge. */
 	keys = calloc(set.n_cands ? set.n_cands : 1, sizeof(*keys));
 	todo = calloc(set.n_cands ? set.n_cands : 1, sizeof(*todo));
-	kids = calloc((size_t)jobs, sizeof(*kids));
-	dev_load = calloc((size_t)n_devs, sizeof(*dev_load));
-	if (!keys || !todo || !kids || !dev_load) {
+	if (!keys || !todo) {
 		kj_cli_error(cmd, "out of memory");
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
@@ -1363,174 +1419,38 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				cfg.mem.workers, cfg.mem.headroom >> 20, cfg.mem.available >> 20,
 				cfg.mem.source);
 	}
-	slot.store_path = db_path;
-	slot.run_id = run_id;
-	slot.work_dir = work;
-	slot.batch = batch;
-	slot.settings_text = settings_text;
+	memset(&b, 0, sizeof(b));
+	b.exit_code = exit_code;
+	b.cmd = cmd;
+	b.cfg = &cfg;
+	b.s = &s;
+	b.slot.store_path = db_path;
+	b.slot.run_id = run_id;
+	b.slot.work_dir = work;
+	b.slot.batch = batch;
+	b.slot.settings_text = settings_text;
+	b.set = &set;
+	b.keys = (const char (*)[65])keys;
+	b.todo = todo;
+	b.n_todo = n_todo;
+	b.prog = &prog;
+	b.store = store;
+	b.publish_dir = publish_dir;
+	b.shard_i = shard_i;
+	pool.jobs = jobs;
+	pool.devices = (const char (*)[16])devs;
+	pool.n_devices = n_devs;
+	pool.stop = &stop_signal;
 	prog.tty = isatty(2);
 	prog.t0 = mono();
 	parent_signals();
-	for (k = 0; k < jobs; k++)
-		kids[k].pid = 0;
-	while ((next < n_todo || running > 0) && !stop_signal && !*no_device) {
-		int status;
-		pid_t pid;
-
-		/* Fill the free slots. */
-		while (next < n_todo && running < jobs && !stop_signal && !*no_device) {
-			int fds[2], d = 0, slot_k = -1;
-
-			for (k = 0; k < jobs; k++)
-				if (!kids[k].pid) {
-					slot_k = k;
-					break;
-				}
-			for (k = 1; k < n_devs; k++)
-				if (dev_load[k] < dev_load[d])
-					d = k;
-			if (pipe2(fds, O_CLOEXEC) < 0) {
-				kj_cli_error(cmd, "pipe: %s", strerror(errno));
-				exit_code = KJ_EXIT_FAIL;
-				stop_signal = SIGTERM;
-				break;
-			}
-			slot.device = devs[d];
-			fflush(NULL);
-			pid = fork();
-			if (pid == 0) {
-				close(fds[0]);
-				child_main(cmd, me, fds[1], &cfg, &s, &slot, &set, todo[next],
-					   keys[todo[next]]);
-			}
-			close(fds[1]);
-			if (pid < 0) {
-				close(fds[0]);
-				kj_cli_error(cmd, "fork: %s", strerror(errno));
-				exit_code = KJ_EXIT_FAIL;
-				stop_signal = SIGTERM;
-				break;
-			}
-			kids[slot_k].pid = pid;
-			kids[slot_k].fd = fds[0];
-			kids[slot_k].cand = todo[next];
-			kids[slot_k].device = d;
-			dev_load[d]++;
-			running++;
-			next++;
-		}
-		progress_bar(&prog);
-		if (running == 0)
-			break;
-		pid = waitpid(-1, &status, WNOHANG);
-		if (pid == 0) {
-			/* None has ended: sleep until one does (SIGCHLD), a
-			 * signal stops the batch, or the next second's redraw
-			 * of the time. */
-			struct timespec tick = { 1, 0 };
-
-			ppoll(NULL, 0, &tick, &wait_mask);
-			continue;
-		}
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (k = 0; k < jobs; k++) {
-			const struct kj_eval_cand *c;
-			char line[1100] = "";
-			ssize_t n;
-
-			if (kids[k].pid != pid)
-				continue;
-			n = read(kids[k].fd, line, sizeof(line) - 1);
-			close(kids[k].fd);
-			line[n > 0 ? n : 0] = '\0';
-			line[strcspn(line, "\n")] = '\0';
-			c = &set.cands[kids[k].cand];
-			dev_load[kids[k].device]--;
-			kids[k].pid = 0;
-			running--;
-			prog.done++;
-			prog.done_here++;
-			prog.last_done = mono();
-			if (strncmp(line, "ok ", 3) == 0) {
-				char st[16] = "", type[64] = "";
-				const char *why = "";
-				int clean = 0, at = 0;
-				double sp = 0;
-
-				/* The rest of the line, after the type, is the why. */
-				if (sscanf(line + 3, "%15s %d %lf %63s %n", st, &clean, &sp, type,
-					   &at) == 4 && at > 0)
-					why = line + 3 + at;
-				if (strcmp(st, "pass") == 0) {
-					prog.passed++;
-					prog.clean += clean != 0;
-				} else if (strcmp(st, "fail") == 0) {
-					prog.failed++;
-				} else {
-					prog.errors++;
-				}
-				if (strcmp(st, "judge_error") == 0)
-					exit_code = exit_code ? exit_code : KJ_EXIT_FAIL;
-				if (!prog.quiet) {
-					char speed[40] = "";
-
-					if (sp > 0)
-						snprintf(speed, sizeof(speed), ", %.3gx", sp);
-					/* Names from the suite and the generations:
-					 * shown, never raw. */
-					if (strcmp(st, "pass") == 0)
-						progress_say(&prog, "%s %s/%s: pass, %s%s%s\n",
-							kj_cli_shown(set.tasks[c->task].name),
-							kj_cli_shown(c->model),
-							kj_cli_shown(c->attempt),
-							clean ? "clean" : "not clean: ",
-							clean ? "" : kj_cli_shown(type), speed);
-					else
-						progress_say(&prog, "%s %s/%s: %s %s%s%s\n",
-							kj_cli_shown(set.tasks[c->task].name),
-							kj_cli_shown(c->model),
-							kj_cli_shown(c->attempt),
-							kj_cli_shown(st), kj_cli_shown(type),
-							*why ? ": " : "", kj_cli_shown(why));
-				}
-			} else if (strncmp(line, "nodevice ", 9) == 0) {
-				/* The device is not there: the machine's fault, for the
-				 * whole batch; the attempt stays running, for a next
-				 * run on a machine that has it. */
-				prog.done--;
-				prog.done_here--;
-				snprintf(no_device, sizeof(no_device), "%s", line + 9);
-			} else {
-				/* The attempt's verdict could not be committed: it stays
-				 * running in the store, for the next run. */
-				prog.errors++;
-				exit_code = KJ_EXIT_FAIL;
-				progress_say(&prog, "kjudge eval: %s %s/%s: not judged: %s\n",
-					kj_cli_shown(set.tasks[c->task].name),
-					kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-					*line ? kj_cli_shown(line) : WIFSIGNALED(status)
-						? "its judge was killed" : "its judge ended early");
-			}
-		}
-		if (publish_dir && mono() - last_publish >= cfg.publish_s) {
-			publish(cmd, store, publish_dir, shard_i);
-			last_publish = mono();
-		}
-	}
-	sigprocmask(SIG_SETMASK, &start_mask, NULL);
-	if (stop_signal || *no_device) {
-		for (k = 0; k < jobs; k++)
-			if (kids[k].pid > 0)
-				kill(kids[k].pid, SIGTERM);
-		for (k = 0; k < jobs; k++)
-			if (kids[k].pid > 0) {
-				waitpid(kids[k].pid, NULL, 0);
-				close(kids[k].fd);
-			}
+	rc = kj_eval_pool_run(&pool, &ops, &b, &err);
+	exit_code = b.exit_code;
+	no_device = b.no_device;
+	if (rc == KJ_ENOMEM) {
+		kj_cli_error(cmd, "%s", err.msg);
+		exit_code = KJ_EXIT_FAIL;
+	} else if (stop_signal || *no_device) {
 		if (prog.drawn)
 			fputc('\n', stderr);
 		if (stop_signal) {
@@ -1589,8 +1509,6 @@ out:
 	free(settings_text);
 	free(keys);
 	free(todo);
-	free(kids);
-	free(dev_load);
 	free(in_shard);
 	kj_eval_plan_release(&plan);
 	kj_cli_args_release(&args);

@@ -33,6 +33,9 @@
 #ifndef KJUDGE_EVAL_H
 #define KJUDGE_EVAL_H
 
+#include <signal.h>
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "kjudge/config.h"
@@ -214,6 +217,74 @@ int kj_eval_workers_at_once(int jobs, int on_cpu, int spec_suite);
 /* Unmount what kj_eval_batch_cache mounted at dir (before its directory is
  * removed: the bytecode tree bound into it is the shared cache's). */
 void kj_eval_batch_cache_end(const char *dir);
+
+/*
+ * The batch runner (pool.c): a batch's attempts judged at most `jobs` at
+ * once, each in a child process of its own, as git's run_processes_parallel
+ * runs commands: the caller says which attempt comes next, judges one in
+ * the child, and hears of a start that failed and of each attempt that
+ * ended.  The attempts are spread over the devices, each to the one with
+ * the fewest running.  The child hands its verdict back as a struct
+ * kj_eval_result written whole to a pipe; the parent reads it whole and
+ * checks its size and mark, so a child that died midway is told from one
+ * that answered.
+ */
+#define KJ_EVAL_RESULT_MAGIC 0x6b6a7276u /* "kjrv" */
+
+struct kj_eval_result {
+	uint32_t magic;            /* KJ_EVAL_RESULT_MAGIC */
+	uint32_t size;             /* sizeof(struct kj_eval_result) */
+	int code;                  /* KJ_OK: outcome holds the committed verdict;
+				    * KJ_ENODEVICE: the device is not there;
+				    * else the verdict could not be committed */
+	struct kj_eval_outcome outcome;
+	char error[KJ_ERROR_MSG_MAX]; /* why, when code is not KJ_OK */
+};
+
+struct kj_eval_pool_ops {
+	/* The next attempt to start into *cand: 1, or 0 when none is left. */
+	int (*next)(void *ctx, size_t *cand);
+	/* In the child, with SIGINT, SIGTERM, SIGHUP and SIGCHLD at their
+	 * defaults and the signal mask as the pool found it: judge cand on
+	 * device into *r (code, outcome, error).  The pool then writes r and
+	 * ends the child. */
+	void (*judge)(void *ctx, size_t cand, const char *device, struct kj_eval_result *r);
+	/* cand could not be started (why: "pipe: ...", "fork: ..."); the
+	 * pool starts no more and stops the batch. */
+	void (*start_failed)(void *ctx, size_t cand, const char *why);
+	/* cand's child ended with wait status `status`: r its result when one
+	 * came whole, else NULL (killed, or ended before it answered).
+	 * Nonzero stops the batch. */
+	int (*finished)(void *ctx, size_t cand, const struct kj_eval_result *r, int status);
+	/* Before each wait, at least once a second (a progress display);
+	 * may be NULL. */
+	void (*tick)(void *ctx);
+};
+
+struct kj_eval_pool {
+	int jobs;                        /* at most this many at once, >= 1 */
+	const char (*devices)[16];       /* "cpu", "cuda", "cuda:N" */
+	int n_devices;                   /* >= 1 */
+	/* Set by the caller's signal handler: the batch stops at once (no
+	 * handler of the pool's own takes SIGINT from the caller). */
+	const volatile sig_atomic_t *stop;
+};
+
+/*
+ * Run the batch until next() has no more and every child has ended, or it
+ * is stopped (*stop, a failed start, finished() nonzero): then the
+ * children still running get SIGTERM and are reaped, and their attempts
+ * are not reported.  SIGCHLD is blocked but while the pool sleeps, and
+ * handled; both are as they were when it returns.  KJ_OK when the batch
+ * ran to its end, KJ_EINTR when stopped, KJ_ENOMEM.
+ */
+int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops *ops,
+		     void *ctx, struct kj_error *err);
+
+/* The device a batch runs on when none is named: "cuda" where NVIDIA's
+ * driver is loaded, else "cpu" (as the runner decides, near enough,
+ * without starting torch). */
+const char *kj_eval_default_device(void);
 
 /* --- shards (lib/eval/plan.c) ------------------------------------------------------------
  *

@@ -546,7 +546,7 @@ static int side_sandbox(struct ctx *x, struct side *sd)
 		kj_sandbox_ro(&sd->sb, sys_ro[i]);
 	kj_sandbox_rw(&sd->sb, sd->tree);
 	kj_sandbox_rw(&sd->sb, sd->home);
-	sd->sb.gpu = access("/dev/nvidiactl", F_OK) == 0;
+	sd->sb.gpu = kj__nvidia_driver_loaded();
 	sd->sb.keep_links = 1;
 	sd->sb.cpu_s = cfg->limits.cpu_s;
 	sd->sb.mem_bytes = cfg->limits.mem_bytes;
