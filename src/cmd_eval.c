@@ -17,9 +17,7 @@
  * error (see --retry-failed), 2 bad input (no suite, a store that is not
  * one, a locked store), 128 + N after signal N.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -27,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -768,84 +765,31 @@ static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set
 
 /* --- shards (docs/slurm.md) ------------------------------------------------------------ */
 
-/* Publish the shard's store as DIR/shard-I.db: 0, or -1 after printing why
- * (the shard goes on: its local store holds everything). */
+/* --- the batch ---------------------------------------------------------------------------- */
+
+/* Publish the shard's store: 0, or -1 after printing why (the shard goes
+ * on: its local store holds everything). */
 static int publish(const struct kj_cli_command *cmd, struct kj_store *store, const char *dir,
 		   int i)
 {
-	char path[PATH_MAX];
 	struct kj_error err;
 
-	snprintf(path, sizeof(path), "%s/shard-%d.db", dir, i);
-	if (kj_store_publish(store, path, &err) != KJ_OK) {
-		kj_cli_error(cmd, "publishing the shard: %s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-/* DIR/shard-I.json: the shard's ending, written (atomically) only when it
- * ended by itself: what tells --wait that the shard is done, and how. */
-static void write_status(const struct kj_cli_command *cmd, const struct kj_config *cfg,
-			 const char *dir, int i, int k,
-			 const char *plan_id, int exit_code, size_t total, size_t done)
-{
-	char path[PATH_MAX], host[256] = "", when[32], *text;
-	struct kj_error err;
-	json_t *o;
-
-	gethostname(host, sizeof(host) - 1);
-	utc_now(when);
-	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "shard", i,
-		      "shards", k, "plan", plan_id ? plan_id : "", "exit", exit_code, "node", host,
-		      "finished_at", when, "attempts", (json_int_t)total, "done", (json_int_t)done,
-		      "slurm_job_id", cfg->slurm.job_id, "slurm_array_job_id",
-		      cfg->slurm.array_job_id, "slurm_restart_count", cfg->slurm.restart_count);
-	text = o ? kj_json_text(o, JSON_COMPACT, &err) : NULL;
-	json_decref(o);
-	snprintf(path, sizeof(path), "%s/shard-%d.json", dir, i);
-	if (!text || kj_write_file_atomic(path, text, strlen(text), &err) != KJ_OK)
-		kj_cli_error(cmd, "'%s': %s", path, text ? err.msg : "out of memory");
-	free(text);
-}
-
-/* What a publishing killed midway left in DIR (shard-I.db.tmp-PID): only
- * this shard writes those, and it runs once at a time. */
-static void remove_stale_tmp(const char *dir, int i)
-{
-	char prefix[64], path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	size_t n;
-
-	if (!d)
-		return;
-	n = (size_t)snprintf(prefix, sizeof(prefix), "shard-%d.db.tmp-", i);
-	while ((e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, prefix, n) == 0 &&
-		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
-			unlink(path);
-	closedir(d);
-}
-
-/* The store's flock (one eval per store).  A shard waits a while for it:
- * a requeued shard can start while the children of its killed run are
- * still going. */
-static int take_lock(int fd, int wait_s)
-{
-	int t;
-
-	for (t = 0; t <= wait_s * 10; t++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK || t == wait_s * 10)
-			return -1;
-		usleep(100000);
-	}
+	if (kj_eval_shard_publish(store, dir, i, &err) == KJ_OK)
+		return 0;
+	kj_cli_error(cmd, "%s", err.msg);
 	return -1;
 }
 
-/* --- the batch ---------------------------------------------------------------------------- */
+/* The shard's status file, or why it could not be written. */
+static void shard_status(const struct kj_cli_command *cmd, const struct kj_config *cfg,
+			 const char *dir, int i, int k, const char *plan_id, int exit_code,
+			 size_t total, size_t done)
+{
+	struct kj_error err;
+
+	if (kj_eval_shard_status(cfg, dir, i, k, plan_id, exit_code, total, done, &err) != KJ_OK)
+		kj_cli_error(cmd, "%s", err.msg);
+}
 
 /* What the batch runner's callbacks share: the batch and what is said of
  * it. */
@@ -1221,15 +1165,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
-	/* One eval per store at a time: a second would take the first's
-	 * running attempts for ones a killed judge left, and judge them
-	 * twice.  A flock on the file (SQLite's own locks are fcntl's, apart);
-	 * the children inherit it and it dies with the last of them. */
-	eval_lock = open(db_path, O_RDONLY | O_CLOEXEC);
-	if (eval_lock < 0 || take_lock(eval_lock, shard_k ? 60 : 0) < 0) {
-		kj_cli_error(cmd, "'%s': %s", db_path, eval_lock < 0 ? strerror(errno)
-			     : "another kjudge eval is writing to this store; wait for it, "
-			       "or stop it (the same command goes on where it stopped)");
+	/* One eval per store at a time (a shard waits a while for it). */
+	if ((eval_lock = kj_eval_lock_store(db_path, shard_k ? 60 : 0, &err)) < 0) {
+		kj_cli_error(cmd, "%s", err.msg);
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
@@ -1240,7 +1178,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 		char label[PATH_MAX + 32];
 
-		remove_stale_tmp(publish_dir, shard_i);
+		kj_eval_shard_clean(publish_dir, shard_i);
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
@@ -1490,7 +1428,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (publish(cmd, store, publish_dir, shard_i) < 0)
 			exit_code = stop_signal ? exit_code : KJ_EXIT_FAIL;
 		else if (!stop_signal && !*no_device)
-			write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+			shard_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 				     exit_code, prog.total, prog.done);
 	}
 	if (batch_cache)
@@ -1499,7 +1437,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 out:
 	if (publish_dir && exit_code == KJ_EXIT_USAGE && !*no_device)
 		/* Bad input: final, nothing to submit again. */
-		write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+		shard_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 			     exit_code, prog.total, prog.done);
 	kj_store_close(store);
 	if (eval_lock >= 0)

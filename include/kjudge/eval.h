@@ -341,6 +341,38 @@ int kj_eval_shard_select(const struct kj_eval_set *set, const char (*keys)[65],
 			 const struct kj_eval_plan *plan, int i, int k, unsigned char *in,
 			 struct kj_error *err);
 
+/*
+ * What a shard leaves in its publishing directory DIR (publish.c), for
+ * the judge that follows it (docs/slurm.md):
+ * kj_eval_shard_publish   the store as DIR/shard-I.db, atomically
+ *                         (kj_store_publish);
+ * kj_eval_shard_status    DIR/shard-I.json, its ending (written, atomically,
+ *                         only when it ended by itself: what tells --wait
+ *                         the shard is done, and how): the exit code, the
+ *                         counts, the node, the time and Slurm's ids;
+ * kj_eval_shard_clean     what a publishing killed midway left
+ *                         (shard-I.db.tmp-PID): only this shard writes
+ *                         those, and it runs once at a time.
+ * KJ_OK or a code with err naming the file.
+ */
+struct kj_store;
+int kj_eval_shard_publish(struct kj_store *store, const char *dir, int i, struct kj_error *err);
+int kj_eval_shard_status(const struct kj_config *cfg, const char *dir, int i, int k,
+			 const char *plan_id, int exit_code, size_t total, size_t done,
+			 struct kj_error *err);
+void kj_eval_shard_clean(const char *dir, int i);
+
+/*
+ * The store's flock, one eval per store: a second would take the first's
+ * running attempts for ones a killed judge left, and judge them twice
+ * (SQLite's own locks are fcntl's, apart).  Tried for wait_s seconds (a
+ * requeued shard can start while the children of its killed run are still
+ * going).  The descriptor, close-on-exec, held for the run (children
+ * inherit it, and the lock dies with the last of them), or -1 with err:
+ * KJ_EBUSY (another eval holds it) or the open's error.
+ */
+int kj_eval_lock_store(const char *db_path, int wait_s, struct kj_error *err);
+
 /* The plan of the attempts todo[0..n), keys[todo[i]] each, over `shards`
  * shards (fewer when there are fewer attempts; at least 1). */
 int kj_eval_plan_make(const struct kj_eval_set *set, const size_t *todo, size_t n,

@@ -257,6 +257,64 @@ KJ_TEST(shard_select_with_a_plan_finds_its_attempts_by_key)
 	free_set(&set);
 }
 
+KJ_TEST(shard_status_file_clean_and_store_lock)
+{
+	struct kj_config cfg;
+	struct kj_error err;
+	char dir[4096], path[4200];
+	json_error_t je;
+	json_t *o;
+	FILE *f;
+	int fd, fd2;
+
+	snprintf(dir, sizeof(dir), "%s", kj_test_path("pub"));
+	KJ_CHECK_INT(mkdir(dir, 0755), 0);
+	kj_config_init(&cfg, NULL);
+	cfg.slurm.job_id = "77";
+	KJ_CHECK_OK(kj_eval_shard_status(&cfg, dir, 1, 4, "abcd", 0, 5, 3, &err), &err);
+	snprintf(path, sizeof(path), "%s/shard-1.json", dir);
+	o = json_load_file(path, 0, &je);
+	KJ_CHECK(o != NULL);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "shard")), 1);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "shards")), 4);
+	KJ_CHECK_STR(json_string_value(json_object_get(o, "plan")), "abcd");
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "exit")), 0);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "attempts")), 5);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "done")), 3);
+	KJ_CHECK_STR(json_string_value(json_object_get(o, "slurm_job_id")), "77");
+	json_decref(o);
+	/* A status where none can be written names the file. */
+	KJ_CHECK(kj_eval_shard_status(&cfg, "/nonexistent/kj", 0, 1, NULL, 1, 0, 0, &err) != KJ_OK);
+	KJ_CHECK(strstr(err.msg, "/nonexistent/kj/shard-0.json") != NULL);
+	/* What a killed publishing of shard 1 left goes; shard 2's stays. */
+	snprintf(path, sizeof(path), "%s/shard-1.db.tmp-123", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	snprintf(path, sizeof(path), "%s/shard-2.db.tmp-123", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	kj_eval_shard_clean(dir, 1);
+	snprintf(path, sizeof(path), "%s/shard-1.db.tmp-123", dir);
+	KJ_CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/shard-2.db.tmp-123", dir);
+	KJ_CHECK(access(path, F_OK) == 0);
+	/* One eval per store: a second lock is refused, and said so. */
+	snprintf(path, sizeof(path), "%s/s.db", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	fd = kj_eval_lock_store(path, 0, &err);
+	KJ_CHECK(fd >= 0);
+	KJ_CHECK_INT(kj_eval_lock_store(path, 0, &err), -1);
+	KJ_CHECK_INT(err.code, KJ_EBUSY);
+	KJ_CHECK(strstr(err.msg, "another kjudge eval") != NULL);
+	close(fd);
+	fd2 = kj_eval_lock_store(path, 0, &err);
+	KJ_CHECK(fd2 >= 0);
+	close(fd2);
+	KJ_CHECK_INT(kj_eval_lock_store(kj_test_path("missing.db"), 0, &err), -1);
+	KJ_CHECK_INT(err.code, KJ_ENOENT);
+}
+
 /* --- squeue and the batch script ------------------------------------------------------------ */
 
 KJ_TEST(shard_squeue_lines)
