@@ -787,6 +787,98 @@ static int batch_finished(void *ctx, size_t cand, const struct kj_eval_result *r
 	return 0;
 }
 
+/* The batch's end said: interrupted, stopped for a device that is not
+ * there, or its summary (the run's row finished).  Returns the exit
+ * status. */
+static int batch_end(struct batch *b, int rc, const struct kj_error *err, size_t judge_errors)
+{
+	struct progress *prog = b->prog;
+	int exit_code = b->exit_code;
+
+	if (rc == KJ_ENOMEM) {
+		kj_cli_error(b->cmd, "%s", err->msg);
+		exit_code = KJ_EXIT_FAIL;
+	} else if (stop_signal || *b->no_device) {
+		if (prog->drawn)
+			fputc('\n', stderr);
+		if (stop_signal) {
+			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
+				"done; the same command goes on from here\n", (int)stop_signal,
+				prog->done, prog->total);
+			exit_code = 128 + (int)stop_signal;
+		} else {
+			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
+				"of %zu attempts done; the same command where the device is goes on "
+				"from here\n", kj_cli_shown(b->no_device), prog->done, prog->total);
+			exit_code = KJ_EXIT_USAGE;
+		}
+	} else {
+		if (finish_run(kj_store_db(b->store), b->slot.run_id) != 0)
+			exit_code = KJ_EXIT_FAIL;
+		if (prog->tty && !prog->quiet) {
+			kj__progress_bar(prog);
+			fputc('\n', stderr);
+		}
+		if (judge_errors) {
+			fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
+			       "--retry-failed runs them again\n", judge_errors);
+			if (!exit_code)
+				exit_code = KJ_EXIT_FAIL;
+		}
+		fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
+		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
+		       prog->total, prog->passed, prog->clean, prog->failed, prog->errors, prog->skipped,
+		       kj_cli_shown(b->slot.store_path),
+		       kj_cli_shown(b->slot.store_path));
+	}
+	return exit_code;
+}
+
+/* `eval --slurm`: x's study as the command found it, completed with the
+ * cluster's options and the run's context.  Returns the exit status. */
+static int eval_slurm(struct kj_cmd_eval_ctx *x, const struct kj_cli_value *v,
+		      const struct kj_config *cfg, int argc, char **argv)
+{
+	const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
+	int n_extra = 0, a, opts_done = 0, rc;
+
+	if (!extra) {
+		kj_cli_error(x->cmd, "out of memory");
+		return KJ_EXIT_FAIL;
+	}
+	/* Every --sbatch-arg, in order (the parser keeps the last). */
+	for (a = 1; a < argc; a++) {
+		const char *val;
+
+		if (opts_done)
+			continue;
+		if (strcmp(argv[a], "--") == 0)
+			opts_done = 1;
+		else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
+			extra[n_extra++] = val;
+		else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
+			extra[n_extra++] = argv[++a];
+	}
+	x->python = cfg->python;
+	x->poll_s = cfg->slurm_poll_s;
+	x->slurm_cmd_s = cfg->slurm_cmd_s;
+	x->environ = cfg->environ;
+	x->path_env = kj_config_env(cfg, "PATH");
+	x->partition = v[OPT_PARTITION].text;
+	x->time_limit = v[OPT_TIME].text;
+	x->slurm_dir = v[OPT_SLURM_DIR].text;
+	x->gpus_per_task = v[OPT_GPUS_PER_TASK].count ? (int)v[OPT_GPUS_PER_TASK].integer : -1;
+	x->shards = v[OPT_SHARDS].count ? (int)v[OPT_SHARDS].integer : 0;
+	x->wait = v[OPT_WAIT].count > 0;
+	x->max_resubmits = v[OPT_MAX_RESUBMITS].count ? (int)v[OPT_MAX_RESUBMITS].integer : 3;
+	x->sbatch_args = extra;
+	x->n_sbatch_args = n_extra;
+	x->apis = v[OPT_API].text;
+	rc = kj__cmd_eval_slurm(x);
+	free(extra);
+	return rc;
+}
+
 /* --- the command ------------------------------------------------------------------------ */
 
 /* "0,1,3" into devices "cuda:0", ...; 0 or -1 after printing why. */
@@ -1111,27 +1203,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	if (slurm) {
 		struct kj_cmd_eval_ctx x;
-		const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
-		int n_extra = 0, a, opts_done = 0;
 
-		if (!extra) {
-			kj_cli_error(cmd, "out of memory");
-			exit_code = KJ_EXIT_FAIL;
-			goto out;
-		}
-		/* Every --sbatch-arg, in order (the parser keeps the last). */
-		for (a = 1; a < argc; a++) {
-			const char *val;
-
-			if (opts_done)
-				continue;
-			if (strcmp(argv[a], "--") == 0)
-				opts_done = 1;
-			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
-				extra[n_extra++] = val;
-			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
-				extra[n_extra++] = argv[++a];
-		}
 		memset(&x, 0, sizeof(x));
 		x.cmd = cmd;
 		x.s = &s;
@@ -1146,28 +1218,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.cands = cands;
 		x.store = store;
 		x.jobs = jobs;
-		x.python = cfg.python;
-		x.poll_s = cfg.slurm_poll_s;
-		x.slurm_cmd_s = cfg.slurm_cmd_s;
-		x.environ = cfg.environ;
-		x.path_env = kj_config_env(&cfg, "PATH");
 		x.quiet = prog.quiet;
-		x.partition = args.opt[OPT_PARTITION].text;
-		x.time_limit = args.opt[OPT_TIME].text;
-		x.slurm_dir = args.opt[OPT_SLURM_DIR].text;
-		x.gpus_per_task = args.opt[OPT_GPUS_PER_TASK].count
-				  ? (int)args.opt[OPT_GPUS_PER_TASK].integer : -1;
-		x.shards = args.opt[OPT_SHARDS].count ? (int)args.opt[OPT_SHARDS].integer : 0;
-		x.wait = args.opt[OPT_WAIT].count > 0;
-		x.max_resubmits = args.opt[OPT_MAX_RESUBMITS].count
-				  ? (int)args.opt[OPT_MAX_RESUBMITS].integer : 3;
-		x.sbatch_args = extra;
-		x.n_sbatch_args = n_extra;
 		x.judge_errors_before = judge_errors;
 		x.retry = retry;
-		x.apis = args.opt[OPT_API].text;
-		exit_code = kj__cmd_eval_slurm(&x);
-		free(extra);
+		exit_code = eval_slurm(&x, args.opt, &cfg, argc, argv);
 		if (exit_code == KJ_EXIT_OK && finish_run(kj_store_db(store), run_id) != 0)
 			exit_code = KJ_EXIT_FAIL;
 		goto out;
@@ -1241,43 +1295,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	prog.t0 = kj__now_s();
 	parent_signals();
 	rc = kj_eval_pool_run(&pool, &ops, &b, &err);
-	exit_code = b.exit_code;
+	exit_code = batch_end(&b, rc, &err, judge_errors);
 	no_device = b.no_device;
-	if (rc == KJ_ENOMEM) {
-		kj_cli_error(cmd, "%s", err.msg);
-		exit_code = KJ_EXIT_FAIL;
-	} else if (stop_signal || *no_device) {
-		if (prog.drawn)
-			fputc('\n', stderr);
-		if (stop_signal) {
-			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
-				"done; the same command goes on from here\n", (int)stop_signal,
-				prog.done, prog.total);
-			exit_code = 128 + (int)stop_signal;
-		} else {
-			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
-				"of %zu attempts done; the same command where the device is goes on "
-				"from here\n", kj_cli_shown(no_device), prog.done, prog.total);
-			exit_code = KJ_EXIT_USAGE;
-		}
-	} else {
-		if (finish_run(kj_store_db(store), run_id) != 0)
-			exit_code = KJ_EXIT_FAIL;
-		if (prog.tty && !prog.quiet) {
-			kj__progress_bar(&prog);
-			fputc('\n', stderr);
-		}
-		if (judge_errors) {
-			fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
-			       "--retry-failed runs them again\n", judge_errors);
-			if (!exit_code)
-				exit_code = KJ_EXIT_FAIL;
-		}
-		fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
-		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
-		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
-		       kj_cli_shown(db_path), kj_cli_shown(db_path));
-	}
 	/* What the shard holds, for the merge; its status only when it ended
 	 * by itself and everything is published (else --wait submits it
 	 * again, and it goes on from its store: a node without the device
