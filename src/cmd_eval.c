@@ -908,6 +908,82 @@ static int parse_gpus(const struct kj_cli_command *cmd, const char *list, char d
 	return 0;
 }
 
+/* The options of eval as the command reads them. */
+struct eval_opts {
+	const char *db_path, *python, *publish_dir;
+	int jobs, retry, quiet, slurm;
+	char devs[64][16];               /* --gpus, else the device */
+	int n_devs;
+	int shard_i, shard_k;            /* --shard I/K; k 0: none */
+	char shard_text[32];
+};
+
+/* The options into o and the settings s: 0, or the exit status after
+ * saying what is wrong. */
+static int read_options(const struct kj_cli_command *cmd, const struct kj_cli_value *v,
+			struct kj_eval_settings *s, struct eval_opts *o)
+{
+	struct kj_error err;
+	int k;
+
+	memset(o, 0, sizeof(*o));
+	o->jobs = 2;
+	o->n_devs = 1;
+	o->shard_i = -1;
+	o->db_path = v[OPT_DB].text;
+	if (v[OPT_JOBS].count)
+		o->jobs = (int)v[OPT_JOBS].integer;
+	if (v[OPT_DEVICE].count)
+		s->device = v[OPT_DEVICE].text;
+	o->retry = v[OPT_RETRY].count > 0;
+	if (v[OPT_TIMEOUT].count)
+		s->judge.timeout_s = v[OPT_TIMEOUT].number;
+	if (v[OPT_INPUT_SETS].count)
+		s->judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
+	if (v[OPT_WARMUP].count)
+		s->bench.warmup = (int)v[OPT_WARMUP].integer;
+	if (v[OPT_REPEATS].count)
+		s->bench.repeats = (int)v[OPT_REPEATS].integer;
+	if (v[OPT_MAX_REPEATS].count)
+		s->bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
+	if (v[OPT_BUDGET].count)
+		s->bench.budget_s = v[OPT_BUDGET].number;
+	s->no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
+	s->ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
+	if (v[OPT_PYTHON].count)
+		o->python = v[OPT_PYTHON].text;
+	o->quiet = v[OPT_QUIET].count > 0;
+	if (v[OPT_GPUS].count && parse_gpus(cmd, v[OPT_GPUS].text, o->devs, 64, &o->n_devs))
+		return KJ_EXIT_USAGE;
+	if (!v[OPT_GPUS].count)
+		snprintf(o->devs[0], 16, "%s", s->device ? s->device : "");
+	o->slurm = v[OPT_SLURM].count > 0;
+	o->publish_dir = v[OPT_PUBLISH].text;
+	if (v[OPT_SHARD].count &&
+	    kj_eval_shard_parse(v[OPT_SHARD].text, &o->shard_i, &o->shard_k, &err) != KJ_OK) {
+		kj_cli_error(cmd, "--shard %s", err.msg);
+		return KJ_EXIT_USAGE;
+	}
+	if ((v[OPT_PLAN].count || v[OPT_PUBLISH].count) && !v[OPT_SHARD].count)
+		return kj_cli_error(cmd, "--%s needs --shard I/K", v[OPT_PLAN].count ? "plan"
+				    : "publish");
+	if (o->slurm && v[OPT_SHARD].count)
+		return kj_cli_error(cmd, "--slurm plans the shards itself: no --shard");
+	for (k = OPT_SHARDS; !o->slurm && k <= OPT_MAX_RESUBMITS; k++)
+		if (v[k].count)
+			return kj_cli_error(cmd, "--%s needs --slurm", kj_eval_options[k].name);
+	if (o->slurm && !s->device)
+		/* The nodes', not this (login) machine's. */
+		s->device = v[OPT_GPUS_PER_TASK].count && v[OPT_GPUS_PER_TASK].integer == 0
+			   ? "cpu" : "cuda";
+	if (o->slurm && strcmp(s->device, "cpu") == 0 && v[OPT_GPUS_PER_TASK].count &&
+	    v[OPT_GPUS_PER_TASK].integer > 0)
+		return kj_cli_error(cmd, "--gpus-per-task with --device cpu");
+	if (o->shard_k)
+		snprintf(o->shard_text, sizeof(o->shard_text), "%d/%d", o->shard_i, o->shard_k);
+	return 0;
+}
+
 int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_cli_args args;
@@ -921,7 +997,8 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_eval_pool pool;
 	static const struct kj_eval_pool_ops ops = { batch_next, batch_judge, batch_start_failed,
 						     batch_finished, batch_tick };
-	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
+	struct eval_opts o;
+	char (*keys)[65] = NULL, work[PATH_MAX], *settings_text = NULL;
 	char batch_dir[PATH_MAX];
 	const char *no_device = "";
 	const char *batch_how = "";
@@ -929,15 +1006,15 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
 	unsigned char batch[16];
 	size_t *todo = NULL, n_todo = 0, i;
-	int rc, jobs = 2, n_devs = 1, retry = 0, exit_code = KJ_EXIT_OK, k;
+	int rc, jobs, n_devs, retry, exit_code = KJ_EXIT_OK;
 	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
 	int eval_lock = -1;
 	long long run_id = 0;
 	json_t *settings = NULL;
 	/* A shard (--shard I/K), its plan and where it publishes. */
-	int shard_i = -1, shard_k = 0, slurm = 0, have_plan = 0;
+	int shard_i, shard_k, slurm, have_plan = 0;
 	const char *publish_dir = NULL;
-	char shard_text[32] = "", batch_hex[33];
+	char batch_hex[33];
 	struct kj_eval_plan plan;
 	unsigned char *in_shard = NULL;
 
@@ -950,72 +1027,20 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	s.python = NULL;
 	s.no_benchmark = 0;
 	memset(&prog, 0, sizeof(prog));
-	{
-		const struct kj_cli_value *v = args.opt;
-
-		db_path = v[OPT_DB].text;
-		if (v[OPT_JOBS].count)
-			jobs = (int)v[OPT_JOBS].integer;
-		if (v[OPT_DEVICE].count)
-			s.device = v[OPT_DEVICE].text;
-		retry = v[OPT_RETRY].count > 0;
-		if (v[OPT_TIMEOUT].count)
-			s.judge.timeout_s = v[OPT_TIMEOUT].number;
-		if (v[OPT_INPUT_SETS].count)
-			s.judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
-		if (v[OPT_WARMUP].count)
-			s.bench.warmup = (int)v[OPT_WARMUP].integer;
-		if (v[OPT_REPEATS].count)
-			s.bench.repeats = (int)v[OPT_REPEATS].integer;
-		if (v[OPT_MAX_REPEATS].count)
-			s.bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
-		if (v[OPT_BUDGET].count)
-			s.bench.budget_s = v[OPT_BUDGET].number;
-		s.no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
-		s.ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
-		if (v[OPT_PYTHON].count)
-			python = v[OPT_PYTHON].text;
-		prog.quiet = v[OPT_QUIET].count > 0;
-		if (v[OPT_GPUS].count && parse_gpus(cmd, v[OPT_GPUS].text, devs, 64, &n_devs)) {
-			kj_cli_args_release(&args);
-			return KJ_EXIT_USAGE;
-		}
-		if (!v[OPT_GPUS].count)
-			snprintf(devs[0], 16, "%s", s.device ? s.device : "");
-		slurm = v[OPT_SLURM].count > 0;
-		publish_dir = v[OPT_PUBLISH].text;
-		if (v[OPT_SHARD].count &&
-		    kj_eval_shard_parse(v[OPT_SHARD].text, &shard_i, &shard_k, &err) != KJ_OK) {
-			kj_cli_error(cmd, "--shard %s", err.msg);
-			kj_cli_args_release(&args);
-			return KJ_EXIT_USAGE;
-		}
-		if ((v[OPT_PLAN].count || v[OPT_PUBLISH].count) && !v[OPT_SHARD].count) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--%s needs --shard I/K", v[OPT_PLAN].count ? "plan"
-					    : "publish");
-		}
-		if (slurm && v[OPT_SHARD].count) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--slurm plans the shards itself: no --shard");
-		}
-		for (k = OPT_SHARDS; !slurm && k <= OPT_MAX_RESUBMITS; k++)
-			if (v[k].count) {
-				kj_cli_args_release(&args);
-				return kj_cli_error(cmd, "--%s needs --slurm", kj_eval_options[k].name);
-			}
-		if (slurm && !s.device)
-			/* The nodes', not this (login) machine's. */
-			s.device = v[OPT_GPUS_PER_TASK].count && v[OPT_GPUS_PER_TASK].integer == 0
-				   ? "cpu" : "cuda";
-		if (slurm && strcmp(s.device, "cpu") == 0 && v[OPT_GPUS_PER_TASK].count &&
-		    v[OPT_GPUS_PER_TASK].integer > 0) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--gpus-per-task with --device cpu");
-		}
-		if (shard_k)
-			snprintf(shard_text, sizeof(shard_text), "%d/%d", shard_i, shard_k);
+	if ((rc = read_options(cmd, args.opt, &s, &o)) != 0) {
+		kj_cli_args_release(&args);
+		return rc;
 	}
+	db_path = o.db_path;
+	jobs = o.jobs;
+	retry = o.retry;
+	python = o.python;
+	prog.quiet = o.quiet;
+	n_devs = o.n_devs;
+	slurm = o.slurm;
+	publish_dir = o.publish_dir;
+	shard_i = o.shard_i;
+	shard_k = o.shard_k;
 	kj_eval_plan_init(&plan);
 	suite = args.operands[0];
 	cands = args.operands[1];
@@ -1034,10 +1059,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_args_release(&args);
 		return kj_cli_error(cmd, "--gpus with --device cpu");
 	}
-	if (!*devs[0])
-		snprintf(devs[0], 16, "%s", kj_eval_default_device());
+	if (!*o.devs[0])
+		snprintf(o.devs[0], 16, "%s", kj_eval_default_device());
 	if (!s.device)
-		s.device = strncmp(devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
+		s.device = strncmp(o.devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
 
 	/* The suite and the candidates. */
 	rc = kj_eval_discover_suite(suite, &set, &err);
@@ -1140,7 +1165,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if ((rc = batch_bytes(cmd, kj_store_db(store), have_plan ? plan.batch : NULL, batch)) ||
 	    (rc = record_run(cmd, &cfg, kj_store_db(store), argc, argv, suite, cands, settings_text,
 			     args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
-			     shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set,
+			     shard_k ? o.shard_text : NULL, have_plan ? plan.id : NULL, &set,
 			     &run_id))) {
 		exit_code = rc;
 		goto out;
@@ -1229,7 +1254,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!prog.quiet)
 		fprintf(stderr, "kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), "
 			"%d at once on %d device%s\n", shard_k ? "shard " : "",
-			shard_k ? shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
+			shard_k ? o.shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
 			prog.skipped, kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
@@ -1288,7 +1313,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	b.publish_dir = publish_dir;
 	b.shard_i = shard_i;
 	pool.jobs = jobs;
-	pool.devices = (const char (*)[16])devs;
+	pool.devices = (const char (*)[16])o.devs;
 	pool.n_devices = n_devs;
 	pool.stop = &stop_signal;
 	prog.tty = isatty(2);
