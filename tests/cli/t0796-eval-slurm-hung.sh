@@ -17,13 +17,23 @@ cat >"$bin/sbatch" <<'SH'
 echo "$*" >>"${0%/*}/sbatch.log"
 echo 4242
 SH
-# The squeue's sleep is marked by its length, to find it after.
+# The squeue notes its pid (the sleep takes it over), to check after
+# that nothing of it is left.
 cat >"$bin/squeue" <<'SH'
 #!/bin/sh
-sleep 7969
+echo $$ >>"${0%/*}/squeue.pids"
+exec sleep 7969
 SH
 chmod +x "$bin/sbatch" "$bin/squeue"
-trap 'pkill -f "sleep 7969" 2>/dev/null; rm -rf "$kj_root"' EXIT
+# alive PID: a process that runs (this machine's PID 1 may leave zombies).
+alive() { grep -q '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" 2>/dev/null; }
+none_alive() {
+	for p in $(cat "$bin/squeue.pids"); do
+		! alive "$p" || return 1
+	done
+}
+trap 'for p in $(cat "$bin/squeue.pids" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$kj_root"' EXIT
 
 test_expect 'a squeue that hangs is killed at its deadline: exit 1, nothing left running' '
 	start=$(date +%s)
@@ -38,7 +48,8 @@ test_expect 'a squeue that hangs is killed at its deadline: exit 1, nothing left
 	grep -q "squeue did not end within 1 s (killed)" err
 	grep -q "stopped following" err
 	test "$(wc -l <"$bin/sbatch.log")" = 1
-	! pgrep -f "sleep 7969"
+	test "$(wc -l <"$bin/squeue.pids")" = 1
+	none_alive
 '
 
 test_expect 'run again, the hung squeue stops it before a second plan is submitted' '
@@ -50,7 +61,8 @@ test_expect 'run again, the hung squeue stops it before a second plan is submitt
 	test "$code" = 1
 	grep -q "squeue did not end within 1 s" err
 	test "$(wc -l <"$bin/sbatch.log")" = 1
-	! pgrep -f "sleep 7969"
+	test "$(wc -l <"$bin/squeue.pids")" = 2
+	none_alive
 '
 
 test_expect 'an sbatch not on PATH is told as such' '
