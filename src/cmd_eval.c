@@ -3,11 +3,12 @@
  * a study judged on its task, every verdict in the results store.
  *
  * The parent finds the tasks and candidates, opens the store, records the
- * run and the suite, and forks one judge per attempt (at most -j at once);
- * each child judges its attempt with the library (lib/eval/judge.c: its
- * workers started in parallel with the others' timed phases, which hold
- * the device's lock) and commits every row itself before it tells the
- * parent its verdict.  A child dies with the parent (PR_SET_PDEATHSIG) and
+ * run and the suite, and hands the attempts to the batch runner
+ * (lib/eval/pool.c), which forks one judge per attempt (at most -j at
+ * once); each child judges its attempt with the library (lib/eval/judge.c:
+ * its workers started in parallel with the others' timed phases, which hold
+ * the device's lock) and commits every row itself before it hands the
+ * parent its verdict (a struct kj_eval_result, read whole).  A child dies with the parent (PR_SET_PDEATHSIG) and
  * its workers with it, so a judge killed at any moment leaves attempts
  * either done or 'running'; the same command runs the running ones again
  * and skips the done ones.
@@ -16,21 +17,14 @@
  * error (see --retry-failed), 2 bad input (no suite, a store that is not
  * one, a locked store), 128 + N after signal N.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -42,8 +36,10 @@
 #include "kjudge/store.h"
 #include "cli.h"
 #include "cmd_eval.h"
+#include "eval_progress.h"
 #include "interrupt.h"
 #include "base/fs.h"
+#include "base/internal.h"
 #include "base/banned.h"
 
 enum {
@@ -176,64 +172,24 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-/* The signal mask eval started with (its children get it back), and the
- * one its wait sleeps under: that one without SIGCHLD. */
-static sigset_t start_mask, wait_mask;
-
-/* SIGCHLD only ends the wait's sleep (ppoll returns EINTR); the ended
- * child is reaped by waitpid after it. */
-static void on_child(int sig)
-{
-	(void)sig;
-}
-
 /*
- * The parent's signals: SIGINT, SIGTERM and SIGHUP stop the batch;
- * SIGCHLD is blocked but while the wait sleeps, so that a child that ends
- * between waitpid and the sleep still wakes it (ppoll unblocks it
- * atomically).  The sleep is also the progress display's clock: it wakes
- * every second without a timer signal (SIGALRM is the watchdog's, in every
- * judge process).
+ * The parent's signals: SIGINT, SIGTERM and SIGHUP stop the batch (no
+ * SA_RESTART: a wait returns EINTR); the batch runner resets them in each
+ * child and keeps SIGCHLD to itself.
  */
 static void parent_signals(void)
 {
 	struct sigaction sa;
-	sigset_t chld;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
+	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, &start_mask);
-	wait_mask = start_mask;
-	sigdelset(&wait_mask, SIGCHLD);
-}
-
-/* A child's first step: SIGCHLD as it was before eval changed it, for the
- * judge it runs and the workers that judge spawns. */
-static void child_signals(void)
-{
-	signal(SIGCHLD, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 }
 
 /* --- the store's rows of the run --------------------------------------------------------- */
-
-static void utc_now(char buf[32])
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* A write of the run's rows failed (the store rolled it back): say why,
  * and the exit status (1 for a full disk or no memory, the judge's; else
@@ -476,18 +432,6 @@ static int no_candidates(const struct kj_cli_command *cmd, const char *suite,
 			    set->n_tasks, set->n_tasks == 1 ? "" : "s", example, also);
 }
 
-/* --- progress -------------------------------------------------------------------------- */
-
-struct progress {
-	int tty, quiet;
-	int drawn;              /* the bar is on the terminal's last line */
-	size_t drawn_len;       /* its width in columns when it was drawn */
-	size_t total, done, passed, clean, failed, errors, skipped;
-	double t0;
-	double last_done;       /* when this run's latest attempt ended */
-	size_t done_here;       /* judged by this run (the rate) */
-};
-
 /* What the store holds of an attempt: 0 nothing or running (to run), 1
  * done, 2 done as a judge error; -1 on error, err filled. */
 static int attempt_state(struct kj_store *store, const char *key, struct progress *p,
@@ -511,184 +455,6 @@ static int attempt_state(struct kj_store *store, const char *key, struct progres
 		}
 	}
 	return v;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The terminal's width, asked at every redraw, so that a resized window
- * is followed within a second; 80 when stderr cannot say. */
-static int term_cols(void)
-{
-	struct winsize ws;
-
-	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 80;
-}
-
-/* Seconds as a clock shows them: "0:07", "12:30", "2:05:00". */
-static void fmt_clock(double sec, char *buf, size_t size)
-{
-	long t = sec > 0 && sec < 1e9 ? (long)(sec + 0.5) : 0;
-
-	if (t >= 3600)
-		snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-	else
-		snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
-}
-
-/*
- * Take the progress line off the screen, the cursor left where it began.
- * A window made narrower since it was drawn has rewrapped it over several
- * rows (as tmux, VTE, kitty, iTerm2 and Windows' terminal do), the cursor
- * on the last of them: those rows go, not only the last one, which would
- * leave the others as a broken line.  A terminal that cuts lines on a
- * resize instead (xterm) loses as many rows above the line from its
- * screen; they are attempts' lines, whose verdicts the store keeps.
- */
-static void bar_erase(struct progress *p, int cols)
-{
-	size_t up = p->drawn_len > 0 && cols > 0 ? (p->drawn_len - 1) / (size_t)cols : 0;
-
-	if (!p->drawn)
-		return;
-	if (up > 0)
-		fprintf(stderr, "\033[%zuA", up);
-	fputs("\r\033[J", stderr);
-	p->drawn = 0;
-}
-
-/* The bar's narrowest and widest: below the narrowest it is left out. */
-#define BAR_MIN 10
-#define BAR_MAX 30
-
-/*
- * The progress line on a terminal, redrawn in place: counts, the time
- * spent and an estimate of the time left, in the terminal's width less one
- * column (a character in the last column makes some terminals wrap, and
- * the next "\r" would then leave a broken line).  The words shrink with
- * the width: the whole phrase, then a short one, then the count done and
- * the times, and the bar only where at least BAR_MIN columns are left
- * for it.  The
- * time left counts down between completions: the mean time an attempt
- * took so far, for each one left, less the time since the last one
- * ended.
- */
-static void progress_bar(struct progress *p)
-{
-	double now = mono(), el = now - p->t0, left_s = -1;
-	size_t left = p->total - p->done, fill, bw = 0;
-	int width = term_cols(), cols = width - 1, k;
-	char spent[32], eta[48] = "", text[3][256], bar[BAR_MAX + 1];
-
-	if (!p->tty || p->quiet)
-		return;
-	if (p->done_here > 0)
-		left_s = (p->last_done - p->t0) / (double)p->done_here * (double)left -
-			 (now - p->last_done);
-	fmt_clock(el, spent, sizeof(spent));
-	if (left_s >= 0 || (p->done_here > 0 && left > 0)) {
-		char c[32];
-
-		fmt_clock(left_s > 0 ? left_s : 0, c, sizeof(c));
-		snprintf(eta, sizeof(eta), ", %s left", c);
-	}
-	snprintf(text[0], sizeof(text[0]), "%zu/%zu done, %zu passed (%zu clean), %zu failed, "
-		 "%zu errors, %s spent%s", p->done, p->total, p->passed, p->clean, p->failed,
-		 p->errors, spent, eta);
-	snprintf(text[1], sizeof(text[1]), "%zu/%zu, %zu pass (%zu clean), %zu fail, %zu err, "
-		 "%s spent%s", p->done, p->total, p->passed, p->clean, p->failed, p->errors, spent,
-		 eta);
-	snprintf(text[2], sizeof(text[2]), "%zu/%zu, %s spent%s", p->done, p->total, spent, eta);
-	for (k = 0; k < 2; k++)
-		if ((int)strlen(text[k]) + 3 + BAR_MIN <= cols)
-			break;
-	if ((int)strlen(text[k]) + 3 + BAR_MIN <= cols) {
-		bw = (size_t)cols - strlen(text[k]) - 3;
-		bw = bw > BAR_MAX ? BAR_MAX : bw;
-		fill = p->total ? bw * p->done / p->total : bw;
-		memset(bar, '#', fill);
-		memset(bar + fill, '.', bw - fill);
-		bar[bw] = '\0';
-		bar_erase(p, width);
-		fprintf(stderr, "[%s] %s", bar, text[k]);
-		p->drawn_len = bw + 3 + strlen(text[k]);
-	} else {
-		bar_erase(p, width);
-		k = cols > 0 ? (int)strnlen(text[2], (size_t)cols) : 0;
-		fprintf(stderr, "%.*s", k, text[2]);
-		p->drawn_len = (size_t)k;
-	}
-	p->drawn = 1;
-	fflush(stderr);
-}
-
-/* One line about the batch (an attempt's verdict), on stderr: on a
- * terminal above the bar, which the next redraw puts back below it. */
-__attribute__((format(printf, 2, 3)))
-static void progress_say(struct progress *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	bar_erase(p, term_cols());
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fflush(stderr);
-}
-
-/* --- children -------------------------------------------------------------------------- */
-
-struct child {
-	pid_t pid;
-	int fd;                 /* its verdict line */
-	size_t cand;
-	int device;
-};
-
-/* The child: judge one attempt, write its verdict line, exit. */
-static void child_main(const struct kj_cli_command *cmd, pid_t parent, int fd,
-		       const struct kj_config *cfg, const struct kj_eval_settings *s,
-		       const struct kj_eval_slot *slot, const struct kj_eval_set *set,
-		       size_t cand, const char *key)
-{
-	struct kj_eval_outcome o;
-	struct kj_error err;
-	char line[1024];
-	int rc, n;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(3);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	child_signals();
-	if (kj_cli_guard(cmd))
-		_exit(3);
-	rc = kj_eval_attempt(cfg, s, slot, set, cand, key, &o, &err);
-	/* The why ends the line: a newline of its own would cut it. */
-	for (n = 0; rc == KJ_OK && o.message[n]; n++)
-		if (o.message[n] == '\n' || o.message[n] == '\r')
-			o.message[n] = ' ';
-	if (rc == KJ_OK)
-		n = snprintf(line, sizeof(line), "ok %s %d %.6g %s %.900s\n", o.status, o.clean,
-			     o.speedup, *o.error_type ? o.error_type : "-", o.message);
-	else if (rc == KJ_ENODEVICE)
-		n = snprintf(line, sizeof(line), "nodevice %s\n", err.msg);
-	else
-		n = snprintf(line, sizeof(line), "error %s\n", err.msg);
-	if (n > (int)sizeof(line))
-		n = (int)sizeof(line);
-	if (write(fd, line, (size_t)n) != n)
-		_exit(4);
-	_exit(rc == KJ_OK ? 0 : 1);
 }
 
 /* --- a suite of specs: the study's scope ---------------------------------------------- */
@@ -754,167 +520,260 @@ static int scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set
 
 /* --- shards (docs/slurm.md) ------------------------------------------------------------ */
 
-/* "I/K" into *i and *k: 0, or -1 after printing why. */
-static int parse_shard(const struct kj_cli_command *cmd, const char *text, int *i, int *k)
-{
-	char *end;
-	long a, b;
+/* --- the batch ---------------------------------------------------------------------------- */
 
-	errno = 0;
-	a = strtol(text, &end, 10);
-	if (end == text || *end != '/' || errno)
-		goto bad;
-	text = end + 1;
-	b = strtol(text, &end, 10);
-	if (end == text || *end || errno || b < 1 || b > 100000 || a < 0 || a >= b)
-		goto bad;
-	*i = (int)a;
-	*k = (int)b;
-	return 0;
-bad:
-	kj_cli_error(cmd, "--shard '%s': I/K with 0 <= I < K, e.g. 0/4", text);
-	return -1;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Which candidates are shard i's: in[c] = 1.  With a plan, the attempts it
- * gives shard i, each of which this command must find among its own (the
- * suite, the candidates and the settings as the plan was made with); else
- * the assignment of kjudge/eval.h over every candidate.  0, or -1 after
- * printing why.
- */
-static int shard_select(const struct kj_cli_command *cmd, const struct kj_eval_set *set,
-			const char (*keys)[65], const struct kj_eval_plan *plan, int i, int k,
-			unsigned char *in)
-{
-	size_t c, n = 0, found = 0;
-	const char **mine = NULL;
-	int *shard = NULL, rc = 0;
-
-	if (!plan) {
-		size_t *all = calloc(set->n_cands ? set->n_cands : 1, sizeof(*all));
-		struct kj_error err;
-
-		shard = calloc(set->n_cands ? set->n_cands : 1, sizeof(*shard));
-		for (c = 0; all && c < set->n_cands; c++)
-			all[c] = c;
-		if (!all || !shard || kj_eval_shard_assign(set, all, set->n_cands, k, shard, &err)) {
-			free(all);
-			free(shard);
-			kj_cli_error(cmd, "out of memory");
-			return -1;
-		}
-		for (c = 0; c < set->n_cands; c++)
-			in[c] = shard[c] == i;
-		free(all);
-		free(shard);
-		return 0;
-	}
-	mine = calloc(plan->n ? plan->n : 1, sizeof(*mine));
-	if (!mine) {
-		kj_cli_error(cmd, "out of memory");
-		return -1;
-	}
-	for (c = 0; c < plan->n; c++)
-		if (plan->shard[c] == i)
-			mine[n++] = plan->keys[c];
-	qsort(mine, n, sizeof(*mine), key_cmp);
-	for (c = 0; c < set->n_cands; c++) {
-		const char *key = keys[c];
-
-		in[c] = n && bsearch(&key, mine, n, sizeof(*mine), key_cmp) != NULL;
-		found += in[c];
-	}
-	if (found != n) {
-		kj_cli_error(cmd, "the plan gives shard %d %zu attempts, and this suite, these "
-			     "candidates and these settings hold %zu of them: they changed since "
-			     "the plan was made", i, n, found);
-		rc = -1;
-	}
-	free(mine);
-	return rc;
-}
-
-/* Publish the shard's store as DIR/shard-I.db: 0, or -1 after printing why
- * (the shard goes on: its local store holds everything). */
+/* Publish the shard's store: 0, or -1 after printing why (the shard goes
+ * on: its local store holds everything). */
 static int publish(const struct kj_cli_command *cmd, struct kj_store *store, const char *dir,
 		   int i)
 {
-	char path[PATH_MAX];
 	struct kj_error err;
 
-	snprintf(path, sizeof(path), "%s/shard-%d.db", dir, i);
-	if (kj_store_publish(store, path, &err) != KJ_OK) {
-		kj_cli_error(cmd, "publishing the shard: %s", err.msg);
-		return -1;
+	if (kj_eval_shard_publish(store, dir, i, &err) == KJ_OK)
+		return 0;
+	kj_cli_error(cmd, "%s", err.msg);
+	return -1;
+}
+
+/* The shard's status file, or why it could not be written. */
+static void shard_status(const struct kj_cli_command *cmd, const struct kj_config *cfg,
+			 const char *dir, int i, int k, const char *plan_id, int exit_code,
+			 size_t total, size_t done)
+{
+	struct kj_error err;
+
+	if (kj_eval_shard_status(cfg, dir, i, k, plan_id, exit_code, total, done, &err) != KJ_OK)
+		kj_cli_error(cmd, "%s", err.msg);
+}
+
+/* What the batch runner's callbacks share: the batch and what is said of
+ * it. */
+struct batch {
+	const struct kj_cli_command *cmd;
+	const struct kj_config *cfg;
+	const struct kj_eval_settings *s;
+	struct kj_eval_slot slot;
+	const struct kj_eval_set *set;
+	const char (*keys)[65];
+	const size_t *todo;
+	size_t n_todo, next;
+	struct progress *prog;
+	int exit_code;
+	char no_device[KJ_ERROR_MSG_MAX];
+	/* A shard's publishing (--publish): the store, where, how often. */
+	struct kj_store *store;
+	const char *publish_dir;
+	int shard_i;
+	double last_publish;
+};
+
+static int batch_next(void *ctx, size_t *cand)
+{
+	struct batch *b = ctx;
+
+	if (b->next >= b->n_todo)
+		return 0;
+	*cand = b->todo[b->next++];
+	return 1;
+}
+
+/* In the child: judge one attempt. */
+static void batch_judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+{
+	struct batch *b = ctx;
+	struct kj_error err;
+
+	if (kj_cli_guard(b->cmd))
+		_exit(3);
+	b->slot.device = device;
+	r->code = kj_eval_attempt(b->cfg, b->s, &b->slot, b->set, cand, b->keys[cand],
+				  &r->outcome, &err);
+	if (r->code != KJ_OK)
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+}
+
+static void batch_start_failed(void *ctx, size_t cand, const char *why)
+{
+	struct batch *b = ctx;
+
+	(void)cand;
+	kj_cli_error(b->cmd, "%s", why);
+	b->exit_code = KJ_EXIT_FAIL;
+	stop_signal = SIGTERM;
+}
+
+static void batch_tick(void *ctx)
+{
+	kj__progress_bar(((struct batch *)ctx)->prog);
+}
+
+/* An attempt's verdict in the counts and on its line. */
+static void say_verdict(struct batch *b, const struct kj_eval_cand *c,
+			const struct kj_eval_outcome *o)
+{
+	struct progress *prog = b->prog;
+	const char *st = o->status, *type = *o->error_type ? o->error_type : "-";
+	char speed[40] = "", why[sizeof(o->message)];
+	size_t n;
+
+	if (strcmp(st, "pass") == 0) {
+		prog->passed++;
+		prog->clean += o->clean != 0;
+	} else if (strcmp(st, "fail") == 0) {
+		prog->failed++;
+	} else {
+		prog->errors++;
+	}
+	if (strcmp(st, "judge_error") == 0)
+		b->exit_code = b->exit_code ? b->exit_code : KJ_EXIT_FAIL;
+	if (prog->quiet)
+		return;
+	/* The why stays on its line. */
+	snprintf(why, sizeof(why), "%s", o->message);
+	for (n = 0; why[n]; n++)
+		if (why[n] == '\n' || why[n] == '\r')
+			why[n] = ' ';
+	if (o->speedup > 0)
+		snprintf(speed, sizeof(speed), ", %.3gx", o->speedup);
+	/* Names from the suite and the generations: shown, never raw. */
+	if (strcmp(st, "pass") == 0)
+		kj__progress_say(prog, "%s %s/%s: pass, %s%s%s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt), o->clean ? "clean" : "not clean: ",
+			     o->clean ? "" : kj_cli_shown(type), speed);
+	else
+		kj__progress_say(prog, "%s %s/%s: %s %s%s%s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt), kj_cli_shown(st), kj_cli_shown(type),
+			     *why ? ": " : "", kj_cli_shown(why));
+}
+
+static int batch_finished(void *ctx, size_t cand, const struct kj_eval_result *r, int status)
+{
+	struct batch *b = ctx;
+	struct progress *prog = b->prog;
+	const struct kj_eval_cand *c = &b->set->cands[cand];
+
+	if (r && r->code == KJ_ENODEVICE) {
+		/* The device is not there: the machine's fault, for the whole
+		 * batch; the attempt stays running, for a next run on a
+		 * machine that has it. */
+		snprintf(b->no_device, sizeof(b->no_device), "%s", r->error);
+		return 1;
+	}
+	prog->done++;
+	prog->done_here++;
+	prog->last_done = kj__now_s();
+	if (r && r->code == KJ_OK) {
+		say_verdict(b, c, &r->outcome);
+	} else {
+		/* The attempt's verdict could not be committed: it stays
+		 * running in the store, for the next run. */
+		prog->errors++;
+		b->exit_code = KJ_EXIT_FAIL;
+		kj__progress_say(prog, "kjudge eval: %s %s/%s: not judged: %s\n",
+			     kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			     kj_cli_shown(c->attempt),
+			     r && *r->error ? kj_cli_shown(r->error)
+			     : WIFSIGNALED(status) ? "its judge was killed" : "its judge ended early");
+	}
+	if (b->publish_dir && kj__now_s() - b->last_publish >= b->cfg->publish_s) {
+		publish(b->cmd, b->store, b->publish_dir, b->shard_i);
+		b->last_publish = kj__now_s();
 	}
 	return 0;
 }
 
-/* DIR/shard-I.json: the shard's ending, written (atomically) only when it
- * ended by itself: what tells --wait that the shard is done, and how. */
-static void write_status(const struct kj_cli_command *cmd, const struct kj_config *cfg,
-			 const char *dir, int i, int k,
-			 const char *plan_id, int exit_code, size_t total, size_t done)
+/* The batch's end said: interrupted, stopped for a device that is not
+ * there, or its summary (the run's row finished).  Returns the exit
+ * status. */
+static int batch_end(struct batch *b, int rc, const struct kj_error *err, size_t judge_errors)
 {
-	char path[PATH_MAX], host[256] = "", when[32], *text;
-	struct kj_error err;
-	json_t *o;
+	struct progress *prog = b->prog;
+	int exit_code = b->exit_code;
 
-	gethostname(host, sizeof(host) - 1);
-	utc_now(when);
-	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "shard", i,
-		      "shards", k, "plan", plan_id ? plan_id : "", "exit", exit_code, "node", host,
-		      "finished_at", when, "attempts", (json_int_t)total, "done", (json_int_t)done,
-		      "slurm_job_id", cfg->slurm.job_id, "slurm_array_job_id",
-		      cfg->slurm.array_job_id, "slurm_restart_count", cfg->slurm.restart_count);
-	text = o ? kj_json_text(o, JSON_COMPACT, &err) : NULL;
-	json_decref(o);
-	snprintf(path, sizeof(path), "%s/shard-%d.json", dir, i);
-	if (!text || kj_write_file_atomic(path, text, strlen(text), &err) != KJ_OK)
-		kj_cli_error(cmd, "'%s': %s", path, text ? err.msg : "out of memory");
-	free(text);
-}
-
-/* What a publishing killed midway left in DIR (shard-I.db.tmp-PID): only
- * this shard writes those, and it runs once at a time. */
-static void remove_stale_tmp(const char *dir, int i)
-{
-	char prefix[64], path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	size_t n;
-
-	if (!d)
-		return;
-	n = (size_t)snprintf(prefix, sizeof(prefix), "shard-%d.db.tmp-", i);
-	while ((e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, prefix, n) == 0 &&
-		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
-			unlink(path);
-	closedir(d);
-}
-
-/* The store's flock (one eval per store).  A shard waits a while for it:
- * a requeued shard can start while the children of its killed run are
- * still going. */
-static int take_lock(int fd, int wait_s)
-{
-	int t;
-
-	for (t = 0; t <= wait_s * 10; t++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK || t == wait_s * 10)
-			return -1;
-		usleep(100000);
+	if (rc == KJ_ENOMEM) {
+		kj_cli_error(b->cmd, "%s", err->msg);
+		exit_code = KJ_EXIT_FAIL;
+	} else if (stop_signal || *b->no_device) {
+		if (prog->drawn)
+			fputc('\n', stderr);
+		if (stop_signal) {
+			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
+				"done; the same command goes on from here\n", (int)stop_signal,
+				prog->done, prog->total);
+			exit_code = 128 + (int)stop_signal;
+		} else {
+			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
+				"of %zu attempts done; the same command where the device is goes on "
+				"from here\n", kj_cli_shown(b->no_device), prog->done, prog->total);
+			exit_code = KJ_EXIT_USAGE;
+		}
+	} else {
+		if (finish_run(b->store, b->slot.run_id) != 0)
+			exit_code = KJ_EXIT_FAIL;
+		if (prog->tty && !prog->quiet) {
+			kj__progress_bar(prog);
+			fputc('\n', stderr);
+		}
+		if (judge_errors) {
+			fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
+			       "--retry-failed runs them again\n", judge_errors);
+			if (!exit_code)
+				exit_code = KJ_EXIT_FAIL;
+		}
+		fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
+		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
+		       prog->total, prog->passed, prog->clean, prog->failed, prog->errors, prog->skipped,
+		       kj_cli_shown(b->slot.store_path),
+		       kj_cli_shown(b->slot.store_path));
 	}
-	return -1;
+	return exit_code;
+}
+
+/* `eval --slurm`: x's study as the command found it, completed with the
+ * cluster's options and the run's context.  Returns the exit status. */
+static int eval_slurm(struct kj_cmd_eval_ctx *x, const struct kj_cli_value *v,
+		      const struct kj_config *cfg, int argc, char **argv)
+{
+	const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
+	int n_extra = 0, a, opts_done = 0, rc;
+
+	if (!extra) {
+		kj_cli_error(x->cmd, "out of memory");
+		return KJ_EXIT_FAIL;
+	}
+	/* Every --sbatch-arg, in order (the parser keeps the last). */
+	for (a = 1; a < argc; a++) {
+		const char *val;
+
+		if (opts_done)
+			continue;
+		if (strcmp(argv[a], "--") == 0)
+			opts_done = 1;
+		else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
+			extra[n_extra++] = val;
+		else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
+			extra[n_extra++] = argv[++a];
+	}
+	x->python = cfg->python;
+	x->poll_s = cfg->slurm_poll_s;
+	x->slurm_cmd_s = cfg->slurm_cmd_s;
+	x->environ = cfg->environ;
+	x->path_env = kj_config_env(cfg, "PATH");
+	x->partition = v[OPT_PARTITION].text;
+	x->time_limit = v[OPT_TIME].text;
+	x->slurm_dir = v[OPT_SLURM_DIR].text;
+	x->gpus_per_task = v[OPT_GPUS_PER_TASK].count ? (int)v[OPT_GPUS_PER_TASK].integer : -1;
+	x->shards = v[OPT_SHARDS].count ? (int)v[OPT_SHARDS].integer : 0;
+	x->wait = v[OPT_WAIT].count > 0;
+	x->max_resubmits = v[OPT_MAX_RESUBMITS].count ? (int)v[OPT_MAX_RESUBMITS].integer : 3;
+	x->sbatch_args = extra;
+	x->n_sbatch_args = n_extra;
+	x->apis = v[OPT_API].text;
+	rc = kj__cmd_eval_slurm(x);
+	free(extra);
+	return rc;
 }
 
 /* --- the command ------------------------------------------------------------------------ */
@@ -946,6 +805,82 @@ static int parse_gpus(const struct kj_cli_command *cmd, const char *list, char d
 	return 0;
 }
 
+/* The options of eval as the command reads them. */
+struct eval_opts {
+	const char *db_path, *python, *publish_dir;
+	int jobs, retry, quiet, slurm;
+	char devs[64][16];               /* --gpus, else the device */
+	int n_devs;
+	int shard_i, shard_k;            /* --shard I/K; k 0: none */
+	char shard_text[32];
+};
+
+/* The options into o and the settings s: 0, or the exit status after
+ * saying what is wrong. */
+static int read_options(const struct kj_cli_command *cmd, const struct kj_cli_value *v,
+			struct kj_eval_settings *s, struct eval_opts *o)
+{
+	struct kj_error err;
+	int k;
+
+	memset(o, 0, sizeof(*o));
+	o->jobs = 2;
+	o->n_devs = 1;
+	o->shard_i = -1;
+	o->db_path = v[OPT_DB].text;
+	if (v[OPT_JOBS].count)
+		o->jobs = (int)v[OPT_JOBS].integer;
+	if (v[OPT_DEVICE].count)
+		s->device = v[OPT_DEVICE].text;
+	o->retry = v[OPT_RETRY].count > 0;
+	if (v[OPT_TIMEOUT].count)
+		s->judge.timeout_s = v[OPT_TIMEOUT].number;
+	if (v[OPT_INPUT_SETS].count)
+		s->judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
+	if (v[OPT_WARMUP].count)
+		s->bench.warmup = (int)v[OPT_WARMUP].integer;
+	if (v[OPT_REPEATS].count)
+		s->bench.repeats = (int)v[OPT_REPEATS].integer;
+	if (v[OPT_MAX_REPEATS].count)
+		s->bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
+	if (v[OPT_BUDGET].count)
+		s->bench.budget_s = v[OPT_BUDGET].number;
+	s->no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
+	s->ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
+	if (v[OPT_PYTHON].count)
+		o->python = v[OPT_PYTHON].text;
+	o->quiet = v[OPT_QUIET].count > 0;
+	if (v[OPT_GPUS].count && parse_gpus(cmd, v[OPT_GPUS].text, o->devs, 64, &o->n_devs))
+		return KJ_EXIT_USAGE;
+	if (!v[OPT_GPUS].count)
+		snprintf(o->devs[0], 16, "%s", s->device ? s->device : "");
+	o->slurm = v[OPT_SLURM].count > 0;
+	o->publish_dir = v[OPT_PUBLISH].text;
+	if (v[OPT_SHARD].count &&
+	    kj_eval_shard_parse(v[OPT_SHARD].text, &o->shard_i, &o->shard_k, &err) != KJ_OK) {
+		kj_cli_error(cmd, "--shard %s", err.msg);
+		return KJ_EXIT_USAGE;
+	}
+	if ((v[OPT_PLAN].count || v[OPT_PUBLISH].count) && !v[OPT_SHARD].count)
+		return kj_cli_error(cmd, "--%s needs --shard I/K", v[OPT_PLAN].count ? "plan"
+				    : "publish");
+	if (o->slurm && v[OPT_SHARD].count)
+		return kj_cli_error(cmd, "--slurm plans the shards itself: no --shard");
+	for (k = OPT_SHARDS; !o->slurm && k <= OPT_MAX_RESUBMITS; k++)
+		if (v[k].count)
+			return kj_cli_error(cmd, "--%s needs --slurm", kj_eval_options[k].name);
+	if (o->slurm && !s->device)
+		/* The nodes', not this (login) machine's. */
+		s->device = v[OPT_GPUS_PER_TASK].count && v[OPT_GPUS_PER_TASK].integer == 0
+			   ? "cpu" : "cuda";
+	if (o->slurm && strcmp(s->device, "cpu") == 0 && v[OPT_GPUS_PER_TASK].count &&
+	    v[OPT_GPUS_PER_TASK].integer > 0)
+		return kj_cli_error(cmd, "--gpus-per-task with --device cpu");
+	if (o->shard_k)
+		snprintf(o->shard_text, sizeof(o->shard_text), "%d/%d", o->shard_i, o->shard_k);
+	return 0;
+}
+
 int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 {
 	struct kj_cli_args args;
@@ -955,29 +890,30 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_store *store = NULL;
 	struct kj_error err;
 	struct progress prog;
-	struct kj_eval_slot slot;
-	struct child *kids = NULL;
-	char (*keys)[65] = NULL, devs[64][16], work[PATH_MAX], *settings_text = NULL;
-	char batch_dir[PATH_MAX], no_device[1100] = "";
+	struct batch b;
+	struct kj_eval_pool pool;
+	static const struct kj_eval_pool_ops ops = { batch_next, batch_judge, batch_start_failed,
+						     batch_finished, batch_tick };
+	struct eval_opts o;
+	char (*keys)[65] = NULL, work[PATH_MAX], *settings_text = NULL;
+	char batch_dir[PATH_MAX];
+	const char *no_device = "";
 	const char *batch_how = "";
 	int batch_cache = 0;
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
 	unsigned char batch[16];
-	size_t *todo = NULL, n_todo = 0, next = 0, i;
-	int rc, jobs = 2, n_devs = 1, retry = 0, running = 0, exit_code = KJ_EXIT_OK, k;
-	int *dev_load = NULL;
+	size_t *todo = NULL, n_todo = 0, i;
+	int rc, jobs, n_devs, retry, exit_code = KJ_EXIT_OK;
 	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
 	int eval_lock = -1;
 	long long run_id = 0;
 	json_t *settings = NULL;
-	pid_t me = getpid();
 	/* A shard (--shard I/K), its plan and where it publishes. */
-	int shard_i = -1, shard_k = 0, slurm = 0, have_plan = 0;
+	int shard_i, shard_k, slurm, have_plan = 0;
 	const char *publish_dir = NULL;
-	char shard_text[32] = "", batch_hex[33];
+	char batch_hex[33];
 	struct kj_eval_plan plan;
 	unsigned char *in_shard = NULL;
-	double last_publish = 0;
 
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
@@ -988,70 +924,20 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	s.python = NULL;
 	s.no_benchmark = 0;
 	memset(&prog, 0, sizeof(prog));
-	{
-		const struct kj_cli_value *v = args.opt;
-
-		db_path = v[OPT_DB].text;
-		if (v[OPT_JOBS].count)
-			jobs = (int)v[OPT_JOBS].integer;
-		if (v[OPT_DEVICE].count)
-			s.device = v[OPT_DEVICE].text;
-		retry = v[OPT_RETRY].count > 0;
-		if (v[OPT_TIMEOUT].count)
-			s.judge.timeout_s = v[OPT_TIMEOUT].number;
-		if (v[OPT_INPUT_SETS].count)
-			s.judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
-		if (v[OPT_WARMUP].count)
-			s.bench.warmup = (int)v[OPT_WARMUP].integer;
-		if (v[OPT_REPEATS].count)
-			s.bench.repeats = (int)v[OPT_REPEATS].integer;
-		if (v[OPT_MAX_REPEATS].count)
-			s.bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
-		if (v[OPT_BUDGET].count)
-			s.bench.budget_s = v[OPT_BUDGET].number;
-		s.no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
-		s.ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
-		if (v[OPT_PYTHON].count)
-			python = v[OPT_PYTHON].text;
-		prog.quiet = v[OPT_QUIET].count > 0;
-		if (v[OPT_GPUS].count && parse_gpus(cmd, v[OPT_GPUS].text, devs, 64, &n_devs)) {
-			kj_cli_args_release(&args);
-			return KJ_EXIT_USAGE;
-		}
-		if (!v[OPT_GPUS].count)
-			snprintf(devs[0], 16, "%s", s.device ? s.device : "");
-		slurm = v[OPT_SLURM].count > 0;
-		publish_dir = v[OPT_PUBLISH].text;
-		if (v[OPT_SHARD].count && parse_shard(cmd, v[OPT_SHARD].text, &shard_i, &shard_k)) {
-			kj_cli_args_release(&args);
-			return KJ_EXIT_USAGE;
-		}
-		if ((v[OPT_PLAN].count || v[OPT_PUBLISH].count) && !v[OPT_SHARD].count) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--%s needs --shard I/K", v[OPT_PLAN].count ? "plan"
-					    : "publish");
-		}
-		if (slurm && v[OPT_SHARD].count) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--slurm plans the shards itself: no --shard");
-		}
-		for (k = OPT_SHARDS; !slurm && k <= OPT_MAX_RESUBMITS; k++)
-			if (v[k].count) {
-				kj_cli_args_release(&args);
-				return kj_cli_error(cmd, "--%s needs --slurm", kj_eval_options[k].name);
-			}
-		if (slurm && !s.device)
-			/* The nodes', not this (login) machine's. */
-			s.device = v[OPT_GPUS_PER_TASK].count && v[OPT_GPUS_PER_TASK].integer == 0
-				   ? "cpu" : "cuda";
-		if (slurm && strcmp(s.device, "cpu") == 0 && v[OPT_GPUS_PER_TASK].count &&
-		    v[OPT_GPUS_PER_TASK].integer > 0) {
-			kj_cli_args_release(&args);
-			return kj_cli_error(cmd, "--gpus-per-task with --device cpu");
-		}
-		if (shard_k)
-			snprintf(shard_text, sizeof(shard_text), "%d/%d", shard_i, shard_k);
+	if ((rc = read_options(cmd, args.opt, &s, &o)) != 0) {
+		kj_cli_args_release(&args);
+		return rc;
 	}
+	db_path = o.db_path;
+	jobs = o.jobs;
+	retry = o.retry;
+	python = o.python;
+	prog.quiet = o.quiet;
+	n_devs = o.n_devs;
+	slurm = o.slurm;
+	publish_dir = o.publish_dir;
+	shard_i = o.shard_i;
+	shard_k = o.shard_k;
 	kj_eval_plan_init(&plan);
 	suite = args.operands[0];
 	cands = args.operands[1];
@@ -1070,12 +956,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		kj_cli_args_release(&args);
 		return kj_cli_error(cmd, "--gpus with --device cpu");
 	}
-	if (!*devs[0])
-		/* As the runner decides (torch.cuda.is_available()), near enough:
-		 * a machine with NVIDIA's driver loaded. */
-		snprintf(devs[0], 16, "%s", access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu");
+	if (!*o.devs[0])
+		snprintf(o.devs[0], 16, "%s", kj_eval_default_device());
 	if (!s.device)
-		s.device = strncmp(devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
+		s.device = strncmp(o.devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
 
 	/* The suite and the candidates. */
 	rc = kj_eval_discover_suite(suite, &set, &err);
@@ -1153,15 +1037,9 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
-	/* One eval per store at a time: a second would take the first's
-	 * running attempts for ones a killed judge left, and judge them
-	 * twice.  A flock on the file (SQLite's own locks are fcntl's, apart);
-	 * the children inherit it and it dies with the last of them. */
-	eval_lock = open(db_path, O_RDONLY | O_CLOEXEC);
-	if (eval_lock < 0 || take_lock(eval_lock, shard_k ? 60 : 0) < 0) {
-		kj_cli_error(cmd, "'%s': %s", db_path, eval_lock < 0 ? strerror(errno)
-			     : "another kjudge eval is writing to this store; wait for it, "
-			       "or stop it (the same command goes on where it stopped)");
+	/* One eval per store at a time (a shard waits a while for it). */
+	if ((eval_lock = kj_eval_lock_store(db_path, shard_k ? 60 : 0, &err)) < 0) {
+		kj_cli_error(cmd, "%s", err.msg);
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
@@ -1172,7 +1050,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 
 		char label[PATH_MAX + 32];
 
-		remove_stale_tmp(publish_dir, shard_i);
+		kj_eval_shard_clean(publish_dir, shard_i);
 		snprintf(pub, sizeof(pub), "%s/shard-%d.db", publish_dir, shard_i);
 		snprintf(label, sizeof(label), "resumed from %s", pub);
 		if (access(pub, F_OK) == 0 &&
@@ -1184,7 +1062,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if ((rc = batch_bytes(cmd, store, have_plan ? plan.batch : NULL, batch)) ||
 	    (rc = record_run(cmd, &cfg, store, argc, argv, suite, cands, settings_text,
 			     args.opt[OPT_GPUS].count ? args.opt[OPT_GPUS].text : NULL,
-			     shard_k ? shard_text : NULL, have_plan ? plan.id : NULL, &set,
+			     shard_k ? o.shard_text : NULL, have_plan ? plan.id : NULL, &set,
 			     &run_id))) {
 		exit_code = rc;
 		goto out;
@@ -1194,9 +1072,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	/* What is left to judge. */
 	keys = calloc(set.n_cands ? set.n_cands : 1, sizeof(*keys));
 	todo = calloc(set.n_cands ? set.n_cands : 1, sizeof(*todo));
-	kids = calloc((size_t)jobs, sizeof(*kids));
-	dev_load = calloc((size_t)n_devs, sizeof(*dev_load));
-	if (!keys || !todo || !kids || !dev_load) {
+	if (!keys || !todo) {
 		kj_cli_error(cmd, "out of memory");
 		exit_code = KJ_EXIT_FAIL;
 		goto out;
@@ -1215,9 +1091,11 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 			exit_code = KJ_EXIT_FAIL;
 			goto out;
 		}
-		if (shard_select(cmd, &set, (const char (*)[65])keys, have_plan ? &plan : NULL,
-				 shard_i, shard_k, in_shard)) {
-			exit_code = KJ_EXIT_USAGE;
+		if ((rc = kj_eval_shard_select(&set, (const char (*)[65])keys,
+					       have_plan ? &plan : NULL, shard_i, shard_k, in_shard,
+					       &err)) != KJ_OK) {
+			kj_cli_error(cmd, "%s", err.msg);
+			exit_code = rc == KJ_ENOMEM ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
 			goto out;
 		}
 	}
@@ -1247,27 +1125,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	if (slurm) {
 		struct kj_cmd_eval_ctx x;
-		const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
-		int n_extra = 0, a, opts_done = 0;
 
-		if (!extra) {
-			kj_cli_error(cmd, "out of memory");
-			exit_code = KJ_EXIT_FAIL;
-			goto out;
-		}
-		/* Every --sbatch-arg, in order (the parser keeps the last). */
-		for (a = 1; a < argc; a++) {
-			const char *val;
-
-			if (opts_done)
-				continue;
-			if (strcmp(argv[a], "--") == 0)
-				opts_done = 1;
-			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && val)
-				extra[n_extra++] = val;
-			else if (kj_cli_long_is(argv[a], "sbatch-arg", &val) && a + 1 < argc)
-				extra[n_extra++] = argv[++a];
-		}
 		memset(&x, 0, sizeof(x));
 		x.cmd = cmd;
 		x.s = &s;
@@ -1282,25 +1140,10 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		x.cands = cands;
 		x.store = store;
 		x.jobs = jobs;
-		x.python = cfg.python;
-		x.poll_s = cfg.slurm_poll_s;
 		x.quiet = prog.quiet;
-		x.partition = args.opt[OPT_PARTITION].text;
-		x.time_limit = args.opt[OPT_TIME].text;
-		x.slurm_dir = args.opt[OPT_SLURM_DIR].text;
-		x.gpus_per_task = args.opt[OPT_GPUS_PER_TASK].count
-				  ? (int)args.opt[OPT_GPUS_PER_TASK].integer : -1;
-		x.shards = args.opt[OPT_SHARDS].count ? (int)args.opt[OPT_SHARDS].integer : 0;
-		x.wait = args.opt[OPT_WAIT].count > 0;
-		x.max_resubmits = args.opt[OPT_MAX_RESUBMITS].count
-				  ? (int)args.opt[OPT_MAX_RESUBMITS].integer : 3;
-		x.sbatch_args = extra;
-		x.n_sbatch_args = n_extra;
 		x.judge_errors_before = judge_errors;
 		x.retry = retry;
-		x.apis = args.opt[OPT_API].text;
-		exit_code = kj__cmd_eval_slurm(&x);
-		free(extra);
+		exit_code = eval_slurm(&x, args.opt, &cfg, argc, argv);
 		if (exit_code == KJ_EXIT_OK && finish_run(store, run_id) != 0)
 			exit_code = KJ_EXIT_FAIL;
 		goto out;
@@ -1308,7 +1151,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	if (!prog.quiet)
 		fprintf(stderr, "kjudge eval: %s%s%s%zu tasks, %zu attempts (%zu already in %s), "
 			"%d at once on %d device%s\n", shard_k ? "shard " : "",
-			shard_k ? shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
+			shard_k ? o.shard_text : "", shard_k ? ": " : "", set.n_tasks, prog.total,
 			prog.skipped, kj_cli_shown(db_path), jobs, n_devs, n_devs == 1 ? "" : "s");
 
 	/* The batch's own directory: staged tasks and the devices' locks. */
@@ -1348,205 +1191,34 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 				cfg.mem.workers, cfg.mem.headroom >> 20, cfg.mem.available >> 20,
 				cfg.mem.source);
 	}
-	slot.store_path = db_path;
-	slot.run_id = run_id;
-	slot.work_dir = work;
-	slot.batch = batch;
-	slot.settings_text = settings_text;
+	memset(&b, 0, sizeof(b));
+	b.exit_code = exit_code;
+	b.cmd = cmd;
+	b.cfg = &cfg;
+	b.s = &s;
+	b.slot.store_path = db_path;
+	b.slot.run_id = run_id;
+	b.slot.work_dir = work;
+	b.slot.batch = batch;
+	b.slot.settings_text = settings_text;
+	b.set = &set;
+	b.keys = (const char (*)[65])keys;
+	b.todo = todo;
+	b.n_todo = n_todo;
+	b.prog = &prog;
+	b.store = store;
+	b.publish_dir = publish_dir;
+	b.shard_i = shard_i;
+	pool.jobs = jobs;
+	pool.devices = (const char (*)[16])o.devs;
+	pool.n_devices = n_devs;
+	pool.stop = &stop_signal;
 	prog.tty = isatty(2);
-	prog.t0 = mono();
+	prog.t0 = kj__now_s();
 	parent_signals();
-	for (k = 0; k < jobs; k++)
-		kids[k].pid = 0;
-	while ((next < n_todo || running > 0) && !stop_signal && !*no_device) {
-		int status;
-		pid_t pid;
-
-		/* Fill the free slots. */
-		while (next < n_todo && running < jobs && !stop_signal && !*no_device) {
-			int fds[2], d = 0, slot_k = -1;
-
-			for (k = 0; k < jobs; k++)
-				if (!kids[k].pid) {
-					slot_k = k;
-					break;
-				}
-			for (k = 1; k < n_devs; k++)
-				if (dev_load[k] < dev_load[d])
-					d = k;
-			if (pipe2(fds, O_CLOEXEC) < 0) {
-				kj_cli_error(cmd, "pipe: %s", strerror(errno));
-				exit_code = KJ_EXIT_FAIL;
-				stop_signal = SIGTERM;
-				break;
-			}
-			slot.device = devs[d];
-			fflush(NULL);
-			pid = fork();
-			if (pid == 0) {
-				close(fds[0]);
-				child_main(cmd, me, fds[1], &cfg, &s, &slot, &set, todo[next],
-					   keys[todo[next]]);
-			}
-			close(fds[1]);
-			if (pid < 0) {
-				close(fds[0]);
-				kj_cli_error(cmd, "fork: %s", strerror(errno));
-				exit_code = KJ_EXIT_FAIL;
-				stop_signal = SIGTERM;
-				break;
-			}
-			kids[slot_k].pid = pid;
-			kids[slot_k].fd = fds[0];
-			kids[slot_k].cand = todo[next];
-			kids[slot_k].device = d;
-			dev_load[d]++;
-			running++;
-			next++;
-		}
-		progress_bar(&prog);
-		if (running == 0)
-			break;
-		pid = waitpid(-1, &status, WNOHANG);
-		if (pid == 0) {
-			/* None has ended: sleep until one does (SIGCHLD), a
-			 * signal stops the batch, or the next second's redraw
-			 * of the time. */
-			struct timespec tick = { 1, 0 };
-
-			ppoll(NULL, 0, &tick, &wait_mask);
-			continue;
-		}
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (k = 0; k < jobs; k++) {
-			const struct kj_eval_cand *c;
-			char line[1100] = "";
-			ssize_t n;
-
-			if (kids[k].pid != pid)
-				continue;
-			n = read(kids[k].fd, line, sizeof(line) - 1);
-			close(kids[k].fd);
-			line[n > 0 ? n : 0] = '\0';
-			line[strcspn(line, "\n")] = '\0';
-			c = &set.cands[kids[k].cand];
-			dev_load[kids[k].device]--;
-			kids[k].pid = 0;
-			running--;
-			prog.done++;
-			prog.done_here++;
-			prog.last_done = mono();
-			if (strncmp(line, "ok ", 3) == 0) {
-				char st[16] = "", type[64] = "";
-				const char *why = "";
-				int clean = 0, at = 0;
-				double sp = 0;
-
-				/* The rest of the line, after the type, is the why. */
-				if (sscanf(line + 3, "%15s %d %lf %63s %n", st, &clean, &sp, type,
-					   &at) == 4 && at > 0)
-					why = line + 3 + at;
-				if (strcmp(st, "pass") == 0) {
-					prog.passed++;
-					prog.clean += clean != 0;
-				} else if (strcmp(st, "fail") == 0) {
-					prog.failed++;
-				} else {
-					prog.errors++;
-				}
-				if (strcmp(st, "judge_error") == 0)
-					exit_code = exit_code ? exit_code : KJ_EXIT_FAIL;
-				if (!prog.quiet) {
-					char speed[40] = "";
-
-					if (sp > 0)
-						snprintf(speed, sizeof(speed), ", %.3gx", sp);
-					/* Names from the suite and the generations:
-					 * shown, never raw. */
-					if (strcmp(st, "pass") == 0)
-						progress_say(&prog, "%s %s/%s: pass, %s%s%s\n",
-							kj_cli_shown(set.tasks[c->task].name),
-							kj_cli_shown(c->model),
-							kj_cli_shown(c->attempt),
-							clean ? "clean" : "not clean: ",
-							clean ? "" : kj_cli_shown(type), speed);
-					else
-						progress_say(&prog, "%s %s/%s: %s %s%s%s\n",
-							kj_cli_shown(set.tasks[c->task].name),
-							kj_cli_shown(c->model),
-							kj_cli_shown(c->attempt),
-							kj_cli_shown(st), kj_cli_shown(type),
-							*why ? ": " : "", kj_cli_shown(why));
-				}
-			} else if (strncmp(line, "nodevice ", 9) == 0) {
-				/* The device is not there: the machine's fault, for the
-				 * whole batch; the attempt stays running, for a next
-				 * run on a machine that has it. */
-				prog.done--;
-				prog.done_here--;
-				snprintf(no_device, sizeof(no_device), "%s", line + 9);
-			} else {
-				/* The attempt's verdict could not be committed: it stays
-				 * running in the store, for the next run. */
-				prog.errors++;
-				exit_code = KJ_EXIT_FAIL;
-				progress_say(&prog, "kjudge eval: %s %s/%s: not judged: %s\n",
-					kj_cli_shown(set.tasks[c->task].name),
-					kj_cli_shown(c->model), kj_cli_shown(c->attempt),
-					*line ? kj_cli_shown(line) : WIFSIGNALED(status)
-						? "its judge was killed" : "its judge ended early");
-			}
-		}
-		if (publish_dir && mono() - last_publish >= cfg.publish_s) {
-			publish(cmd, store, publish_dir, shard_i);
-			last_publish = mono();
-		}
-	}
-	sigprocmask(SIG_SETMASK, &start_mask, NULL);
-	if (stop_signal || *no_device) {
-		for (k = 0; k < jobs; k++)
-			if (kids[k].pid > 0)
-				kill(kids[k].pid, SIGTERM);
-		for (k = 0; k < jobs; k++)
-			if (kids[k].pid > 0) {
-				waitpid(kids[k].pid, NULL, 0);
-				close(kids[k].fd);
-			}
-		if (prog.drawn)
-			fputc('\n', stderr);
-		if (stop_signal) {
-			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
-				"done; the same command goes on from here\n", (int)stop_signal,
-				prog.done, prog.total);
-			exit_code = 128 + (int)stop_signal;
-		} else {
-			fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu "
-				"of %zu attempts done; the same command where the device is goes on "
-				"from here\n", kj_cli_shown(no_device), prog.done, prog.total);
-			exit_code = KJ_EXIT_USAGE;
-		}
-	} else {
-		if (finish_run(store, run_id) != 0)
-			exit_code = KJ_EXIT_FAIL;
-		if (prog.tty && !prog.quiet) {
-			progress_bar(&prog);
-			fputc('\n', stderr);
-		}
-		if (judge_errors) {
-			fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
-			       "--retry-failed runs them again\n", judge_errors);
-			if (!exit_code)
-				exit_code = KJ_EXIT_FAIL;
-		}
-		fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
-		       "task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
-		       prog.total, prog.passed, prog.clean, prog.failed, prog.errors, prog.skipped,
-		       kj_cli_shown(db_path), kj_cli_shown(db_path));
-	}
+	rc = kj_eval_pool_run(&pool, &ops, &b, &err);
+	exit_code = batch_end(&b, rc, &err, judge_errors);
+	no_device = b.no_device;
 	/* What the shard holds, for the merge; its status only when it ended
 	 * by itself and everything is published (else --wait submits it
 	 * again, and it goes on from its store: a node without the device
@@ -1555,7 +1227,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		if (publish(cmd, store, publish_dir, shard_i) < 0)
 			exit_code = stop_signal ? exit_code : KJ_EXIT_FAIL;
 		else if (!stop_signal && !*no_device)
-			write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+			shard_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 				     exit_code, prog.total, prog.done);
 	}
 	if (batch_cache)
@@ -1564,7 +1236,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 out:
 	if (publish_dir && exit_code == KJ_EXIT_USAGE && !*no_device)
 		/* Bad input: final, nothing to submit again. */
-		write_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
+		shard_status(cmd, &cfg, publish_dir, shard_i, shard_k, have_plan ? plan.id : NULL,
 			     exit_code, prog.total, prog.done);
 	kj_store_close(store);
 	if (eval_lock >= 0)
@@ -1574,8 +1246,6 @@ out:
 	free(settings_text);
 	free(keys);
 	free(todo);
-	free(kids);
-	free(dev_load);
 	free(in_shard);
 	kj_eval_plan_release(&plan);
 	kj_cli_args_release(&args);

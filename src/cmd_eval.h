@@ -24,6 +24,9 @@ struct kj_cmd_eval_ctx {
 	int jobs;
 	const char *python;              /* the workers' Python, as resolved */
 	double poll_s;                   /* --wait's period ($KJ_SLURM_POLL_S) */
+	double slurm_cmd_s;              /* a Slurm command's deadline ($KJ_SLURM_CMD_S) */
+	char *const *environ;            /* the judge's environment, for Slurm's commands */
+	const char *path_env;            /* its PATH, where they are looked for */
 	int quiet;
 	/* The cluster's options (--slurm). */
 	const char *partition, *time_limit, *slurm_dir; /* NULL: not given */

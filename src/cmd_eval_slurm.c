@@ -43,6 +43,8 @@
 #include "cli.h"
 #include "cmd_eval.h"
 #include "base/fs.h"
+#include "base/locate.h"
+#include "sandbox/program.h"
 #include "base/json.h"
 #include "base/banned.h"
 
@@ -53,95 +55,6 @@ static volatile sig_atomic_t follow_stop;
 static void on_stop(int sig)
 {
 	follow_stop = sig;
-}
-
-/* --- running Slurm's commands ------------------------------------------------------------ */
-
-/* Read fd to its end into buf (at most size - 1 bytes kept, NUL-terminated;
- * the rest read and dropped), then close it. */
-static void drain(int fd, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	for (;;) {
-		char chunk[4096];
-		ssize_t r = read(fd, chunk, sizeof(chunk));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (n + 1 < size) {
-			size_t take = (size_t)r < size - 1 - n ? (size_t)r : size - 1 - n;
-
-			memcpy(buf + n, chunk, take);
-			n += take;
-		}
-	}
-	close(fd);
-	if (size)
-		buf[n] = '\0';
-}
-
-/*
- * Run argv (found on PATH), its stdout into out (at most size - 1 bytes,
- * NUL-terminated), its stderr into err_out likewise (NULL: ours).  Returns
- * its exit status, 127 when it could not be started, -1 on our failure.
- */
-static int run_cmd(const char *const argv[], char *out, size_t size, char *err_out,
-		   size_t err_size)
-{
-	int po[2], pe[2] = { -1, -1 }, status;
-	pid_t pid;
-
-	if (pipe2(po, O_CLOEXEC) < 0)
-		return -1;
-	if (err_out && pipe2(pe, O_CLOEXEC) < 0) {
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(po[0]);
-		close(po[1]);
-		if (err_out) {
-			close(pe[0]);
-			close(pe[1]);
-		}
-		return -1;
-	}
-	if (pid == 0) {
-		int dn = open("/dev/null", O_RDONLY);
-
-		if (dn >= 0)
-			dup2(dn, 0);
-		dup2(po[1], 1);
-		if (err_out)
-			dup2(pe[1], 2);
-		char *v[512];
-		int i;
-
-		/* execvp's argv is not const: copies, in the child only. */
-		for (i = 0; i < 511 && argv[i]; i++)
-			v[i] = strdup(argv[i]);
-		v[i] = NULL;
-		signal(SIGINT, SIG_DFL);
-		execvp(v[0], v);
-		_exit(127);
-	}
-	close(po[1]);
-	if (err_out)
-		close(pe[1]);
-	/* stdout first, then stderr: Slurm's commands write little. */
-	drain(po[0], out, size);
-	if (err_out)
-		drain(pe[0], err_out, err_size);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* The text with its trailing white space cut. */
@@ -168,6 +81,7 @@ struct follow {
 	int *exit;                    /* that status's exit */
 	int *resubmits, *gone, *gave_up;
 	struct stat *merged;          /* the published file last merged */
+	int hung;                     /* a Slurm command passed its deadline */
 };
 
 static void follow_release(struct follow *f)
@@ -180,6 +94,74 @@ static void follow_release(struct follow *f)
 	free(f->gone);
 	free(f->gave_up);
 	free(f->merged);
+}
+
+/* --- running Slurm's commands ------------------------------------------------------------ */
+
+/*
+ * Run argv (its name looked for on the judge's PATH) with the judge's
+ * environment and stdin from /dev/null, through the library's program
+ * runner: at most x->slurm_cmd_s seconds, then its process group is
+ * killed.  Its stdout goes into out (at most size - 1 bytes kept,
+ * NUL-terminated), its stderr into err_out likewise (NULL: onto ours).
+ * Returns its exit status (128 + N for signal N), 127 when it is not on
+ * PATH or could not be started, -1 on our failure; a command that did not
+ * end in time returns -1 with f->hung set after saying so, and following
+ * stops: a hung squeue must not hang the judge.
+ */
+static int run_cmd(struct follow *f, const char *const argv[], char *out, size_t size,
+		   char *err_out, size_t err_size)
+{
+	const struct kj_cmd_eval_ctx *x = f->x;
+	const char *v[64 + 256 + 1];
+	char prog[PATH_MAX], why[PATH_MAX + 128];
+	/* execve's prototype predates const; it changes neither array. */
+	union {
+		const char *const *c;
+		char *const *m;
+	} a = { v };
+	struct kj__run_req q;
+	struct kj__run_res r;
+	struct kj_error err;
+	int i, rc;
+
+	*out = '\0';
+	if (err_out)
+		*err_out = '\0';
+	if (kj__find_in_path(argv[0], x->path_env, prog, sizeof(prog)) < 0)
+		return 127;
+	v[0] = prog;
+	for (i = 1; argv[i] && i < 64 + 256; i++)
+		v[i] = argv[i];
+	v[i] = NULL;
+	memset(&q, 0, sizeof(q));
+	q.argv = a.m;
+	q.envp = x->environ;
+	q.timeout_s = x->slurm_cmd_s;
+	kj__program_init(&r, size - 1, KJ__SINK_HEAD, err_out ? err_size - 1 : 8192,
+			 KJ__SINK_HEAD);
+	if (kj__program_run(&q, &r, &err) != KJ_OK) {
+		kj__program_release(&r);
+		kj_cli_error(x->cmd, "%s: %s", argv[0], err.msg);
+		return -1;
+	}
+	memcpy(out, r.out.buf, r.out.len + 1);
+	if (err_out)
+		memcpy(err_out, r.err.buf, r.err.len + 1);
+	else if (r.err.len)
+		fputs(r.err.buf, stderr);
+	if (r.timed_out) {
+		kj__program_outcome(argv[0], q.timeout_s, &r, why, sizeof(why));
+		kj_cli_error(x->cmd, "%s; $KJ_SLURM_CMD_S sets the deadline", why);
+		f->hung = 1;
+		rc = -1;
+	} else if (!r.started) {
+		rc = 127;
+	} else {
+		rc = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
+	}
+	kj__program_release(&r);
+	return rc;
 }
 
 static int follow_alloc(struct follow *f)
@@ -292,8 +274,10 @@ static long long submit(struct follow *f, const char *indices)
 		argv[n++] = x->sbatch_args[i];
 	argv[n++] = f->job_sh;
 	argv[n] = NULL;
-	rc = run_cmd(argv, out, sizeof(out), NULL, 0);
+	rc = run_cmd(f, argv, out, sizeof(out), NULL, 0);
 	chomp(out);
+	if (rc != 0 && f->hung)
+		return -1;
 	if (rc != 0) {
 		kj_cli_error(x->cmd, "sbatch %s: %s", indices,
 			     rc == 127 ? "not found (is Slurm installed here, and on PATH?)"
@@ -333,7 +317,7 @@ static int queued(struct follow *f, struct kj_eval_slurm_task **tasks, size_t *n
 	for (i = 0; i < f->n_jobs; i++)
 		len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%lld", i ? "," : "",
 					f->jobs[i]);
-	rc = run_cmd(argv, out, sizeof(out), errbuf, sizeof(errbuf));
+	rc = run_cmd(f, argv, out, sizeof(out), errbuf, sizeof(errbuf));
 	/* squeue -j of jobs it has forgotten (MinJobAge) says "Invalid job
 	 * id" and fails: none of them is queued. */
 	if (rc != 0 && strstr(errbuf, "Invalid job id"))
@@ -357,13 +341,13 @@ static int in_queue(const struct kj_eval_slurm_task *t, size_t n, long long job,
 
 /* What sacct says of an array task's end ("CANCELLED by 0", "NODE_FAIL"),
  * into buf; "" where accounting is off. */
-static void sacct_state(long long job, int shard, char *buf, size_t size)
+static void sacct_state(struct follow *f, long long job, int shard, char *buf, size_t size)
 {
 	char id[64], errbuf[512];
 	const char *argv[] = { "sacct", "-n", "-P", "-X", "-j", id, "-o", "State", NULL };
 
 	snprintf(id, sizeof(id), "%lld_%d", job, shard);
-	if (run_cmd(argv, buf, size, errbuf, sizeof(errbuf)) != 0) {
+	if (run_cmd(f, argv, buf, size, errbuf, sizeof(errbuf)) != 0) {
 		*buf = '\0';
 		return;
 	}
@@ -470,6 +454,9 @@ static int follow(struct follow *f)
 		size_t nq = 0;
 		int have_queue = queued(f, &q, &nq) == 0;
 
+		if (f->hung)
+			break;
+
 		if (!have_queue && ++squeue_fail == 3)
 			fprintf(stderr, "kjudge eval: squeue fails; still waiting (the shards' "
 				"stores are merged as they are published)\n");
@@ -511,7 +498,9 @@ static int follow(struct follow *f)
 				char why[256] = "", ids[16];
 				long long id;
 
-				sacct_state(f->job[i], i, why, sizeof(why));
+				sacct_state(f, f->job[i], i, why, sizeof(why));
+				if (f->hung)
+					break;
 				if (strncmp(why, "CANCELLED", 9) == 0) {
 					f->gave_up[i] = 1;
 					fprintf(stderr, "kjudge eval: shard %d/%d was cancelled (%s): "
@@ -529,6 +518,8 @@ static int follow(struct follow *f)
 				}
 				snprintf(ids, sizeof(ids), "%d", i);
 				id = submit(f, ids);
+				if (f->hung)
+					break;
 				if (id < 0 || add_job(x->cmd, f, id, ids) < 0) {
 					f->gave_up[i] = 1;
 					continue;
@@ -545,7 +536,7 @@ static int follow(struct follow *f)
 			}
 		}
 		free(q);
-		if (left == 0 || follow_stop)
+		if (left == 0 || follow_stop || f->hung)
 			break;
 		{
 			struct timespec ts;
@@ -564,6 +555,11 @@ static int follow(struct follow *f)
 		fprintf(stderr, "kjudge eval: stopped following (signal %d); the jobs go on: the "
 			"same command with --wait follows them again\n", (int)follow_stop);
 		return 128 + (int)follow_stop;
+	}
+	if (f->hung) {
+		fprintf(stderr, "kjudge eval: stopped following; the jobs go on: the same command "
+			"with --wait follows them again\n");
+		return KJ_EXIT_FAIL;
 	}
 	printf("kjudge eval: %zu attempts of plan %s: %zu passed (%zu clean), %zu failed, %zu "
 	       "judge or task errors, %zu not judged; results in %s (kjudge report %s)\n",
@@ -597,7 +593,7 @@ static int active_plan(struct follow *probe, const char *slurm_dir, char dir[PAT
 
 	if (!d)
 		return 0;
-	while (!found && (e = readdir(d)) != NULL) {
+	while (!found && !probe->hung && (e = readdir(d)) != NULL) {
 		struct kj_eval_slurm_task *q = NULL;
 		size_t nq = 0;
 
@@ -742,7 +738,13 @@ int kj__cmd_eval_slurm(const struct kj_cmd_eval_ctx *x)
 
 	/* A plan of this store still in the queue: follow it (the same
 	 * command run again), never a second one beside it. */
-	if (active_plan(&f, slurm_dir, active)) {
+	if (active_plan(&f, slurm_dir, active) || f.hung) {
+		/* Whether a plan is queued cannot be told: none is submitted
+		 * beside one that may be. */
+		if (f.hung) {
+			rc = KJ_EXIT_FAIL;
+			goto out;
+		}
 		snprintf(plan_path, sizeof(plan_path), "%s/plan.json", active);
 		if (kj_eval_plan_load(plan_path, &f.plan, &err) != KJ_OK) {
 			kj_cli_error(cmd, "%s", err.msg);

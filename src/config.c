@@ -30,6 +30,8 @@
  *   KJ_PUBLISH_S      eval --publish's period, 0 to 86400 seconds
  *   KJ_SLURM_POLL_S   eval --slurm --wait's period, 0 to 86400 seconds
  *                     (below 0.05: 0.05)
+ *   KJ_SLURM_CMD_S    the deadline of one of Slurm's commands (sbatch,
+ *                     squeue, sacct), 0.1 to 86400 seconds
  *   TMPDIR            where eval's batch directory goes; default /tmp
  *   SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
  *   SLURM_RESTART_COUNT, SLURMD_NODENAME, SLURM_CLUSTER_NAME
@@ -221,6 +223,7 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	/* A poll below 0.05 s would only spin on squeue. */
 	if (cfg->slurm_poll_s < 0.05)
 		cfg->slurm_poll_s = 0.05;
+	rc |= var_double(cmd, "KJ_SLURM_CMD_S", 0.1, 86400, &cfg->slurm_cmd_s);
 	if ((v = var("TMPDIR")) != NULL)
 		cfg->tmp_dir = v;
 	cfg->slurm.job_id = var("SLURM_JOB_ID");

@@ -151,10 +151,13 @@ struct kj_config {
 	/* eval's rhythms and places: how often --publish publishes the
 	 * shard's store ($KJ_PUBLISH_S, seconds; default 30, 0 after every
 	 * attempt), how often --slurm --wait asks squeue ($KJ_SLURM_POLL_S,
-	 * seconds; default 10, at least 0.05), and where the batch's own
-	 * directory goes ($TMPDIR; default /tmp). */
+	 * seconds; default 10, at least 0.05), how long one of Slurm's
+	 * commands (sbatch, squeue, sacct) may take before it is killed and
+	 * following stops ($KJ_SLURM_CMD_S, seconds; default 300), and where
+	 * the batch's own directory goes ($TMPDIR; default /tmp). */
 	double publish_s;
 	double slurm_poll_s;
+	double slurm_cmd_s;
 	const char *tmp_dir;
 	/* Where Slurm runs this process, recorded with a shard's run and its
 	 * status file: SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,

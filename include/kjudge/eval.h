@@ -33,6 +33,9 @@
 #ifndef KJUDGE_EVAL_H
 #define KJUDGE_EVAL_H
 
+#include <signal.h>
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "kjudge/config.h"
@@ -215,6 +218,74 @@ int kj_eval_workers_at_once(int jobs, int on_cpu, int spec_suite);
  * removed: the bytecode tree bound into it is the shared cache's). */
 void kj_eval_batch_cache_end(const char *dir);
 
+/*
+ * The batch runner (pool.c): a batch's attempts judged at most `jobs` at
+ * once, each in a child process of its own, as git's run_processes_parallel
+ * runs commands: the caller says which attempt comes next, judges one in
+ * the child, and hears of a start that failed and of each attempt that
+ * ended.  The attempts are spread over the devices, each to the one with
+ * the fewest running.  The child hands its verdict back as a struct
+ * kj_eval_result written whole to a pipe; the parent reads it whole and
+ * checks its size and mark, so a child that died midway is told from one
+ * that answered.
+ */
+#define KJ_EVAL_RESULT_MAGIC 0x6b6a7276u /* "kjrv" */
+
+struct kj_eval_result {
+	uint32_t magic;            /* KJ_EVAL_RESULT_MAGIC */
+	uint32_t size;             /* sizeof(struct kj_eval_result) */
+	int code;                  /* KJ_OK: outcome holds the committed verdict;
+				    * KJ_ENODEVICE: the device is not there;
+				    * else the verdict could not be committed */
+	struct kj_eval_outcome outcome;
+	char error[KJ_ERROR_MSG_MAX]; /* why, when code is not KJ_OK */
+};
+
+struct kj_eval_pool_ops {
+	/* The next attempt to start into *cand: 1, or 0 when none is left. */
+	int (*next)(void *ctx, size_t *cand);
+	/* In the child, with SIGINT, SIGTERM, SIGHUP and SIGCHLD at their
+	 * defaults and the signal mask as the pool found it: judge cand on
+	 * device into *r (code, outcome, error).  The pool then writes r and
+	 * ends the child. */
+	void (*judge)(void *ctx, size_t cand, const char *device, struct kj_eval_result *r);
+	/* cand could not be started (why: "pipe: ...", "fork: ..."); the
+	 * pool starts no more and stops the batch. */
+	void (*start_failed)(void *ctx, size_t cand, const char *why);
+	/* cand's child ended with wait status `status`: r its result when one
+	 * came whole, else NULL (killed, or ended before it answered).
+	 * Nonzero stops the batch. */
+	int (*finished)(void *ctx, size_t cand, const struct kj_eval_result *r, int status);
+	/* Before each wait, at least once a second (a progress display);
+	 * may be NULL. */
+	void (*tick)(void *ctx);
+};
+
+struct kj_eval_pool {
+	int jobs;                        /* at most this many at once, >= 1 */
+	const char (*devices)[16];       /* "cpu", "cuda", "cuda:N" */
+	int n_devices;                   /* >= 1 */
+	/* Set by the caller's signal handler: the batch stops at once (no
+	 * handler of the pool's own takes SIGINT from the caller). */
+	const volatile sig_atomic_t *stop;
+};
+
+/*
+ * Run the batch until next() has no more and every child has ended, or it
+ * is stopped (*stop, a failed start, finished() nonzero): then the
+ * children still running get SIGTERM and are reaped, and their attempts
+ * are not reported.  SIGCHLD is blocked but while the pool sleeps, and
+ * handled; both are as they were when it returns.  KJ_OK when the batch
+ * ran to its end, KJ_EINTR when stopped, KJ_ENOMEM.
+ */
+int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops *ops,
+		     void *ctx, struct kj_error *err);
+
+/* The device a batch runs on when none is named: "cuda" where NVIDIA's
+ * driver is loaded, else "cpu" (as the runner decides, near enough,
+ * without starting torch). */
+const char *kj_eval_default_device(void);
+
 /* --- shards (lib/eval/plan.c) ------------------------------------------------------------
  *
  * A cluster run cuts an evaluation into shards, each judged on its own node
@@ -235,6 +306,13 @@ void kj_eval_batch_cache_end(const char *dir);
 int kj_eval_shard_assign(const struct kj_eval_set *set, const size_t *todo, size_t n, int k,
 			 int *shard, struct kj_error *err);
 
+/* The most shards an evaluation is cut into. */
+#define KJ_EVAL_SHARDS_MAX 100000
+
+/* "I/K" (0 <= I < K <= KJ_EVAL_SHARDS_MAX) into *i and *k: KJ_OK, or
+ * KJ_EINVAL naming the text. */
+int kj_eval_shard_parse(const char *text, int *i, int *k, struct kj_error *err);
+
 /* A plan: owned strings and arrays, released with kj_eval_plan_release. */
 struct kj_eval_plan {
 	char id[17];             /* 16 hex digits of the SHA-256 of the rest */
@@ -250,6 +328,50 @@ struct kj_eval_plan {
 
 void kj_eval_plan_init(struct kj_eval_plan *p);
 void kj_eval_plan_release(struct kj_eval_plan *p);
+
+/*
+ * Which candidates of set are shard i of k's: in[c] = 1, else 0 (in has
+ * set->n_cands bytes).  With a plan, the attempts it gives shard i, each
+ * of which must be among set's (keys[c]: candidate c's attempt key), else
+ * KJ_EINVAL: the suite, the candidates or the settings changed since the
+ * plan was made.  Without one (plan NULL), kj_eval_shard_assign over
+ * every candidate.  KJ_OK, KJ_EINVAL, or KJ_ENOMEM.
+ */
+int kj_eval_shard_select(const struct kj_eval_set *set, const char (*keys)[65],
+			 const struct kj_eval_plan *plan, int i, int k, unsigned char *in,
+			 struct kj_error *err);
+
+/*
+ * What a shard leaves in its publishing directory DIR (publish.c), for
+ * the judge that follows it (docs/slurm.md):
+ * kj_eval_shard_publish   the store as DIR/shard-I.db, atomically
+ *                         (kj_store_publish);
+ * kj_eval_shard_status    DIR/shard-I.json, its ending (written, atomically,
+ *                         only when it ended by itself: what tells --wait
+ *                         the shard is done, and how): the exit code, the
+ *                         counts, the node, the time and Slurm's ids;
+ * kj_eval_shard_clean     what a publishing killed midway left
+ *                         (shard-I.db.tmp-PID): only this shard writes
+ *                         those, and it runs once at a time.
+ * KJ_OK or a code with err naming the file.
+ */
+struct kj_store;
+int kj_eval_shard_publish(struct kj_store *store, const char *dir, int i, struct kj_error *err);
+int kj_eval_shard_status(const struct kj_config *cfg, const char *dir, int i, int k,
+			 const char *plan_id, int exit_code, size_t total, size_t done,
+			 struct kj_error *err);
+void kj_eval_shard_clean(const char *dir, int i);
+
+/*
+ * The store's flock, one eval per store: a second would take the first's
+ * running attempts for ones a killed judge left, and judge them twice
+ * (SQLite's own locks are fcntl's, apart).  Tried for wait_s seconds (a
+ * requeued shard can start while the children of its killed run are still
+ * going).  The descriptor, close-on-exec, held for the run (children
+ * inherit it, and the lock dies with the last of them), or -1 with err:
+ * KJ_EBUSY (another eval holds it) or the open's error.
+ */
+int kj_eval_lock_store(const char *db_path, int wait_s, struct kj_error *err);
 
 /* The plan of the attempts todo[0..n), keys[todo[i]] each, over `shards`
  * shards (fewer when there are fewer attempts; at least 1). */

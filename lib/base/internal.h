@@ -14,6 +14,12 @@
 /* Number of online CPUs, at least 1. */
 int kj__online_cpus(void);
 
+/* Whether NVIDIA's driver is loaded here (/dev/nvidiactl exists): the one
+ * test of the library, near enough to what torch.cuda.is_available()
+ * says, used where a device must be chosen or mounted before any worker
+ * can be asked (sys.c). */
+int kj__nvidia_driver_loaded(void);
+
 /* Seconds on the monotonic clock (sys.c): the one clock durations are
  * measured with. */
 double kj__now_s(void);

@@ -20,6 +20,11 @@ int kj__online_cpus(void)
 	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
+int kj__nvidia_driver_loaded(void)
+{
+	return access("/dev/nvidiactl", F_OK) == 0;
+}
+
 double kj__now_s(void)
 {
 	struct timespec ts;

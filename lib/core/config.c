@@ -27,6 +27,7 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->device_outputs = 1;
 	c->publish_s = 30;
 	c->slurm_poll_s = 10;
+	c->slurm_cmd_s = 300;
 	c->tmp_dir = "/tmp";
 	c->limits.cpu_s = 4 * 3600.0;
 	/* Until the CLI budgets it for the machine (kj_mem_budget_make). */

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "doctor/doctor_internal.h"
+#include "sandbox/program.h"
 #include "sandbox/spawn.h"
 
 extern char **environ;
@@ -346,52 +347,38 @@ static int read_until(struct sink k[2], pid_t pid, double deadline)
 int kj__doctor_run_cmd(const char *const argv[], const char *const envp[],
 		       double timeout_s, struct kj__cmd *c)
 {
-	struct sink k[2] = { { -1, NULL, 0, 0 }, { -1, NULL, 0, 0 } };
 	/* execve's prototype predates const; it changes neither array. */
 	union {
 		const char *const *c;
 		char *const *m;
 	} a = { argv }, e = { envp };
-	struct kj_proc_link link;
-	struct kj__spawn s;
+	struct kj__run_req q;
+	struct kj__run_res r;
 	struct kj_error err;
-	double deadline;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
-	memset(&s, 0, sizeof(s));
-	s.argv = a.m;
-	s.envp = envp ? e.m : environ;
-	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR;
-	s.link = &link;
-	if (kj__spawn(&s, &err) != KJ_OK) {
-		/* A program that failed to start is told from a child that
-		 * could not be made by the exec-error pipe, as isolate does. */
-		if (s.exec_errno) {
-			c->exec_errno = s.exec_errno;
-			return 0;
-		}
-		if (err.code == KJ_EINTR)
-			errno = EINTR;
-		return -1;
+	memset(&q, 0, sizeof(q));
+	q.argv = a.m;
+	q.envp = envp ? e.m : environ;
+	q.timeout_s = timeout_s;
+	kj__program_init(&r, sizeof(c->out) - 1, KJ__SINK_HEAD, sizeof(c->err) - 1, KJ__SINK_HEAD);
+	rc = kj__program_run(&q, &r, &err);
+	if (rc == KJ_OK) {
+		c->started = r.started;
+		c->exec_errno = r.exec_errno;
+		c->timed_out = r.timed_out;
+		c->status = r.status;
+		c->out_len = r.out.len;
+		c->err_len = r.err.len;
+		memcpy(c->out, r.out.buf, r.out.len + 1);
+		memcpy(c->err, r.err.buf, r.err.len + 1);
 	}
-	c->started = 1;
-	k[0].fd = s.out;
-	k[0].buf = c->out;
-	k[0].size = sizeof(c->out);
-	k[1].fd = s.err;
-	k[1].buf = c->err;
-	k[1].size = sizeof(c->err);
-	deadline = kj__now_s() + timeout_s;
-	/* A program can close its output and still run: the deadline holds
-	 * for the exit too. */
-	c->timed_out = read_until(k, s.pid, deadline) < 0;
-	if (finish(s.pid, &link, c->timed_out ? 0 : deadline, &c->status))
-		c->timed_out = 1;
-	c->out_len = k[0].len;
-	c->err_len = k[1].len;
-	close_fd(&k[0].fd);
-	close_fd(&k[1].fd);
-	return 0;
+	kj__program_release(&r);
+	if (rc == KJ_OK)
+		return 0;
+	errno = rc == KJ_EINTR ? EINTR : rc == KJ_ENOMEM ? ENOMEM : EAGAIN;
+	return -1;
 }
 
 /* The first line of s that is not blank, into line. */

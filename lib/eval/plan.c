@@ -1,16 +1,7 @@
 /*
- * plan.c - an evaluation cut into shards (kjudge/eval.h): which attempts
- * each shard of a cluster run holds, by their content keys, and the plan
- * file the shards are started from.
- *
- * Assignment.  A shard judges whole tasks where it can: the golden outputs
- * and the baseline of a task are computed once per shard that holds it, so
- * the fewer shards a task is cut over, the less is done twice.  With n
- * attempts over k shards, a task of more than ceil(n / k) attempts is cut
- * into pieces of at most that many (in the set's order); the pieces, largest
- * first (ties by task key, then piece), each go to the shard with the
- * fewest attempts so far (ties: the lowest number).  The result depends
- * only on the set and k, so every node computes the same one.
+ * plan.c - the plan file a cluster run's shards are started from
+ * (kjudge/eval.h): which attempts each shard holds, by their content keys,
+ * as shard.c assigns them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,111 +15,6 @@
 #include "base/hash.h"
 #include "base/json.h"
 #include "base/internal.h"
-
-struct piece {
-	size_t task;            /* index into set->tasks */
-	size_t first, count;    /* the piece's attempts: task_todo[first..first+count) */
-	size_t no;              /* the piece's number within its task */
-};
-
-static const struct kj_eval_set *sort_set; /* qsort has no context argument */
-
-static int by_size(const void *x, const void *y)
-{
-	const struct piece *a = x, *b = y;
-	int c;
-
-	if (a->count != b->count)
-		return a->count > b->count ? -1 : 1;
-	c = strcmp(sort_set->tasks[a->task].key, sort_set->tasks[b->task].key);
-	if (c)
-		return c;
-	if (a->task != b->task)
-		return a->task < b->task ? -1 : 1;
-	return a->no < b->no ? -1 : a->no > b->no;
-}
-
-int kj_eval_shard_assign(const struct kj_eval_set *set, const size_t *todo, size_t n, int k,
-			 int *shard, struct kj_error *err)
-{
-	size_t *per_task = NULL, *start = NULL, *order = NULL, *fill = NULL, target, i, np = 0;
-	struct piece *pieces = NULL;
-	size_t *load = NULL;
-	int rc = KJ_OK;
-
-	if (k < 1)
-		return kj_error_set(err, KJ_EINVAL, "shards: %d, at least 1", k);
-	if (n == 0)
-		return KJ_OK;
-	target = (n + (size_t)k - 1) / (size_t)k;
-	per_task = calloc(set->n_tasks + 1, sizeof(*per_task));
-	start = calloc(set->n_tasks + 1, sizeof(*start));
-	fill = calloc(set->n_tasks + 1, sizeof(*fill));
-	order = calloc(n, sizeof(*order));
-	pieces = calloc(n, sizeof(*pieces));
-	load = calloc((size_t)k, sizeof(*load));
-	if (!per_task || !start || !fill || !order || !pieces || !load) {
-		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		size_t t = (size_t)set->cands[todo[i]].task;
-
-		if (t >= set->n_tasks) {
-			rc = kj_error_set(err, KJ_EINVAL, "candidate %zu names no task", todo[i]);
-			goto out;
-		}
-		per_task[t]++;
-	}
-	/* The attempts grouped by task, each group in the set's order. */
-	for (i = 1; i <= set->n_tasks; i++)
-		start[i] = start[i - 1] + per_task[i - 1];
-	for (i = 0; i < n; i++) {
-		size_t t = (size_t)set->cands[todo[i]].task;
-
-		order[start[t] + fill[t]++] = i;
-	}
-	for (i = 0; i < set->n_tasks; i++) {
-		size_t c = per_task[i], parts, p, at = start[i];
-
-		if (!c)
-			continue;
-		parts = (c + target - 1) / target;
-		for (p = 0; p < parts; p++) {
-			/* Nearly equal pieces: the first c % parts one larger. */
-			size_t len = c / parts + (p < c % parts);
-
-			pieces[np].task = i;
-			pieces[np].first = at;
-			pieces[np].count = len;
-			pieces[np].no = p;
-			at += len;
-			np++;
-		}
-	}
-	sort_set = set;
-	qsort(pieces, np, sizeof(*pieces), by_size);
-	sort_set = NULL;
-	for (i = 0; i < np; i++) {
-		int s = 0, j;
-		size_t m;
-
-		for (j = 1; j < k; j++)
-			if (load[j] < load[s])
-				s = j;
-		load[s] += pieces[i].count;
-		for (m = 0; m < pieces[i].count; m++)
-			shard[order[pieces[i].first + m]] = s;
-	}
-out:
-	free(per_task);
-	free(start);
-	free(fill);
-	free(order);
-	free(pieces);
-	free(load);
-	return rc;
-}
 
 /* --- the plan file ---------------------------------------------------------------------- */
 

@@ -39,6 +39,7 @@
 #include "base/hash.h"
 #include "base/json.h"
 #include "store/keys.h"
+#include "base/internal.h"
 #include "base/banned.h"
 
 /* What a translation may hold: files, bytes per file and in all, depth. */
@@ -259,7 +260,7 @@ static const char *cannot_run(const struct kj_config *cfg, const char *api)
 
 	if (strcmp(api, "cuda"))
 		return NULL;
-	if (access("/dev/nvidiactl", F_OK) != 0)
+	if (!kj__nvidia_driver_loaded())
 		return "CUDA needs an NVIDIA GPU and its driver (/dev/nvidiactl is absent)";
 	if (home && snprintf(p, sizeof(p), "%s/bin/nvcc", home) < (int)sizeof(p) &&
 	    access(p, X_OK) == 0)

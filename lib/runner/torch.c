@@ -824,7 +824,7 @@ static void sb_limits(const struct ttask *tt, struct kj_sandbox *sb)
 {
 	/* GPU nodes unless the attempt runs on the CPU by request (the
 	 * device may not be decided yet: the reference's hello decides it). */
-	sb->gpu = access("/dev/nvidiactl", F_OK) == 0 && strcmp(tt->device_req, "cpu") != 0;
+	sb->gpu = kj__nvidia_driver_loaded() && strcmp(tt->device_req, "cpu") != 0;
 	sb->cpu_s = tt->cfg->limits.cpu_s;
 	sb->mem_bytes = tt->cfg->limits.mem_bytes;
 	sb->fsize_bytes = tt->cfg->limits.file_bytes;

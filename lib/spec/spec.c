@@ -837,3 +837,31 @@ int kj_spec_prompt(const struct kj_spec *s,
 	}
 	return KJ_OK;
 }
+
+char *kj__spec_read_fd(int fd, size_t max, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > max)
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	if (len)
+		*len = got;
+	return buf;
+}

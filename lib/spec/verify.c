@@ -80,6 +80,9 @@
 
 #define TAIL_MAX (8u << 10)           /* stdout / stderr tails in the record */
 #define BUILD_KEEP (64u << 10)        /* what is kept of a build command's output */
+/* A spec's builds and runs: its own PID namespace outside the sandbox, and
+ * the first the OOM killer takes. */
+#define SPEC_PROGRAM (KJ__PROGRAM_PIDNS | KJ__PROGRAM_OOM_FIRST)
 
 static const char *const status_names[] = {
 #define KJ__SPEC_NAME(n, m) #n,
@@ -543,7 +546,7 @@ static int side_sandbox(struct ctx *x, struct side *sd)
 		kj_sandbox_ro(&sd->sb, sys_ro[i]);
 	kj_sandbox_rw(&sd->sb, sd->tree);
 	kj_sandbox_rw(&sd->sb, sd->home);
-	sd->sb.gpu = access("/dev/nvidiactl", F_OK) == 0;
+	sd->sb.gpu = kj__nvidia_driver_loaded();
 	sd->sb.keep_links = 1;
 	sd->sb.cpu_s = cfg->limits.cpu_s;
 	sd->sb.mem_bytes = cfg->limits.mem_bytes;
@@ -902,18 +905,18 @@ static int build_step(struct ctx *x, struct side *sd, const char *step, const ch
 	char sh[] = "/bin/sh", dash_c[] = "-c";
 	char *argv[4] = { sh, dash_c, expanded, NULL };
 	struct kj__run_req q = { argv, sd->env, sd->work, x->o->cfg->sandbox ? &sd->sb : NULL,
-				 x->build_timeout };
+				 x->build_timeout, SPEC_PROGRAM };
 	struct kj__run_res r;
 	json_t *rec;
 	int rc;
 
 	if (!expanded)
 		return kj_error_set(x->err, KJ_ENOMEM, "out of memory");
-	kj__spec_run_init(&r, BUILD_KEEP, 0, BUILD_KEEP);
-	rc = kj__spec_run(&q, &r, x->err);
+	kj__program_init(&r, BUILD_KEEP, KJ__SINK_TAIL, BUILD_KEEP, KJ__SINK_TAIL);
+	rc = kj__program_run(&q, &r, x->err);
 	if (rc != KJ_OK) {
 		free(expanded);
-		kj__spec_run_release(&r);
+		kj__program_release(&r);
 		return rc;
 	}
 	*ok = r.started && !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
@@ -925,7 +928,7 @@ static int build_step(struct ctx *x, struct side *sd, const char *step, const ch
 	if (rec && WIFEXITED(r.status) && r.started && !r.timed_out)
 		json_object_set_new(rec, "exit_code", json_integer(WEXITSTATUS(r.status)));
 	free(expanded);
-	kj__spec_run_release(&r);
+	kj__program_release(&r);
 	if (!rec || json_array_append_new(cmds, rec) < 0)
 		return kj_error_set(x->err, KJ_ENOMEM, "out of memory");
 	return KJ_OK;
@@ -1307,14 +1310,15 @@ static int floor_once(struct ctx *x, struct side *sd, double *s)
 {
 	char prog[] = "/bin/true";
 	char *argv[2] = { prog, NULL };
-	struct kj__run_req q = { argv, sd->env, sd->work, x->o->cfg->sandbox ? &sd->sb : NULL, 10 };
+	struct kj__run_req q = { argv, sd->env, sd->work, x->o->cfg->sandbox ? &sd->sb : NULL, 10,
+				 SPEC_PROGRAM };
 	struct kj__run_res r;
 	int rc;
 
-	kj__spec_run_init(&r, 4096, 0, 4096);
-	rc = kj__spec_run(&q, &r, x->err);
+	kj__program_init(&r, 4096, KJ__SINK_TAIL, 4096, KJ__SINK_TAIL);
+	rc = kj__program_run(&q, &r, x->err);
 	*s = r.wall_s;
-	kj__spec_run_release(&r);
+	kj__program_release(&r);
 	return rc;
 }
 
@@ -1343,8 +1347,9 @@ static int run_once(struct ctx *x, struct side *sd, struct run_out *ro)
 	q.cwd = sd->work;
 	q.sb = cfg->sandbox ? &sd->sb : NULL;
 	q.timeout_s = x->s->run_timeout_s;
-	kj__spec_run_init(&ro->r, (size_t)x->out_cap, 1, TAIL_MAX);
-	rc = kj__spec_run(&q, &ro->r, x->err);
+	q.flags = SPEC_PROGRAM;
+	kj__program_init(&ro->r, (size_t)x->out_cap, KJ__SINK_LIMIT, TAIL_MAX, KJ__SINK_TAIL);
+	rc = kj__program_run(&q, &ro->r, x->err);
 	free(argv);
 	if (rc != KJ_OK)
 		return rc;
@@ -1470,7 +1475,7 @@ static int time_sides(struct ctx *x, struct side **sides, int n_sides, json_t **
 
 			rc = run_once(x, sides[which], &ro);
 			if (rc != KJ_OK) {
-				kj__spec_run_release(&ro.r);
+				kj__program_release(&ro.r);
 				goto done;
 			}
 			if (ro.status != KJ_SPEC_PASS)
@@ -1478,7 +1483,7 @@ static int time_sides(struct ctx *x, struct side **sides, int n_sides, json_t **
 					 which ? "reference" : "candidate", ro.reason);
 			else if (i >= warm)
 				t[which][i - warm] = ro.r.wall_s;
-			kj__spec_run_release(&ro.r);
+			kj__program_release(&ro.r);
 		}
 	}
 	j = json_pack("{s:i, s:i, s:s, s:o}", "warmup", warm, "repeats", reps, "clock",
@@ -1706,7 +1711,7 @@ int kj_spec_verify(const struct kj_spec *s, const struct kj_spec_verify_opts *o,
 done:
 	json_decref(rec);
 	json_decref(notes);
-	kj__spec_run_release(&ro.r);
+	kj__program_release(&ro.r);
 	side_release(&cand);
 	side_release(&ref);
 	kj_attempt_close(&x.a);

@@ -1,6 +1,7 @@
 /*
  * test_shard.c - a cluster run's parts without a cluster: the shards'
- * assignment and the plan file (lib/eval/plan.c), squeue's lines and the
+ * assignment, --shard's text and a shard's selection (lib/eval/shard.c),
+ * the plan file (lib/eval/plan.c), squeue's lines and the
  * batch script (lib/eval/slurm.c), merging stores and publishing one
  * (lib/store/merge.c), and a store of schema 1 brought to 3.
  */
@@ -169,6 +170,150 @@ KJ_TEST(shard_plan_round_trip_and_tamper)
 	json_decref(j);
 	kj_eval_plan_release(&p);
 	free_set(&set);
+}
+
+KJ_TEST(shard_parse_takes_i_of_k_and_refuses_the_rest)
+{
+	static const char *const bad[] = { "4/4", "a/4", "1/0", "-1/2", "1/2x", "1/100001", "/2",
+					    "1/", "1", "", "99999999999999999999/2" };
+	struct kj_error err;
+	size_t j;
+	int i = -1, k = -1;
+
+	KJ_CHECK_OK(kj_eval_shard_parse("3/4", &i, &k, &err), &err);
+	KJ_CHECK_INT(i, 3);
+	KJ_CHECK_INT(k, 4);
+	KJ_CHECK_OK(kj_eval_shard_parse("0/100000", &i, &k, &err), &err);
+	KJ_CHECK_INT(k, KJ_EVAL_SHARDS_MAX);
+	for (j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+		i = k = -7;
+		KJ_CHECK_INT(kj_eval_shard_parse(bad[j], &i, &k, &err), KJ_EINVAL);
+		/* The whole text is named, and nothing is set. */
+		KJ_CHECK(strncmp(err.msg + 1, bad[j], strlen(bad[j])) == 0);
+		KJ_CHECK(i == -7 && k == -7);
+	}
+}
+
+KJ_TEST(shard_select_without_a_plan_is_the_assignment)
+{
+	static const size_t per[] = { 3, 3, 2, 2, 1, 1 };
+	struct kj_eval_set set;
+	struct kj_error err;
+	int shard[12], i, c, seen[12] = { 0 };
+	unsigned char in[12];
+
+	make_set(&set, 6, per);
+	assign_all(&set, 4, shard);
+	for (i = 0; i < 4; i++) {
+		memset(in, 7, sizeof(in));
+		KJ_CHECK_OK(kj_eval_shard_select(&set, NULL, NULL, i, 4, in, &err), &err);
+		for (c = 0; c < 12; c++) {
+			KJ_CHECK_INT(in[c], shard[c] == i);
+			seen[c] += in[c];
+		}
+	}
+	/* Every attempt in exactly one shard. */
+	for (c = 0; c < 12; c++)
+		KJ_CHECK_INT(seen[c], 1);
+	free_set(&set);
+}
+
+KJ_TEST(shard_select_with_a_plan_finds_its_attempts_by_key)
+{
+	static const size_t per[] = { 2, 2 };
+	struct kj_eval_set set;
+	struct kj_eval_plan p;
+	struct kj_error err;
+	char keys[4][65];
+	size_t todo[4] = { 0, 1, 2, 3 };
+	unsigned char in[4];
+	int i, c, n;
+
+	make_set(&set, 2, per);
+	for (c = 0; c < 4; c++) {
+		memset(keys[c], 'a' + c, 64);
+		keys[c][64] = '\0';
+	}
+	KJ_CHECK_OK(kj_eval_plan_make(&set, todo, 4, (const char (*)[65])keys, 2, "{}", "cpu",
+				      "00112233445566778899aabbccddeeff", "/s", "/c", &p, &err),
+		    &err);
+	for (i = 0; i < 2; i++) {
+		KJ_CHECK_OK(kj_eval_shard_select(&set, (const char (*)[65])keys, &p, i, 2, in, &err),
+			    &err);
+		for (c = 0, n = 0; c < 4; c++) {
+			KJ_CHECK_INT(in[c], p.shard[c] == i);
+			n += in[c];
+		}
+		KJ_CHECK_INT(n, 2);
+	}
+	/* A candidate whose key changed since the plan was made (its source,
+	 * the settings): the shard is refused, not judged with one missing. */
+	keys[p.shard[0] == 0 ? 0 : 1][0] = 'z';
+	i = p.shard[0] == 0 ? 0 : p.shard[1];
+	KJ_CHECK_INT(kj_eval_shard_select(&set, (const char (*)[65])keys, &p, i, 2, in, &err),
+		     KJ_EINVAL);
+	KJ_CHECK(strstr(err.msg, "the plan gives shard") != NULL);
+	KJ_CHECK(strstr(err.msg, "hold 1 of them") != NULL);
+	kj_eval_plan_release(&p);
+	free_set(&set);
+}
+
+KJ_TEST(shard_status_file_clean_and_store_lock)
+{
+	struct kj_config cfg;
+	struct kj_error err;
+	char dir[4096], path[4200];
+	json_error_t je;
+	json_t *o;
+	FILE *f;
+	int fd, fd2;
+
+	snprintf(dir, sizeof(dir), "%s", kj_test_path("pub"));
+	KJ_CHECK_INT(mkdir(dir, 0755), 0);
+	kj_config_init(&cfg, NULL);
+	cfg.slurm.job_id = "77";
+	KJ_CHECK_OK(kj_eval_shard_status(&cfg, dir, 1, 4, "abcd", 0, 5, 3, &err), &err);
+	snprintf(path, sizeof(path), "%s/shard-1.json", dir);
+	o = json_load_file(path, 0, &je);
+	KJ_CHECK(o != NULL);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "shard")), 1);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "shards")), 4);
+	KJ_CHECK_STR(json_string_value(json_object_get(o, "plan")), "abcd");
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "exit")), 0);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "attempts")), 5);
+	KJ_CHECK_INT(json_integer_value(json_object_get(o, "done")), 3);
+	KJ_CHECK_STR(json_string_value(json_object_get(o, "slurm_job_id")), "77");
+	json_decref(o);
+	/* A status where none can be written names the file. */
+	KJ_CHECK(kj_eval_shard_status(&cfg, "/nonexistent/kj", 0, 1, NULL, 1, 0, 0, &err) != KJ_OK);
+	KJ_CHECK(strstr(err.msg, "/nonexistent/kj/shard-0.json") != NULL);
+	/* What a killed publishing of shard 1 left goes; shard 2's stays. */
+	snprintf(path, sizeof(path), "%s/shard-1.db.tmp-123", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	snprintf(path, sizeof(path), "%s/shard-2.db.tmp-123", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	kj_eval_shard_clean(dir, 1);
+	snprintf(path, sizeof(path), "%s/shard-1.db.tmp-123", dir);
+	KJ_CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/shard-2.db.tmp-123", dir);
+	KJ_CHECK(access(path, F_OK) == 0);
+	/* One eval per store: a second lock is refused, and said so. */
+	snprintf(path, sizeof(path), "%s/s.db", dir);
+	f = fopen(path, "w");
+	KJ_CHECK(f != NULL && fclose(f) == 0);
+	fd = kj_eval_lock_store(path, 0, &err);
+	KJ_CHECK(fd >= 0);
+	KJ_CHECK_INT(kj_eval_lock_store(path, 0, &err), -1);
+	KJ_CHECK_INT(err.code, KJ_EBUSY);
+	KJ_CHECK(strstr(err.msg, "another kjudge eval") != NULL);
+	close(fd);
+	fd2 = kj_eval_lock_store(path, 0, &err);
+	KJ_CHECK(fd2 >= 0);
+	close(fd2);
+	KJ_CHECK_INT(kj_eval_lock_store(kj_test_path("missing.db"), 0, &err), -1);
+	KJ_CHECK_INT(err.code, KJ_ENOENT);
 }
 
 /* --- squeue and the batch script ------------------------------------------------------------ */

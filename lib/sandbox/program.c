@@ -1,7 +1,7 @@
 /*
- * run.c - one program run to its end: a build command or a spec's
- * executable, in the sandbox (or as a plain process where the
- * configuration says so), with a deadline and bounded captures.
+ * program.c - one program run to its end: a build command, a spec's
+ * executable, a command doctor asks or one of Slurm's commands, in the
+ * sandbox (or as a plain process), with a deadline and bounded captures.
  *
  * Theory of operation.
  *
@@ -42,50 +42,23 @@
 #include <unistd.h>
 
 #include "kjudge/proc.h"
-#include "spec/spec_internal.h"
+#include "sandbox/program.h"
 #include "sandbox/spawn.h"
+#include "base/internal.h"
 
-char *kj__spec_read_fd(int fd, size_t max, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	size_t got = 0;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > max)
-		return NULL;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	if (len)
-		*len = got;
-	return buf;
-}
-
-void kj__spec_run_init(struct kj__run_res *r, size_t out_cap, int out_limit, size_t err_cap)
+void kj__program_init(struct kj__run_res *r, size_t out_cap, enum kj__sink_mode out_mode,
+		      size_t err_cap, enum kj__sink_mode err_mode)
 {
 	memset(r, 0, sizeof(*r));
 	r->out.cap = out_cap;
-	r->out.limit = out_limit;
+	r->out.limit = out_mode == KJ__SINK_LIMIT;
+	r->out.keep_tail = out_mode == KJ__SINK_TAIL;
 	r->err.cap = err_cap;
-	r->err.keep_tail = 1;
-	/* A build's output is kept as its tail: the error is at the end. */
-	if (!out_limit)
-		r->out.keep_tail = 1;
+	r->err.limit = err_mode == KJ__SINK_LIMIT;
+	r->err.keep_tail = err_mode == KJ__SINK_TAIL;
 }
 
-void kj__spec_run_release(struct kj__run_res *r)
+void kj__program_release(struct kj__run_res *r)
 {
 	free(r->out.buf);
 	free(r->err.buf);
@@ -188,7 +161,7 @@ static void describe(struct kj__run_res *r)
 		snprintf(r->how, sizeof(r->how), "ended with wait status %d", r->status);
 }
 
-int kj__spec_run(const struct kj__run_req *q, struct kj__run_res *r, struct kj_error *err)
+int kj__program_run(const struct kj__run_req *q, struct kj__run_res *r, struct kj_error *err)
 {
 	struct kj_proc_link link;
 	struct kj__spawn s;
@@ -205,9 +178,11 @@ int kj__spec_run(const struct kj__run_req *q, struct kj__run_res *r, struct kj_e
 	s.envp = q->envp;
 	s.cwd = q->cwd;
 	s.sb = q->sb;
-	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR | (q->sb ? 0 : KJ__SPAWN_PIDNS);
+	s.flags = KJ__SPAWN_OUT | KJ__SPAWN_ERR |
+		  (!q->sb && (q->flags & KJ__PROGRAM_PIDNS) ? KJ__SPAWN_PIDNS : 0);
 	s.link = &link;
-	s.oom_score_adj = KJ_PROC_WORKER_OOM_ADJ;
+	if (q->flags & KJ__PROGRAM_OOM_FIRST)
+		s.oom_score_adj = KJ_PROC_WORKER_OOM_ADJ;
 	/* The clock starts before the start: kj__spawn returns once execve
 	 * has succeeded, by when a short program may have run to its end. */
 	t0 = kj__now_s();
@@ -307,4 +282,21 @@ stop:
 	if (kj_proc_interrupted())
 		return kj_error_set(err, KJ_EINTR, "interrupted");
 	return KJ_OK;
+}
+
+int kj__program_outcome(const char *name, double timeout_s, const struct kj__run_res *r,
+			char *buf, size_t size)
+{
+	if (!r->started)
+		snprintf(buf, size, "cannot run %s: %s", name,
+			 r->exec_errno ? strerror(r->exec_errno) : "it could not be started");
+	else if (r->timed_out)
+		snprintf(buf, size, "%s did not end within %g s (killed)", name, timeout_s);
+	else if (r->out.over || r->err.over)
+		snprintf(buf, size, "%s printed more than %zu bytes (stopped)", name,
+			 r->out.over ? r->out.cap : r->err.cap);
+	else
+		snprintf(buf, size, "%s %s", name, r->how);
+	return r->started && !r->timed_out && !r->out.over && !r->err.over &&
+	       WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 ? 0 : -1;
 }
