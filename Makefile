@@ -333,7 +333,7 @@ $(FUZZ_DIR)/fuzz_npy_header: tests/fuzz/fuzz_npy_header.c $(FUZZ_LIB_SRC) $(FUZZ
 # instrumented, the grammars' generated parse tables optimised and not
 # (instrumenting them costs minutes of compile time and says little).
 FUZZ_V_SRC := $(wildcard lib/validate/*.c) lib/base/error.c lib/base/json.c lib/base/text.c \
-	      lib/base/fs.c lib/base/fileio.c
+	      lib/base/vec.c lib/base/fs.c lib/base/fileio.c
 FUZZ_TS_OBJ := $(addprefix $(FUZZ_DIR)/ts/,ts_runtime.o ts_python_parser.o \
                  ts_python_scanner.o ts_cuda_parser.o ts_cuda_scanner.o)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -359,7 +359,8 @@ $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c $(FUZZ_V_SRC) $(FUZZ_HDR) 
 
 # The strict JSON reader and the JSON Schema validator: seeds are
 # tests/fuzz/jschema-seeds/ (a schema, a NUL byte, an instance).
-FUZZ_J_SRC := lib/spec/jsonx.c lib/spec/jschema.c lib/spec/jschema_check.c lib/base/error.c lib/base/fs.c lib/base/fileio.c
+FUZZ_J_SRC := lib/spec/jsonx.c lib/spec/jschema.c lib/spec/jschema_check.c lib/base/error.c lib/base/fs.c \
+	      lib/base/fileio.c lib/base/vec.c
 $(FUZZ_DIR)/fuzz_jschema: tests/fuzz/fuzz_jschema.c $(FUZZ_J_SRC) $(FUZZ_HDR) lib/spec/jschema_internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Iinclude -Ilib -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \

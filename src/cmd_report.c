@@ -19,6 +19,7 @@
 #include "kjudge/metrics.h"
 #include "kjudge/store.h"
 #include "cli.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 enum {
@@ -203,7 +204,6 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	for (i = 0; i < OPT_COUNT_; i++) {
 		size_t len;
-		char *t;
 
 		if (!out[i].path)
 			continue;
@@ -219,15 +219,13 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 		len = strlen(out[i].text);
 		/* The JSON text ends without a newline: give it one. */
 		if (i == OPT_JSON || i == OPT_KERNELBENCH) {
-			t = realloc(out[i].text, len + 2);
-			if (!t) {
+			if (KJ__RESIZE(out[i].text, len + 2) != KJ_OK) {
 				kj_cli_error(cmd, "the %s cannot be made: out of memory", out[i].what);
 				exit_code = kj_cli_judge_exit(cmd);
 				goto done;
 			}
-			t[len++] = '\n';
-			t[len] = '\0';
-			out[i].text = t;
+			out[i].text[len++] = '\n';
+			out[i].text[len] = '\0';
 		}
 		if (kj_write_file_atomic(out[i].path, out[i].text, len, &err) != KJ_OK) {
 			/* A full disk is the machine's failure (exit 1); the file

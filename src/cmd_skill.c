@@ -43,6 +43,7 @@
 #include "kjudge/fileio.h"
 #include "cli.h"
 #include "base/fs.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 enum {
@@ -115,16 +116,9 @@ static void add(struct text *t, const char *fmt, ...)
 			t->len += (size_t)n;
 			return;
 		}
-		{
-			size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-			char *s = realloc(t->s, cap);
-
-			if (!s) {
-				t->failed = 1;
-				return;
-			}
-			t->s = s;
-			t->cap = cap;
+		if (KJ__GROW(t->s, t->cap, t->len + (size_t)n + 1) != KJ_OK) {
+			t->failed = 1;
+			return;
 		}
 	}
 }

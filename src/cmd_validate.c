@@ -18,6 +18,7 @@
 #include "kjudge/fileio.h"
 #include "kjudge/validate.h"
 #include "cli.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 enum {
@@ -47,15 +48,8 @@ struct paths {
 
 static int push_path(struct paths *p, const char *s)
 {
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 64;
-		char **nv = realloc(p->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		p->v = nv;
-		p->cap = ncap;
-	}
+	if (KJ__GROW(p->v, p->cap, p->n + 1) != KJ_OK)
+		return -1;
 	p->v[p->n] = strdup(s);
 	if (!p->v[p->n])
 		return -1;

@@ -9,6 +9,7 @@
 
 #include "kjudge/fileio.h"
 #include "cli.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 const char *const kj_cli_devices[] = { "cpu", "cuda", "cuda:N", NULL };
@@ -88,7 +89,6 @@ int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
 	struct kj_error err;
 	char *text = kj_json_text(j, JSON_INDENT(2) | JSON_REAL_PRECISION(12), &err);
 	size_t len;
-	char *t2;
 	int rc;
 
 	if (!text) {
@@ -96,13 +96,11 @@ int kj_cli_write_json(const struct kj_cli_command *cmd, const char *path,
 		return -1;
 	}
 	len = strlen(text);
-	t2 = realloc(text, len + 2);
-	if (!t2) {
+	if (KJ__RESIZE(text, len + 2) != KJ_OK) {
 		free(text);
 		kj_cli_error(cmd, "out of memory");
 		return -1;
 	}
-	text = t2;
 	text[len] = '\n';
 	text[len + 1] = '\0';
 	rc = kj_write_file_atomic(path, text, len + 1, &err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/text.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 /* U+FFFD REPLACEMENT CHARACTER in UTF-8. */
@@ -264,18 +265,15 @@ int kj__buf_add(struct kj__buf *b, const void *p, size_t n)
 	size_t take = b->max - b->len < n ? b->max - b->len : n;
 
 	if (b->len + take + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *d;
-
-		while (cap < b->len + take + 1)
-			cap = cap > SIZE_MAX / 2 ? b->len + take + 1 : cap * 2;
-		if (cap > b->max + 1)
-			cap = b->max + 1;
-		d = realloc(b->data, cap);
-		if (!d)
+		/* Doubled, but never past the bound: the buffer holds at most
+		 * max bytes and its NUL. */
+		if (b->cap > b->max / 2) {
+			if (KJ__RESIZE(b->data, b->max + 1) != KJ_OK)
+				return -1;
+			b->cap = b->max + 1;
+		} else if (KJ__GROW(b->data, b->cap, b->len + take + 1) != KJ_OK) {
 			return -1;
-		b->data = d;
-		b->cap = cap;
+		}
 	}
 	if (take)
 		memcpy(b->data + b->len, p, take);

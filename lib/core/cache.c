@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 #define META_MAX (64u << 20)
@@ -182,16 +183,9 @@ static int trim_collect(void *ctx, const char *name, const struct stat *st)
 	if (!(name[0] == 'g' || name[0] == 't') || name[1] != '-' || strstr(name, ".tmp-") ||
 	    strlen(name) >= sizeof(l->v[0].name))
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct trim_entry *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v) {
-			l->oom = 1;
-			return 1;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (KJ__GROW(l->v, l->cap, l->n + 1) != KJ_OK) {
+		l->oom = 1;
+		return 1;
 	}
 	snprintf(l->v[l->n].name, sizeof(l->v[0].name), "%s", name);
 	l->v[l->n].mtime = st->st_mtime;

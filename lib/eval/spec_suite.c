@@ -38,6 +38,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/vec.h"
 #include "store/keys.h"
 #include "base/internal.h"
 #include "base/banned.h"
@@ -98,14 +99,9 @@ static int tree_hash(const struct kj_spec *s, char out[65], struct kj_error *err
 			rc = kj__sha256_file(p->abs, hex, err);
 			if (rc != KJ_OK)
 				break;
-			if (n + need > cap) {
-				char *t = realloc(text, cap = 2 * (n + need));
-
-				if (!t) {
-					rc = oom(err);
-					break;
-				}
-				text = t;
+			if (KJ__GROW(text, cap, n + need) != KJ_OK) {
+				rc = oom(err);
+				break;
 			}
 			n += (size_t)snprintf(text + n, cap - n, "%zu:%zu:%s:%s\n", k,
 					      strlen(p->rel), p->rel, hex);
@@ -156,15 +152,13 @@ static int cmp_task(const void *a, const void *b)
 static int add_direction(struct kj_eval_set *set, const char *root, const struct one *src,
 			 const struct one *dst, struct kj_error *err)
 {
-	struct kj_eval_task *t, *tasks;
+	struct kj_eval_task *t;
 	char text[600], content[KJ_SHA256_HEX];
 	size_t i;
 
-	tasks = realloc(set->tasks, (set->n_tasks + 1) * sizeof(*tasks));
-	if (!tasks)
+	if (KJ__RESIZE(set->tasks, set->n_tasks + 1) != KJ_OK)
 		return oom(err);
-	set->tasks = tasks;
-	t = &tasks[set->n_tasks++];
+	t = &set->tasks[set->n_tasks++];
 	memset(t, 0, sizeof(*t));
 	t->level = t->problem = -1;
 	if (asprintf(&t->name, "%s:%s", src->uid, dst->api) < 0) {

@@ -83,6 +83,7 @@
 #include "base/hash.h"
 #include "base/json.h"
 #include "base/locate.h"
+#include "base/vec.h"
 #include "runner/runner_internal.h"
 
 /* Set when an allocation failed while serving a request: the judge's own
@@ -418,14 +419,9 @@ static int seal(const char *stage, char *why, size_t wsize)
 			goto out;
 		}
 		close(fd);
-		if (len + 400 > cap) {
-			char *m = realloc(man, cap = 2 * cap + 4096);
-
-			if (!m) {
-				oom = 1;
-				goto out;
-			}
-			man = m;
+		if (KJ__GROW(man, cap, len + 400) != KJ_OK) {
+			oom = 1;
+			goto out;
 		}
 		len += (size_t)snprintf(man + len, cap - len, "%s %lld %s\n", hex, size, e->d_name);
 		if (fchmodat(dfd, e->d_name, 0444, 0) < 0)

@@ -26,6 +26,7 @@
 #include "kjudge/spec_check.h"
 #include "spec/check_internal.h"
 #include "base/fs.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 /* --- the compiled-in schemas, compiled once -------------------------------------- */
@@ -99,20 +100,6 @@ const json_t *kj__chk_obj(const json_t *obj, const char *key)
 	const json_t *v = json_object_get(obj, key);
 
 	return json_is_object(v) ? v : NULL;
-}
-
-int kj__chk_grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? 2 * *cap : 64;
-	void *nv;
-
-	if (n < *cap)
-		return KJ_OK;
-	if (!(nv = realloc(*v, c * size)))
-		return KJ_ENOMEM;
-	*v = nv;
-	*cap = c;
-	return KJ_OK;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -588,7 +575,7 @@ static int manifest_line(void *arg, size_t line, json_t *value, const struct kj_
 	if (sd && access(p, F_OK) != 0 &&
 	    (rc = kj__chk_add(c->merr, "source_dir", "%s'%s' does not exist on disk", prefix, sd)))
 		return m->rc = rc;
-	if (kj__chk_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v)) != KJ_OK)
+	if (KJ__GROW(m->v, m->cap, m->n + 1) != KJ_OK)
 		return m->rc = KJ_ENOMEM;
 	m->v[m->n].line = line;
 	m->v[m->n++].v = json_incref(value);
@@ -641,14 +628,8 @@ char **kj__chk_spec_dir(const char *root)
 
 		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") || de->d_name[0] == '.')
 			continue;
-		if (n + 2 > cap) {
-			char **nv = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!nv)
-				goto oom;
-			v = nv;
-			cap *= 2;
-		}
+		if (KJ__GROW(v, cap, n + 2) != KJ_OK)
+			goto oom;
 		if (!(v[n] = malloc(len + 7)))
 			goto oom;
 		snprintf(v[n++], len + 7, "specs/%s", de->d_name);

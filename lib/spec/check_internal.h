@@ -18,9 +18,6 @@
 /* Append {"path", "message"} to arr; KJ_OK or KJ_ENOMEM. */
 int kj__chk_add(json_t *arr, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Room for one more element of size bytes in *v (n used of *cap), doubling
- * it; KJ_OK or KJ_ENOMEM (*v then unchanged). */
-int kj__chk_grow(void **v, size_t *cap, size_t n, size_t size);
 /* obj[key] as a string ("" when absent or not a string) or as an object
  * (NULL when absent or not one); obj may be NULL. */
 const char *kj__chk_str(const json_t *obj, const char *key);

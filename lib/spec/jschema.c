@@ -42,6 +42,7 @@
 #include "kjudge/jschema.h"
 #include "spec/jschema_internal.h"
 #include "base/json.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 /* The base URI of a document without an "$id" of its own.  It is
@@ -104,18 +105,7 @@ static int oom(struct cc *C)
 /* Grow *v (of elem-sized items, *cap of them) to hold n + 1. */
 static int grow(struct cc *C, void *v, size_t *cap, size_t n, size_t elem)
 {
-	void **pv = v, *nv;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 8;
-	nv = realloc(*pv, nc * elem);
-	if (!nv)
-		return oom(C);
-	*pv = nv;
-	*cap = nc;
-	return 0;
+	return kj__grow(v, cap, n + 1, elem) == KJ_OK ? 0 : oom(C);
 }
 
 static char *dup_n(const char *s, size_t n)

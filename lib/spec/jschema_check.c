@@ -29,6 +29,7 @@
 
 #include "kjudge/jschema.h"
 #include "spec/jschema_internal.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 /* Longest repr of a value in a message, before "...". */
@@ -59,19 +60,9 @@ static void sb_add(struct sb *b, const char *s, size_t n)
 			n = 0;
 		b->cut = 1;
 	}
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *np;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
+	if (KJ__GROW(b->p, b->cap, b->n + n + 1) != KJ_OK) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
@@ -315,16 +306,9 @@ struct ev {
 
 static int push(struct ev *E, const char *key, size_t len)
 {
-	if (E->depth == E->pcap) {
-		size_t cap = E->pcap ? E->pcap * 2 : 16;
-		struct seg *np = realloc(E->path, cap * sizeof(*np));
-
-		if (!np) {
-			E->oom = E->stop = 1;
-			return -1;
-		}
-		E->path = np;
-		E->pcap = cap;
+	if (KJ__GROW(E->path, E->pcap, E->depth + 1) != KJ_OK) {
+		E->oom = E->stop = 1;
+		return -1;
 	}
 	E->path[E->depth].key = key;
 	E->path[E->depth].len = len;
@@ -387,17 +371,10 @@ static void record(struct ev *E, struct sb *m)
 		E->truncated = E->stop = 1;
 		return;
 	}
-	if (E->n == E->cap) {
-		size_t cap = E->cap ? E->cap * 2 : 8;
-		struct rec *nr = realloc(E->recs, cap * sizeof(*nr));
-
-		if (!nr) {
-			free(m->p);
-			E->oom = E->stop = 1;
-			return;
-		}
-		E->recs = nr;
-		E->cap = cap;
+	if (KJ__GROW(E->recs, E->cap, E->n + 1) != KJ_OK) {
+		free(m->p);
+		E->oom = E->stop = 1;
+		return;
 	}
 	r = &E->recs[E->n];
 	memset(r, 0, sizeof(*r));

@@ -39,6 +39,7 @@
 
 #include "kjudge/jschema.h"
 #include "base/fs.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 struct parser {
@@ -157,20 +158,7 @@ static void describe(const struct parser *P, char *out, size_t size)
 
 static int need_buf(struct parser *P, size_t len)
 {
-	char *nb;
-	size_t cap;
-
-	if (len <= P->cap)
-		return 0;
-	cap = P->cap ? P->cap : 64;
-	while (cap < len)
-		cap *= 2;
-	nb = realloc(P->buf, cap);
-	if (!nb)
-		return fail_oom(P);
-	P->buf = nb;
-	P->cap = cap;
-	return 0;
+	return KJ__GROW(P->buf, P->cap, len) == KJ_OK ? 0 : fail_oom(P);
 }
 
 static int hex4(const unsigned char *p, const unsigned char *end, uint32_t *out)

@@ -25,6 +25,7 @@
 #include "kjudge/spec_check.h"
 #include "spec/check_internal.h"
 #include "base/fs.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 struct ent {
@@ -61,7 +62,7 @@ static int line_fn(void *arg, size_t line, json_t *value, const struct kj_error 
 		return (r->rc = json_array_append_new(r->ignored, json_pack("{s:I, s:s?, s:s}", "line",
 						(json_int_t)line, "spec_file", sf, "reason",
 						"its spec file does not exist"))) ? KJ_ENOMEM : 0;
-	if (kj__chk_grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)) != KJ_OK)
+	if (KJ__GROW(r->v, r->cap, r->n + 1) != KJ_OK)
 		return r->rc = KJ_ENOMEM;
 	e = &r->v[r->n++];
 	memset(e, 0, sizeof(*e));

@@ -14,6 +14,7 @@
 
 #include "kjudge/jschema.h"
 #include "kjudge/spec.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 struct reader {
@@ -46,16 +47,9 @@ static int on_line(void *ctx, size_t line, json_t *v, const struct kj_error *bad
 				     r->root, line);
 		return 1;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 16;
-		char **nf = realloc(r->files, cap * sizeof(*nf));
-
-		if (!nf) {
-			r->rc = kj_error_set(r->err, KJ_ENOMEM, "out of memory");
-			return 1;
-		}
-		r->files = nf;
-		r->cap = cap;
+	if (KJ__GROW(r->files, r->cap, r->n + 1) != KJ_OK) {
+		r->rc = kj_error_set(r->err, KJ_ENOMEM, "out of memory");
+		return 1;
 	}
 	if (!(r->files[r->n] = strdup(path))) {
 		r->rc = kj_error_set(r->err, KJ_ENOMEM, "out of memory");

@@ -76,6 +76,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/vec.h"
 #include "base/text.h"
 
 #define TAIL_MAX (8u << 10)           /* stdout / stderr tails in the record */
@@ -143,15 +144,8 @@ static int add_entry(struct copy *c, const char *rel, mode_t mode, const char *h
 		if (!strcmp(c->v[i].path, rel))
 			break;
 	if (i == c->n) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 64;
-			struct entry *v = realloc(c->v, cap * sizeof(*v));
-
-			if (!v)
-				return -1;
-			c->v = v;
-			c->cap = cap;
-		}
+		if (KJ__GROW(c->v, c->cap, c->n + 1) != KJ_OK)
+			return -1;
 		if (!(c->v[c->n].path = strdup(rel)))
 			return -1;
 		c->n++;
@@ -402,12 +396,9 @@ static void copy_release(struct copy *c)
 
 static int skip_add(struct copy *c, const char *abs)
 {
-	char **v = realloc(c->skip, (c->n_skip + 1) * sizeof(*v));
-
-	if (!v)
+	if (KJ__RESIZE(c->skip, c->n_skip + 1) != KJ_OK)
 		return -1;
-	c->skip = v;
-	if (!(v[c->n_skip] = strdup(abs)))
+	if (!(c->skip[c->n_skip] = strdup(abs)))
 		return -1;
 	c->n_skip++;
 	return 0;
@@ -857,14 +848,9 @@ static char *expand(const struct kj_spec *s, const char *cmd)
 				}
 		}
 		vl = val ? strlen(val) : 1;
-		if (len + vl + 1 > cap) {
-			char *n = realloc(out, cap = 2 * (len + vl + 1));
-
-			if (!n) {
-				free(out);
-				return NULL;
-			}
-			out = n;
+		if (KJ__GROW(out, cap, len + vl + 1) != KJ_OK) {
+			free(out);
+			return NULL;
 		}
 		if (val)
 			memcpy(out + len, val, vl);

@@ -19,6 +19,7 @@
 
 #include "store/store_internal.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 /* KJ_STORE_COUNT_MAX (kjudge/store.h), as SQL text: 2^53. */
@@ -148,7 +149,7 @@ int kj__store_bad_rowids(sqlite3 *db, const char *schema, size_t limit, long lon
 	char *a = kj__store_check_sql("attempts", 0), *t = kj__store_check_sql("timings", 0);
 	char *c = kj__store_check_sql("case_results", 0), *sql = NULL;
 	sqlite3_stmt *st = NULL;
-	long long *v = NULL, *grown;
+	long long *v = NULL;
 	size_t cap = 0;
 	int rc;
 
@@ -172,14 +173,9 @@ int kj__store_bad_rowids(sqlite3 *db, const char *schema, size_t limit, long lon
 	free(sql);
 	while (rc == SQLITE_OK && *n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		rc = SQLITE_OK;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			v = grown;
+		if (KJ__GROW(v, cap, *n + 1) != KJ_OK) {
+			rc = SQLITE_NOMEM;
+			break;
 		}
 		v[(*n)++] = sqlite3_column_int64(st, 0);
 	}

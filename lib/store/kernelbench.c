@@ -23,6 +23,7 @@
 #include "kjudge/pipeline.h"
 #include "kjudge/store.h"
 #include "store/store_internal.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 /* The latest finished row of each (model, task, attempt label), as the
@@ -83,7 +84,7 @@ static json_t *sample_id(const char *label)
 static int timed_cases(sqlite3_stmt *tst, const char *key, json_t **stats, double *runtime,
 		       struct kj_error *err)
 {
-	struct kj_latency *l = NULL, *l2;
+	struct kj_latency *l = NULL;
 	size_t n = 0;
 	int rc;
 
@@ -92,12 +93,10 @@ static int timed_cases(sqlite3_stmt *tst, const char *key, json_t **stats, doubl
 	rc = sqlite3_bind_text(tst, 1, key, -1, SQLITE_TRANSIENT);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(tst)) == SQLITE_ROW) {
 		rc = SQLITE_OK;
-		l2 = realloc(l, (n + 1) * sizeof(*l));
-		if (!l2) {
+		if (KJ__RESIZE(l, n + 1) != KJ_OK) {
 			free(l);
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		}
-		l = l2;
 		memset(&l[n], 0, sizeof(*l));
 		l[n].mean_ms = l[n].stdev_ms = l[n].min_ms = l[n].max_ms = (double)NAN;
 		/* A case without a figure has none (NULL reads as 0): the

@@ -29,6 +29,7 @@
 #include "store/store_internal.h"
 #include "base/hash.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "base/internal.h"
 
 /* file:PATH?QUERY with PATH percent-encoded (SQLite's URI filenames). */
@@ -97,15 +98,8 @@ static int feed(char **buf, size_t *len, size_t *cap, const unsigned char *s)
 	char head[32];
 	int h = s ? snprintf(head, sizeof(head), "%zu:", n) : snprintf(head, sizeof(head), "-:");
 
-	if (*len + (size_t)h + n + 1 > *cap) {
-		size_t c = (*cap ? *cap * 2 : 1024) + (size_t)h + n + 1;
-		char *p = realloc(*buf, c);
-
-		if (!p)
-			return -1;
-		*buf = p;
-		*cap = c;
-	}
+	if (kj__grow(buf, cap, *len + (size_t)h + n + 1, 1) != KJ_OK)
+		return -1;
 	memcpy(*buf + *len, head, (size_t)h);
 	*len += (size_t)h;
 	if (n)

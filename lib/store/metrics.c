@@ -29,6 +29,7 @@
 #include "store/store_internal.h"
 #include "base/json.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 /* Longest text of the store copied into the metrics: messages and names
@@ -370,16 +371,14 @@ static int load_ops(struct ctx *c, long long run_id)
 
 static struct model *model_get(struct ctx *c, const char *name)
 {
-	struct model *m, *grown;
+	struct model *m;
 	size_t i;
 
 	if (c->n_models && !strcmp(c->models[c->n_models - 1].raw, name))
 		return &c->models[c->n_models - 1];
-	grown = realloc(c->models, (c->n_models + 1) * sizeof(*grown));
-	if (!grown)
+	if (KJ__RESIZE(c->models, c->n_models + 1) != KJ_OK)
 		return NULL;
-	c->models = grown;
-	m = &grown[c->n_models];
+	m = &c->models[c->n_models];
 	memset(m, 0, sizeof(*m));
 	m->name = kj__text_cleans(name, TEXT_MAX);
 	m->raw = strdup(name);
@@ -402,7 +401,7 @@ static struct model *model_get(struct ctx *c, const char *name)
 static int timed_speedup(struct ctx *c, sqlite3_stmt *st, const char *akey, double *out,
 			 long long *used)
 {
-	double *v = NULL, *grown;
+	double *v = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
@@ -419,16 +418,11 @@ static int timed_speedup(struct ctx *c, sqlite3_stmt *st, const char *akey, doub
 		x = sqlite3_column_double(st, 0);
 		if (!isfinite(x) || x <= 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				free(v);
-				c->oom = 1;
-				sqlite3_reset(st);
-				return KJ_OK;
-			}
-			v = grown;
+		if (KJ__GROW(v, cap, n + 1) != KJ_OK) {
+			free(v);
+			c->oom = 1;
+			sqlite3_reset(st);
+			return KJ_OK;
 		}
 		v[n++] = x;
 	}
