@@ -44,8 +44,13 @@ int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_t
 	 * (CandidateNotFound), or benchmark's bad input. */
 	if (!run->task.have_candidate)
 		return 0;
-	if (kj_static_layer(run->task.cand_file, &s->st, &err) != KJ_OK)
-		return kj_cli_error(cmd, "the static check: %s", err.msg);
+	if (kj_static_layer(run->task.cand_file, &s->st, &err) != KJ_OK) {
+		kj_cli_error(cmd, "the static check: %s", err.msg);
+		/* Memory or a file the judge could not read is the machine's
+		 * failure (1); anything else the input's (2). */
+		return err.code == KJ_ENOMEM || err.code == KJ_EIO || err.code == KJ_ENOSPC
+			       ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+	}
 	s->have_static = 1;
 	if (s->st.layer.ok != 1) {
 		s->error_type = kj_etype_name(KJ_ET_STATIC_CHECK);
