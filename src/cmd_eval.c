@@ -560,6 +560,10 @@ struct batch {
 	struct progress *prog;
 	int exit_code;
 	char no_device[KJ_ERROR_MSG_MAX];
+	/* The attempts whose device's memory ran out while others shared it
+	 * (KJ_EDEVMEM): judged again, one at a time, after the others. */
+	size_t *alone;
+	size_t n_alone;
 	/* A shard's publishing (--publish): the store, where, how often. */
 	struct kj_store *store;
 	const char *publish_dir;
@@ -660,6 +664,16 @@ static int batch_finished(void *ctx, size_t cand, const struct kj_eval_result *r
 		 * machine that has it. */
 		snprintf(b->no_device, sizeof(b->no_device), "%s", r->error);
 		return 1;
+	}
+	if (r && r->code == KJ_EDEVMEM && b->alone) {
+		/* Nothing charged: the attempt waits for the pass alone. */
+		b->alone[b->n_alone++] = cand;
+		if (!prog->quiet)
+			kj__progress_say(prog, "%s %s/%s: %s\n",
+				     kj_cli_shown(b->set->tasks[c->task].name),
+				     kj_cli_shown(c->model), kj_cli_shown(c->attempt),
+				     kj_cli_shown(r->error));
+		return 0;
 	}
 	prog->done++;
 	prog->done_here++;
@@ -902,7 +916,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	int batch_cache = 0;
 	const char *db_path = NULL, *suite, *cands, *python = NULL;
 	unsigned char batch[16];
-	size_t *todo = NULL, n_todo = 0, i;
+	size_t *todo = NULL, *alone, n_todo = 0, i;
 	int rc, jobs, n_devs, retry, exit_code = KJ_EXIT_OK;
 	size_t judge_errors = 0;        /* judge errors of earlier runs, not retried */
 	int eval_lock = -1;
@@ -1216,7 +1230,28 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	prog.tty = isatty(2);
 	prog.t0 = kj__now_s();
 	parent_signals();
+	/* Attempts share a device where there are more at once than devices. */
+	b.slot.shared = jobs > n_devs;
+	/* (Without the list, such an attempt is "not judged" and stays
+	 * running for the next run.) */
+	alone = b.slot.shared ? calloc(n_todo ? n_todo : 1, sizeof(*alone)) : NULL;
+	b.alone = alone;
 	rc = kj_eval_pool_run(&pool, &ops, &b, &err);
+	if (rc == KJ_OK && b.n_alone && !stop_signal && !*b.no_device) {
+		/* Each again with the device to itself: one attempt at a time. */
+		b.todo = alone;
+		b.n_todo = b.n_alone;
+		b.next = 0;
+		b.alone = NULL;
+		b.slot.shared = 0;
+		pool.jobs = 1;
+		if (!prog.quiet)
+			kj__progress_say(&prog, "kjudge eval: %zu attempts again, each alone on its "
+					 "device\n", b.n_todo);
+		rc = kj_eval_pool_run(&pool, &ops, &b, &err);
+	}
+	free(alone);
+	b.alone = NULL;
 	exit_code = batch_end(&b, rc, &err, judge_errors);
 	no_device = b.no_device;
 	/* What the shard holds, for the merge; its status only when it ended

@@ -51,7 +51,8 @@
 	X(JSON, "malformed JSON")                                         \
 	X(SCHEMA, "unusable JSON schema")                                 \
 	X(NODEVICE, "the device asked for is not on this machine")       \
-	X(NOSPC, "no space left on device")
+	X(NOSPC, "no space left on device")                               \
+	X(DEVMEM, "device memory ran out while other attempts shared the device")
 
 enum kj_errcode {
 	KJ_OK = 0,

@@ -157,6 +157,10 @@ struct kj_eval_slot {
 	const char *device;      /* this attempt's device: "cpu", "cuda:N" */
 	const unsigned char *batch; /* 16 bytes every attempt of the batch shares */
 	const char *settings_text;  /* kj_eval_settings_json's text */
+	int shared;              /* other attempts may run on this device at the
+				  * same time: a side that runs out of device
+				  * memory then stops the attempt uncharged
+				  * (KJ_EDEVMEM), to be judged again alone */
 };
 
 /* An attempt's verdict, as committed. */

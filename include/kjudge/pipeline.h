@@ -254,6 +254,10 @@ struct kj_result {
 	int infra_errors;               /* cases the machine failed */
 	int from_cache;                 /* golden runs / reference timings reused */
 	int timed_out;                  /* some side hit its time limit */
+	int device_memory;              /* some side failed saying the device's
+					 * memory ran out (kj_reply.device_memory):
+					 * where other attempts shared the device,
+					 * eval judges the attempt again alone */
 	json_t *warnings;               /* [{case_idx, warning, aliases}] */
 	json_t *timings;                /* kjudge.timings */
 	json_t *limits;                 /* the limits in force */

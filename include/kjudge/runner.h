@@ -147,6 +147,10 @@ struct kj_reply {
 				  * error): the next call restarts it */
 	int disk_full;           /* the file system of out_dir is full (checked
 				  * by the judge, not taken from the worker) */
+	int device_memory;       /* the worker says the device's memory ran out
+				  * (torch.OutOfMemoryError): a claim, which only
+				  * ever has the attempt judged again alone
+				  * (kj_result.device_memory) */
 	/* ok */
 	struct kj_value *outputs;   /* a list: one item per output */
 	json_t *input_desc;

@@ -244,6 +244,8 @@ static int side_failed(const struct kj_side *s, const struct kj_reply *rep, stru
 
 	if (rep->type == KJ_ET_TIMEOUT)
 		res->timed_out = 1;
+	if (rep->device_memory)
+		res->device_memory = 1;
 	if (rep->disk_full) {
 		res->infra_errors++;
 		/* The runner's message begins "no space left on MOUNT". */

@@ -661,6 +661,14 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			verify->err = bench->err;
 	}
 	t_bench = kj__now_s();
+	/* A side that ran out of device memory while other attempts may have
+	 * held it is no one's failure here: the attempt stops uncharged and
+	 * is judged again alone (the second time, an exhausted device is the
+	 * side's own). */
+	if (rc == KJ_OK && rn->slot->shared && (vr.device_memory || br.device_memory))
+		rc = kj_error_set(&verify->err, KJ_EDEVMEM, "a side ran out of memory on %s while "
+				  "other attempts shared it: judged again alone",
+				  rn->slot->device);
 	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
 		*kernel_names = json_incref(t.cand.kernel_names);
 	/* The workers go before the device is given up: their memory on it
@@ -680,11 +688,13 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		close(lock);
 	noted = note_phases(rn, disabled, t_started - t0, built, t_device - t_started,
 			    t_verified - t_device, t_bench - t_verified, a.timings);
-	/* The store's own failure, an interrupt or a device that is not on
-	 * the machine stops the attempt (it stays running for the next run);
+	/* The store's own failure, an interrupt, a device that is not on the
+	 * machine or one whose memory ran out while shared stops the attempt
+	 * (it stays running, for the next run or the batch's pass alone);
 	 * anything else is the phase's verdict. */
 	if (rc != KJ_OK && (rn->x->store_failed || verify->err.code == KJ_EINTR ||
-			    verify->err.code == KJ_ENOMEM || verify->err.code == KJ_ENODEVICE))
+			    verify->err.code == KJ_ENOMEM || verify->err.code == KJ_ENODEVICE ||
+			    verify->err.code == KJ_EDEVMEM))
 		kj_error_set(err, verify->err.code, "%s", verify->err.msg);
 	else
 		rc = KJ_OK;

@@ -150,6 +150,7 @@ static int reply_failed(struct kj__wire_side *ts, const json_t *rep, struct kj_r
 	char where[PATH_MAX + 640];
 
 	r->ok = 0;
+	r->device_memory = json_is_true(json_object_get(rep, "device_memory"));
 	snprintf(r->phase, sizeof(r->phase), "%s", phase && strlen(phase) < 16 ? phase : "");
 	if (!strcmp(r->phase, "inputs"))
 		r->type = KJ_ET_TASK_INPUTS;
