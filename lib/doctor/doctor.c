@@ -42,6 +42,7 @@
 #include "doctor/doctor_internal.h"
 #include "sandbox/program.h"
 #include "sandbox/spawn.h"
+#include "base/vec.h"
 
 extern char **environ;
 
@@ -64,17 +65,10 @@ struct kj_doctor_check *kj__doctor_check(struct kj__doctor *d,
 	struct kj_doctor_report *r = d->r;
 	struct kj_doctor_check *c;
 
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? 2 * r->cap : 32;
-		struct kj_doctor_check *nc = realloc(r->checks, ncap * sizeof(*nc));
-
-		if (!nc) {
-			d->oom = 1;
-			c = &d->spill;
-			goto fill;
-		}
-		r->checks = nc;
-		r->cap = ncap;
+	if (KJ__GROW(r->checks, r->cap, r->n + 1) != KJ_OK) {
+		d->oom = 1;
+		c = &d->spill;
+		goto fill;
 	}
 	c = &r->checks[r->n++];
 fill:

@@ -23,6 +23,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "store/keys.h"
+#include "base/vec.h"
 #include "base/banned.h"
 
 /* The largest task, cases file or candidate read (a suite is source code). */
@@ -133,15 +134,8 @@ static int ends_with(const char *s, const char *suffix);
 
 static int walk_add(struct walk *w, const char *rel)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		char **p = realloc(w->paths, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		w->paths = p;
-		w->cap = cap;
-	}
+	if (KJ__GROW(w->paths, w->cap, w->n + 1) != KJ_OK)
+		return -1;
 	if (!(w->paths[w->n] = strdup(rel)))
 		return -1;
 	w->n++;
@@ -307,10 +301,9 @@ static int add_task(struct kj_eval_set *set, const char *root, const char *rel,
 		if (strcmp(set->tasks[i].name, name) == 0)
 			return kj_error_set(err, KJ_EINVAL, "two tasks named '%s' in the suite: "
 					    "'%s' and '%s'", name, set->tasks[i].rel, rel);
-	tasks = realloc(set->tasks, (set->n_tasks + 1) * sizeof(*tasks));
-	if (!tasks)
+	if (KJ__RESIZE(set->tasks, set->n_tasks + 1) != KJ_OK)
 		return oom(err);
-	set->tasks = tasks;
+	tasks = set->tasks;
 	t = &tasks[set->n_tasks];
 	memset(t, 0, sizeof(*t));
 	t->level = level;
@@ -449,12 +442,11 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 				       set->tasks[task].name, c->origin);
 		}
 	}
-	cands = realloc(set->cands, (set->n_cands + 1) * sizeof(*cands));
-	if (!cands) {
+	if (KJ__RESIZE(set->cands, set->n_cands + 1) != KJ_OK) {
 		free(source);
 		return KJ_ENOMEM;
 	}
-	set->cands = cands;
+	cands = set->cands;
 	c = &cands[set->n_cands];
 	memset(c, 0, sizeof(*c));
 	c->round = extra ? extra->round : -1;

@@ -10,6 +10,7 @@
 
 #include "kjudge/eval.h"
 #include "base/internal.h"
+#include "base/vec.h"
 
 /* s as one single-quoted shell word. */
 static void sh_word(FILE *f, const char *s)
@@ -133,15 +134,8 @@ char *kj_eval_slurm_script(const struct kj_eval_slurm_job *j, struct kj_error *e
 static int push(struct kj_eval_slurm_task **out, size_t *n, size_t *cap, long long job, int task,
 		const char *state)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct kj_eval_slurm_task *p = realloc(*out, c * sizeof(*p));
-
-		if (!p)
-			return -2;
-		*out = p;
-		*cap = c;
-	}
+	if (KJ__GROW(*out, *cap, *n + 1) != KJ_OK)
+		return -2;
 	(*out)[*n].job = job;
 	(*out)[*n].task = task;
 	snprintf((*out)[*n].state, sizeof((*out)[*n].state), "%s", state);

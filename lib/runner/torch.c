@@ -52,6 +52,7 @@
 #include "base/json.h"
 #include "runner/runner_internal.h"
 #include "runner/wire.h"
+#include "base/vec.h"
 
 /* Helper modules beside a candidate that its sandbox gets, at most. */
 #define HELPERS_MAX_BYTES (256LL << 20)
@@ -75,16 +76,9 @@ static int strv_add(struct strv *s, char *owned)
 {
 	if (!owned)
 		return -1;
-	if (s->n + 2 > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		char **v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(owned);
-			return -1;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (KJ__GROW(s->v, s->cap, s->n + 2) != KJ_OK) {
+		free(owned);
+		return -1;
 	}
 	s->v[s->n++] = owned;
 	s->v[s->n] = NULL;
