@@ -1,0 +1,790 @@
+/*
+ * bench.c - kj_benchmark: per case, the golden outputs of the timed sets,
+ * the warm-up, the interleaved rounds of both sides until the stopping rule
+ * holds, the unseen sets, then the checks of bench_checks.c over what the
+ * rounds recorded.
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pipeline_internal.h"
+
+/* Its rounds forgotten (the samples and the per-round figures), what the
+ * judge has checked of its outputs kept. */
+static void timed_reset(struct timed *t)
+{
+	t->ms.n = t->esc.n = t->over.n = t->wall.n = t->smean.n = 0;
+}
+
+static void timed_release(struct timed *t)
+{
+	free(t->ms.v);
+	free(t->esc.v);
+	free(t->over.v);
+	free(t->wall.v);
+	free(t->smean.v);
+	if (!t->known_borrowed)
+		free(t->known);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The total bytes of the tensors of an output tree. */
+/* The bytes of the tensors an input description lists
+ * ([{"type": "tensor", "shape": [..], "dtype": "torch.float32"}, ...]). */
+static double desc_bytes(const json_t *desc)
+{
+	double sum = 0;
+	size_t i, d;
+
+	for (i = 0; i < json_array_size(desc); i++) {
+		const json_t *e = json_array_get(desc, i), *shape = json_object_get(e, "shape");
+		const char *dt = json_string_value(json_object_get(e, "dtype"));
+		double n = 1;
+
+		if (!json_is_array(shape) || !dt)
+			continue;
+		if (!strncmp(dt, "torch.", 6))
+			dt += 6;
+		for (d = 0; d < json_array_size(shape); d++)
+			n *= (double)json_integer_value(json_array_get(shape, d));
+		sum += n * (double)kj_dtype_size(kj_dtype_from_name(dt));
+	}
+	return sum;
+}
+
+/* What the input sets of a timed case may hold together on one side: each
+ * worker keeps its sets (and a copy, to see changes) through the case. */
+#define TIMED_SETS_BYTES (4.0 * (1u << 30))
+
+/* The fewest timed rounds per side the judge's figures are medians of
+ * (unless --max_repeats ends the rounds first). */
+#define MIN_ROUNDS 5
+
+/* How long a timed round of one side lasts, about. */
+#define ROUND_MS_GPU 100.0
+#define ROUND_MS_CPU 25.0
+
+/*
+ * One round of side s: `n_calls` timed calls cycling through the sets from
+ * `offset`, after `warmup` untimed ones, with the other side frozen.  The
+ * judge's clock brackets the request.  *ok is 0 when c now holds the side's
+ * failure (the candidate's: a wrong timed output, its inputs changed, a
+ * malformed round).
+ */
+/* One call of a round on a set the side has never seen (kj_call.probe_*). */
+struct probe {
+	int at;          /* its place in the round */
+	int set;         /* its golden: gold[set] */
+	uint64_t seed;
+	double *ms;      /* its sample, out */
+};
+
+static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		      const struct kj_bench_opts *b, struct kj_result *res, int k,
+		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
+		      struct golden *gold, int offset, int n_calls, int warmup, struct timed *acc,
+		      int record, const struct probe *pr, int devout, struct kj_case *c, int *ok,
+		      struct kj_error *err)
+{
+	struct kj_call call;
+	struct kj_reply r;
+	struct devplan *plans = NULL;
+	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST, exported = 0;
+	double t0, wall, sum = 0;
+	size_t u;
+
+	*ok = 0;
+	kj_reply_init(&r);
+	if (n_calls) {
+		schedule = malloc((size_t)n_calls * sizeof(int));
+		if (!schedule)
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		for (i = 0; i < n_calls; i++)
+			schedule[i] = (offset + i) % n_sets;
+		if (pr)
+			schedule[pr->at] = pr->set;
+	}
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_TIME;
+	call.case_idx = k;
+	call.out_dir = s->out_dir;
+	call.tag = s->role == KJ_SIDE_REFERENCE ? "reft" : "cand";
+	call.seeds = seeds;
+	call.n_seeds = n_sets;
+	call.schedule = schedule;
+	call.n_calls = n_calls;
+	call.warmup = warmup;
+	call.flush_bytes = b->flush_bytes;
+	call.check = 1; /* both sides do the same work around the calls */
+	call.probe_at = pr ? pr->at : -1;
+	call.probe_seed = pr ? pr->seed : 0;
+	call.probe_set = pr ? pr->set : -1;
+	call.known = acc->known;
+	call.n_known = pr ? pr->set + 1 : n_sets;
+	if (call.n_known > acc->n_known)
+		call.n_known = acc->n_known;
+	/* Both sides alike, as for the rest of the work around the calls. */
+	call.export_outputs = devout;
+	call.empty = acc->empty;
+	if (other && other->loaded) {
+		rc = other->ops->freeze(other, 1, err);
+		if (rc != KJ_OK)
+			goto out;
+		frozen = 1;
+	}
+	t0 = kj__now_s();
+	rc = send_call(s, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, s, &r, err);
+	/* The candidate's outputs left on the device are copied by the
+	 * reference's worker before the judge's clock stops: what they hold
+	 * when the copy is made is what is judged, and all the work that made
+	 * it is inside the round's time. */
+	for (u = 0; rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
+		    !exported && u < r.n_distinct; u++)
+		exported = held_any(r.distinct[u]);
+	if (exported) {
+		if (frozen) {
+			rc = other->ops->freeze(other, 0, err);
+			frozen = 0;
+		}
+		/* One plan per distinct output (zeroed ones release as they
+		 * are); one of a set the round did not use is refused below. */
+		plans = calloc(r.n_distinct, sizeof(*plans));
+		if (rc == KJ_OK && !plans)
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		for (u = 0; rc == KJ_OK && u < r.n_distinct; u++) {
+			if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known)
+				break;
+			rc = dev_pairs(gold[r.distinct_set[u]].outputs, r.distinct[u], &r, &o->cmp,
+				       &plans[u], err);
+			if (rc == KJ_OK && plans[u].state == DEV_READY)
+				rc = dev_take(t, a, &plans[u], &st, err);
+		}
+	}
+	wall = (kj__now_s() - t0) * 1e3;
+	if (frozen) {
+		int rc2 = other->ops->freeze(other, 0, err);
+
+		if (rc == KJ_OK)
+			rc = rc2;
+	}
+	if (rc != KJ_OK)
+		goto out;
+	if (!r.ok) {
+		rc = side_failed(s, &r, c, res, err);
+		goto out;
+	}
+	if (r.n_samples != (size_t)n_calls || (n_calls && r.n_calls != (size_t)n_calls)) {
+		rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_PROTOCOL : KJ_ET_REFERENCE,
+				  "the %s's worker reported %zu timed calls for %d", kj_side_name(s->role),
+				  r.n_samples, n_calls) == KJ_OK
+			     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_calls; i++)
+		if (r.call_set[i] != schedule[i]) {
+			rc = kj_case_fail(c, KJ_ET_PROTOCOL, "the %s's worker timed call %d on "
+					  "another input set than asked", kj_side_name(s->role),
+					  i + 1) == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM,
+										  "out of memory");
+			goto out;
+		}
+	/* The new distinct outputs are known from now on: checked below (the
+	 * candidate's; a wrong one ends the case) or the reference's own. */
+	for (u = 0; u < r.n_distinct; u++) {
+		if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known) {
+			rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_PROTOCOL
+									   : KJ_ET_REFERENCE,
+					  "the %s's worker sent outputs of an input set the round "
+					  "did not use", kj_side_name(s->role)) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		acc->known[r.distinct_set[u]]++;
+	}
+	if (s->role == KJ_SIDE_CANDIDATE) {
+		if (r.inputs_changed) {
+			rc = kj_case_fail(c, KJ_ET_INPUT_MODIFIED, "the candidate changed its input "
+					  "tensors during the timed runs") == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		/* Every distinct output of the round against its set's golden. */
+		for (u = 0; u < r.n_distinct; u++) {
+			struct golden *g = &gold[r.distinct_set[u]];
+			double tc = kj__now_s();
+
+			rc = compare_outputs(t, a, g->outputs, g->dir, r.distinct[u], &r, &o->cmp,
+					     devout, plans ? &plans[u] : NULL, c, &st, err);
+			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
+			if (rc != KJ_OK)
+				goto out;
+			if (st == DEV_REDO) {
+				acc->redo = 1;
+				goto out;
+			}
+			if (st != DEV_HOST) {
+				char *m = NULL;
+
+				if (c->type != KJ_ET_PROTOCOL) {
+					if (asprintf(&m, "an output of the timed runs is wrong: %s",
+						     c->message ? c->message : "") < 0) {
+						rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+						goto out;
+					}
+					free(c->message);
+					c->message = m;
+					c->type = KJ_ET_TIMED_MISMATCH;
+				}
+				goto out;
+			}
+		}
+	}
+	/* A sample longer than the judge saw the whole round take cannot be. */
+	for (i = 0; (record || pr) && i < n_calls; i++)
+		if (r.samples_ms[i] > wall) {
+			rc = kj_case_fail(c, s->role == KJ_SIDE_CANDIDATE ? KJ_ET_TIMING_MISMATCH
+									   : KJ_ET_REFERENCE,
+					  "the %s reported a call of %.6g ms in a round the "
+					  "judge's clock saw take %.6g ms", kj_side_name(s->role),
+					  r.samples_ms[i], wall) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+	if (pr) {
+		/* Its own sample, not the round's. */
+		*pr->ms = r.samples_ms[pr->at];
+		*ok = 1;
+		goto out;
+	}
+	acc->wall_per_call = n_calls ? wall / n_calls : wall;
+	acc->peak_mb = r.peak_memory_mb > acc->peak_mb ? r.peak_memory_mb : acc->peak_mb;
+	acc->idle_sync_ms = r.idle_sync_ms;
+	snprintf(acc->timer, sizeof(acc->timer), "%s", r.timer);
+	if (record && n_calls) {
+		for (i = 0; i < n_calls; i++) {
+			sum += r.samples_ms[i];
+			if (dvec_add(&acc->ms, r.samples_ms[i]) || dvec_add(&acc->esc, r.escaped_ms[i])) {
+				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+		if (dvec_add(&acc->over, (wall - sum) / n_calls) ||
+		    dvec_add(&acc->wall, wall / n_calls) || dvec_add(&acc->smean, sum / n_calls)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	*ok = 1;
+out:
+	for (u = 0; plans && u < r.n_distinct; u++)
+		devplan_release(&plans[u]);
+	free(plans);
+	free(schedule);
+	kj_reply_release(&r);
+	kj__clear_dir(s->out_dir, ".npy");
+	return rc;
+}
+
+/* The device's limits, once per benchmark run, from the reference's worker. */
+static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_result *res,
+			 struct kj_case *c, int *ok, struct kj_error *err)
+{
+	struct kj_call call;
+	struct kj_reply r;
+	int rc, usable;
+
+	*ok = 1;
+	if (res->copy_gbs > 0)
+		return KJ_OK;
+	*ok = 0;
+	rc = ensure_side(&t->ref, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		return rc;
+	memset(&call, 0, sizeof(call));
+	call.op = KJ_CALL_DEVICE;
+	kj_reply_init(&r);
+	rc = send_call(&t->ref, &call, err);
+	if (rc == KJ_OK)
+		rc = recv_call(a, &t->ref, &r, err);
+	if (rc == KJ_OK && !r.ok)
+		rc = side_failed(&t->ref, &r, c, res, err);
+	else if (rc == KJ_OK) {
+		res->copy_gbs = r.copy_gbs;
+		res->launch_ms = r.launch_ms;
+		*ok = 1;
+	}
+	kj_reply_release(&r);
+	return rc;
+}
+
+/* One batch of probes: each of the n sets from gold[first] in a round of
+ * three calls, between two on cycled sets, on both sides (the candidate's
+ * outputs checked as every timed call's are); the fastest call of each
+ * side on them, out.  *offset moves on as the rounds do. */
+static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		       const struct kj_bench_opts *b, struct kj_result *res, int k,
+		       const uint64_t *seeds, int n_sets, struct golden *gold, int first,
+		       const uint64_t *probe_seeds, int n, int timing_ref, struct timed *tr,
+		       struct timed *tc, int *offset, double *fastest, double *fastest_r,
+		       int devout, struct kj_case *c, int *ok, struct kj_error *err)
+{
+	int j, rc = KJ_OK;
+
+	*ok = 1;
+	*fastest = *fastest_r = INFINITY;
+	for (j = 0; j < n; j++) {
+		double ms = 0, ref_ms = 0;
+		struct probe pc = { 1, first + j, probe_seeds[j], &ms };
+		struct probe pf = { 1, first + j, probe_seeds[j], &ref_ms };
+
+		rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, *offset,
+				3, 0, tc, 0, &pc, devout, c, ok, err);
+		if (rc == KJ_OK && *ok && timing_ref)
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					*offset, 3, 0, tr, 0, &pf, devout, c, ok, err);
+		if (rc != KJ_OK || !*ok)
+			return rc;
+		*offset = (*offset + 2) % n_sets;
+		if (ms < *fastest)
+			*fastest = ms;
+		if (ref_ms < *fastest_r)
+			*fastest_r = ref_ms;
+	}
+	return rc;
+}
+
+static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
+		      struct kj_case *c, int *redo, struct kj_error *err)
+{
+	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1, n_probe = PROBE_SETS;
+	const int n_gold = n_sets + PROBE_BATCHES * PROBE_SETS;
+	struct golden *gold = calloc((size_t)n_gold, sizeof(*gold));
+	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
+	uint64_t probe_seeds[PROBE_BATCHES * PROBE_SETS];
+	struct timed tr, tc, te;
+	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
+	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
+	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
+	double cand_floor = 0, round_ms, warm_pace = 0, res_ms = 0;
+	const struct dvec *ov = NULL;
+	int retimed = 0, probed = 0;
+	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
+	int timing_ref = !b->skip_framework && !(shared_ref > 0);
+	/* The harness's cost per call: from the reference's rounds, else as
+	 * measured with the shared baseline, else from rounds of empty calls
+	 * on the reference's worker. */
+	double shared_over = !timing_ref && shared_ref > 0 && b->ref_over_ms &&
+			     b->ref_over_ms[k] > 0 ? b->ref_over_ms[k] : 0;
+	int timing_empty = !timing_ref && !(shared_over > 0);
+	size_t least;
+
+	memset(&tr, 0, sizeof(tr));
+	memset(&tc, 0, sizeof(tc));
+	memset(&te, 0, sizeof(te));
+	tr.known = calloc((size_t)n_gold, sizeof(int));
+	tc.known = calloc((size_t)n_gold, sizeof(int));
+	tr.n_known = tc.n_known = n_gold;
+	/* The empty calls' outputs are the reference's own: one numbering
+	 * of distinct outputs on its worker. */
+	te.known = tr.known;
+	te.n_known = tr.n_known;
+	te.known_borrowed = 1;
+	te.empty = 1;
+	c->input_set = 1;
+	if (!gold || !seeds || !tr.known || !tc.known) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (j = 0; j < n_gold; j++)
+		golden_init(&gold[j]);
+	for (j = 0; j < n_sets; j++)
+		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
+					 : kj_seed_derive(a->run_key, kj_task_identity(t), k, 1000 + j);
+	for (j = 0; j < PROBE_BATCHES * PROBE_SETS; j++)
+		probe_seeds[j] = o->seed_fixed ? o->seed + 500 + (uint64_t)j
+					       : kj_seed_derive(a->run_key, kj_task_identity(t), k, 2000 + j);
+	c->seed = seeds[0];
+	rc = ensure_side(&t->cand, c, res, &usable, err);
+	if (rc != KJ_OK || !usable)
+		goto out;
+	/* Golden outputs of every timed input set: from the cache or the
+	 * reference, which runs them one after the other. */
+	for (j = 0; j < n_sets; j++) {
+		rc = timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		kept |= held_any(gold[j].outputs);
+		if (!gold[j].e.dir[0] && !all_kept(gold[j].outputs)) {
+			/* Not kept in the cache (it could not be stored there):
+			 * the stage holds one set at a time, so later sets would
+			 * overwrite it.  Time with one. */
+			n_sets = j + 1;
+			break;
+		}
+		if (j == 0) {
+			/* As many sets as fit. */
+			one = kj_value_tensor_bytes(gold[0].outputs) + 2 * desc_bytes(gold[0].input_desc);
+			if (one * n_sets > TIMED_SETS_BYTES)
+				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
+		}
+	}
+	/* The sets the candidate will see once each, after the rounds (they
+	 * follow the cycled ones in gold[]): only where there is a cache to
+	 * keep their goldens in and room for them. */
+	if (n_sets < 2 || one * (n_sets + n_probe) > TIMED_SETS_BYTES)
+		n_probe = 0;
+	for (j = 0; j < n_probe; j++) {
+		rc = timed_golden(t, a, k, probe_seeds[j], devout, &gold[n_sets + j], c, res, &ok,
+				  err);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		kept |= held_any(gold[n_sets + j].outputs);
+		if (!gold[n_sets + j].e.dir[0] && !all_kept(gold[n_sets + j].outputs)) {
+			n_probe = j;
+			break;
+		}
+	}
+	/* Outputs left on the device only where every golden is kept there
+	 * (goldens from the cache are files): else each side's timed outputs
+	 * go through host memory, the same on both. */
+	for (j = 0; devout != KJ_DEVOUT_OFF && j < n_sets + n_probe; j++)
+		if (!held_any(gold[j].outputs))
+			devout = KJ_DEVOUT_OFF;
+	keep_desc(c, gold[0].input_desc);
+	out_bytes = kj_value_tensor_bytes(gold[0].outputs);
+	rc = device_limits(t, a, res, c, &ok, err);
+	if (rc != KJ_OK || !ok)
+		goto out;
+	if (timing_ref || timing_empty) {
+		rc = ensure_side(&t->ref, c, res, &usable, err);
+		if (rc != KJ_OK || !usable)
+			goto out;
+	}
+	/* Warm-up: the seed's calls, then more until 200 ms of them ran, so
+	 * that clocks and caches settle before the first sample. */
+	t_start = kj__now_s();
+	{
+		int w = b->warmup > 0 ? b->warmup : 1, pass;
+
+		for (pass = 0; pass < 2; pass++) {
+			double pace;
+
+			if (timing_ref) {
+				rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+						0, 0, w, &tr, 0, NULL, devout, c, &ok, err);
+				if (rc != KJ_OK || !ok)
+					goto out;
+			}
+			rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
+					w, &tc, 0, NULL, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+			/* A round without timed calls: wall_per_call is its whole
+			 * wall time, the w calls and the round's own work. */
+			pace = (tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call
+								    : tr.wall_per_call) / w;
+			warm_pace = pace;
+			if (pass == 1 || w * pace >= 200)
+				break;
+			w = (int)(200 / (pace > 0.001 ? pace : 0.001));
+			if (w > 100000)
+				w = 100000;
+		}
+		/* The empty calls' outputs are made in this round, untimed
+		 * and outside every measured one. */
+		if (timing_empty) {
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					0, 0, 1, &te, 0, NULL, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
+	}
+	/* Interleaved rounds until both medians are known well enough, and
+	 * at least MIN_ROUNDS of them: the judge's figures are quantiles over
+	 * rounds.  On the CPU rounds are shorter: the more of them, the more
+	 * the scheduler spared. */
+	least = b->repeats > 5 ? (size_t)b->repeats : 5;
+	round_ms = strcmp(tc.timer, "cuda_event") ? ROUND_MS_CPU : ROUND_MS_GPU;
+retime:
+	for (;;) {
+		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
+
+		/* The first round as long as the others: its pace from the
+		 * warm-up (rounds of one length take the same harness cost off
+		 * both sides of a pair). */
+		if (rounds == 0)
+			per = warm_pace;
+		if (per > 0)
+			round_calls = (int)(round_ms / per); /* about round_ms of each side per round */
+		/* --max_repeats spread over MIN_ROUNDS rounds at least. */
+		if (b->max_repeats / MIN_ROUNDS > 0 && round_calls > b->max_repeats / MIN_ROUNDS)
+			round_calls = b->max_repeats / MIN_ROUNDS;
+		if (round_calls < 3)
+			round_calls = 3;
+		if (round_calls > 1000)
+			round_calls = 1000;
+		/* Reference and candidate in turn, in ABBA order (the first of
+		 * a pair alternates), so that whatever follows the other side's
+		 * round (clocks, caches, the freeze) falls on both alike. */
+		{
+			int pass;
+
+			for (pass = 0; pass < 2; pass++) {
+				int cand_now = (pass == 0) == (rounds % 2 == 1);
+
+				if (!cand_now && !timing_ref)
+					continue;
+				rc = cand_now ? time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds,
+							   n_sets, gold, offset, round_calls, 0, &tc,
+							   1, NULL, devout, c, &ok, err)
+					      : time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds,
+							   n_sets, gold, offset, round_calls, 0, &tr,
+							   1, NULL, devout, c, &ok, err);
+				if (rc != KJ_OK || !ok)
+					goto out;
+			}
+		}
+		/* The harness alone, on the reference's worker, where the
+		 * reference itself is not timed. */
+		if (timing_empty) {
+			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
+					offset, round_calls, 0, &te, 1, NULL, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
+		offset = (offset + round_calls) % n_sets;
+		rounds++;
+		if ((rc = median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
+		    (timing_ref && (rc = median_ci(&tr.ms, &med_r, &rel_r, err)) != KJ_OK))
+			goto out;
+		if (tc.ms.n >= (size_t)b->max_repeats)
+			break;
+		if (rounds < MIN_ROUNDS)
+			continue;
+		if (tc.ms.n >= (size_t)b->repeats && (!timing_ref || tr.ms.n >= (size_t)b->repeats) &&
+		    rel_c <= b->target_ci && (!timing_ref || rel_r <= b->target_ci))
+			break;
+		/* The budget ends the rounds once each side has its --repeats
+		 * (the least it takes, as the seed's count was), 5 at least. */
+		if (kj__now_s() - t_start >= b->budget_s && tc.ms.n >= least &&
+		    (!timing_ref || tr.ms.n >= least))
+			break;
+	}
+	/* The sets neither side has seen in its rounds (above); a second
+	 * batch where the first trips, if there is room for its goldens. */
+	if (n_probe > 0 && !probed) {
+		double fastest, fastest_r, ratio_r;
+		int batch, tripped = 0, first = n_sets;
+
+		for (batch = 0; batch < PROBE_BATCHES; batch++) {
+			if (batch > 0) {
+				int got = 0;
+
+				if (one * (first + n_probe) > TIMED_SETS_BYTES)
+					break;
+				for (j = 0; j < n_probe; j++) {
+					struct golden *g = &gold[first + j];
+
+					rc = timed_golden(t, a, k, probe_seeds[batch * PROBE_SETS + j],
+							  devout, g, c, res, &ok, err);
+					if (rc != KJ_OK || !ok)
+						goto out;
+					kept |= held_any(g->outputs);
+					if ((!g->e.dir[0] && !all_kept(g->outputs)) ||
+					    (devout != KJ_DEVOUT_OFF && !held_any(g->outputs)))
+						break;
+					got++;
+				}
+				if (got < n_probe)
+					break; /* no room: the first batch's verdict stands */
+			}
+			rc = probe_batch(t, a, o, b, res, k, seeds, n_sets, gold, first,
+					 probe_seeds + batch * PROBE_SETS, n_probe, timing_ref, &tr,
+					 &tc, &offset, &fastest, &fastest_r, devout, c, &ok, err);
+			if (rc != KJ_OK || !ok)
+				goto out;
+			c->unseen_ms = fastest;
+			c->unseen_ref_ms = timing_ref ? fastest_r : 0;
+			tripped = replay_tripped(fastest, fastest_r, med_c, med_r, timing_ref,
+						 res->launch_ms, &ratio_r);
+			if (!tripped)
+				break;
+			if (batch == 0)
+				kj_attempt_tally(a, "replay_confirm_n", 1);
+			first += n_probe;
+		}
+		if (tripped) {
+			rc = kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's "
+					  "fastest call took %.4g ms, %.3gx its median of %.4g ms on "
+					  "the inputs it was timed on again and again (the reference's: "
+					  "%.3gx): its speed comes from having seen them", fastest,
+					  fastest / med_c, med_c, ratio_r) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	/* Seen once: a case timed again keeps this verdict (the sets are
+	 * no longer unseen). */
+	probed = 1;
+	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
+	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
+				   KJ_OK)) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* The judge's clock decides.  Each side's figure is the median over
+	 * its rounds of the round's wall time per call less the harness's
+	 * cost per call, which the reference's worker measured (its rounds'
+	 * time its own samples do not account for; or empty calls'; or the
+	 * shared baseline's): the same amount taken off both sides.  Then the
+	 * candidate's samples are checked against it (judge_figures). */
+	{
+		double over = timing_ref ? stat_kept(&tr.over, JUDGE_Q)
+			      : timing_empty ? stat_kept(&te.over, JUDGE_Q) : shared_over;
+		double spread = timing_ref     ? stat_kept(&tr.over, -1)
+				: timing_empty ? stat_kept(&te.over, -1) : 0;
+		int gpu = !strcmp(tc.timer, "cuda_event"), tripped = 0;
+
+		if (isnan(over) || isnan(spread)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+
+		ov = timing_ref ? &tr.over : timing_empty ? &te.over : NULL;
+		res_ms = judge_resolution(over, gpu);
+		if (judge_figures(&tc, ov, over, res_ms, &c->cand) != KJ_OK ||
+		    (timing_ref && judge_figures(&tr, &tr.over, over, 0, &c->ref) != KJ_OK)) {
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = check_samples(c, timing_ref, over, spread, res_ms, gpu, retimed, &tripped, err);
+		if (rc != KJ_OK || c->type != KJ_ET_NOT_JUDGED)
+			goto out;
+		if (tripped) {
+			/* Once more, from fresh rounds: what upset one set of
+			 * rounds (another process on the machine, a worker moved
+			 * between cores) seldom comes back; a forgery does. */
+			timed_reset(&tr);
+			timed_reset(&tc);
+			timed_reset(&te);
+			rounds = 0;
+			retimed = 1;
+			c->timing_rechecked = 1;
+			kj_attempt_tally(a, "timing_recheck_n", 1);
+			goto retime;
+		}
+	}
+	/* The physical floor: a call cannot be faster than the smallest kernel,
+	 * or than writing its outputs once at the device's copy bandwidth. */
+	{
+		/* The smallest kernel, as the device probe timed it; but never
+		 * more than the reference's own fastest call, which launched at
+		 * least that much on the same device in the same rounds (under
+		 * eval, other attempts' workers starting CUDA on the GPU made
+		 * the probe's 0.0143 ms of a 64 x 64 add whose calls took
+		 * 0.0037 ms). */
+		double launch = res->launch_ms;
+		double floor_ms, bytes_ms = 0.5 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
+		size_t s_i;
+
+		for (s_i = 0; timing_ref && s_i < tr.ms.n; s_i++)
+			if (tr.ms.v[s_i] > 0 && tr.ms.v[s_i] < launch)
+				launch = tr.ms.v[s_i];
+		/* A baseline given from earlier in the batch: its median took
+		 * at least a kernel too. */
+		if (!timing_ref && shared_ref > 0 && shared_ref < launch)
+			launch = shared_ref;
+		floor_ms = 0.5 * launch;
+
+		if (bytes_ms > floor_ms)
+			floor_ms = bytes_ms;
+		/* The samples' median.  (The judge's figure is a difference
+		 * of two times, the round's and the harness's: on a busy
+		 * machine it can fall below the floor for an honest call; the
+		 * speedup's bound keeps it from counting for more.) */
+		if (med_c < floor_ms) {
+			rc = kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's median call took "
+					  "%.4g ms, less than the device needs for it (%.4g ms: %.0f "
+					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)", med_c,
+					  floor_ms, out_bytes, res->copy_gbs, res->launch_ms) == KJ_OK
+				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+			goto out;
+		}
+		cand_floor = floor_ms;
+	}
+	if (!timing_ref) {
+		memset(&c->ref, 0, sizeof(c->ref));
+		c->ref.mean_ms = c->ref.median_ms = c->ref.judge_ms =
+			shared_ref > 0 ? shared_ref : b->framework_latency_ms;
+		if (shared_ref > 0 && b->ref_median_ms && b->ref_median_ms[k] > 0)
+			c->ref.median_ms = b->ref_median_ms[k];
+		c->ref.overhead_ms = c->cand.overhead_ms;
+		c->ref_given = 1;
+		c->ref_cached = shared_ref > 0;
+	}
+	c->timed = 1;
+	{
+		rc = judge_speedup(&tr, &tc, timing_ref, ov, c->cand.overhead_ms, res_ms,
+				   c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
+		if (rc != KJ_OK) {
+			rc = kj_error_set(err, rc, "out of memory");
+			goto out;
+		}
+	}
+	c->compared = (int)gold[0].outputs->n;
+	c->expected = (int)gold[0].outputs->n;
+	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
+		res->infra_errors++;
+out:
+	*redo = rc == KJ_OK && (tc.redo || tr.redo);
+	if (kept && rc == KJ_OK)
+		rc = dev_drop(t, a, err);
+	for (j = 0; gold && j < n_gold; j++)
+		golden_release(&gold[j], ref_dir(t, a));
+	free(gold);
+	free(seeds);
+	timed_release(&tr);
+	timed_release(&tc);
+	timed_release(&te);
+	kj__clear_dir(t->cand.out_dir, ".npy");
+	kj__clear_dir(t->ref.out_dir, ".npy");
+	return rc;
+}
+
+int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		 const struct kj_bench_opts *b, const struct kj_hooks *hooks,
+		 struct kj_result *res, struct kj_error *err)
+{
+	int rc, k;
+
+	rc = start_result(t, a, o, res, err);
+	if (rc != KJ_OK)
+		return finish_result(a, res, rc, err);
+	res->benchmark = 1;
+	res->input_sets = b->timed_sets > 0 ? b->timed_sets : 1;
+	res->bench = *b;
+	for (k = 0; k < res->n_cases; k++) {
+		int redo = 0;
+
+		rc = bench_case(t, a, o, b, res, k, a->cfg->device_outputs, &res->cases[k], &redo,
+				err);
+		if (rc == KJ_OK && redo) {
+			/* A timed output the device could not decide: the case
+			 * timed again, every output through host memory. */
+			kj_attempt_tally(a, "device_redo_n", 1);
+			rc = bench_case(t, a, o, b, res, k, KJ_DEVOUT_OFF, &res->cases[k], &redo,
+					err);
+		}
+		if (rc == KJ_OK)
+			rc = hook(hooks, t, res, &res->cases[k], err);
+		if (rc != KJ_OK)
+			return finish_result(a, res, rc, err);
+	}
+	return finish_result(a, res, KJ_OK, err);
+}

@@ -1,0 +1,346 @@
+/*
+ * bench_checks.c - the benchmark's figures and timing checks over recorded
+ * samples: medians and quantiles, the judge's-clock figures and speedup,
+ * the cross-check of the samples (TimingMismatch) and the replay test.
+ */
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pipeline_internal.h"
+
+int dvec_add(struct dvec *d, double x)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 256;
+		double *v = realloc(d->v, cap * sizeof(double));
+
+		if (!v)
+			return KJ_ENOMEM;
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = x;
+	return KJ_OK;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median of d and the relative half-width of its 95 % interval
+ * (order statistics); INFINITY with fewer than 5 values. */
+int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error *err)
+{
+	struct kj_latency l;
+
+	*median = 0;
+	*rel = INFINITY;
+	if (d->n < 5)
+		return KJ_OK;
+	if (kj__latency(d->v, NULL, d->n, 0, NULL, &l) != KJ_OK)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	*median = l.median_ms;
+	if (l.median_ms > 0)
+		*rel = (l.ci_high_ms - l.ci_low_ms) / 2 / l.median_ms;
+	return KJ_OK;
+}
+
+static double median_of(struct dvec *d)
+{
+	if (!d->n)
+		return 0;
+	qsort(d->v, d->n, sizeof(double), cmp_dbl);
+	return d->n % 2 ? d->v[d->n / 2] : (d->v[d->n / 2 - 1] + d->v[d->n / 2]) / 2;
+}
+
+/* Whether a batch's fastest calls on new inputs say replay (above). */
+int replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
+		   int timing_ref, double launch_ms, double *ratio_r)
+{
+	*ratio_r = 1.0;
+	/* The reference's own ratio, between 1 and 1.5: what new inputs cost
+	 * honest code here, not what its noise could make of it. */
+	if (timing_ref && med_r > 0 && fastest_r / med_r > 1.0)
+		*ratio_r = fastest_r / med_r < 1.5 ? fastest_r / med_r : 1.5;
+	return med_c > 0 && fastest > REPLAY_RATIO * *ratio_r * med_c &&
+	       fastest - med_c > 2 * launch_ms;
+}
+
+/* The median absolute deviation of d, scaled to a standard deviation's
+ * (1.4826: normal data). */
+static double mad_of(struct dvec *d)
+{
+	struct dvec dev = { NULL, 0, 0 };
+	double m = median_of(d), r;
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (dvec_add(&dev, fabs(d->v[i] - m)) != KJ_OK) {
+			free(dev.v);
+			return INFINITY; /* no spread known: no bound can be met */
+		}
+	r = 1.4826 * median_of(&dev);
+	free(dev.v);
+	return r;
+}
+
+/* The p-quantile of d (sorts d), and its 95 % interval (order statistics,
+ * the binomial's normal approximation). */
+static void quantile_ci(struct dvec *d, double p, double *q, double *lo, double *hi)
+{
+	double k, half, pos;
+	long l, h;
+	size_t i;
+
+	*q = *lo = *hi = 0;
+	if (!d->n)
+		return;
+	qsort(d->v, d->n, sizeof(double), cmp_dbl);
+	pos = p * (double)(d->n - 1);
+	i = (size_t)pos;
+	*q = i + 1 < d->n ? d->v[i] + (pos - (double)i) * (d->v[i + 1] - d->v[i]) : d->v[i];
+	k = p * (double)d->n;
+	half = 1.96 * sqrt((double)d->n * p * (1 - p));
+	l = (long)floor(k - half) - 1;
+	h = (long)ceil(k + half) - 1;
+	*lo = d->v[l < 0 ? 0 : l];
+	*hi = d->v[h >= (long)d->n ? (long)d->n - 1 : h < 0 ? 0 : h];
+}
+
+static double quantile_of(struct dvec *d, double p)
+{
+	double q, lo, hi;
+
+	quantile_ci(d, p, &q, &lo, &hi);
+	return q;
+}
+
+/* The p-quantile (p >= 0) or, with p < 0, the MAD of d, d left in its
+ * order (its rounds stay paired with the other side's); NAN without memory. */
+double stat_kept(const struct dvec *d, double p)
+{
+	struct dvec c = { NULL, 0, 0 };
+	double r;
+
+	if (d->n && !(c.v = malloc(d->n * sizeof(double))))
+		return NAN;
+	if (d->n)
+		memcpy(c.v, d->v, d->n * sizeof(double));
+	c.n = c.cap = d->n;
+	r = p >= 0 ? quantile_of(&c, p) : mad_of(&c);
+	free(c.v);
+	return r;
+}
+
+/*
+ * The harness's cost per call to take off round i of a side: the median
+ * of the reference's worker's in the same ABBA pair and its neighbours
+ * (rounds of as many calls, at about the same time: a cost that drifts
+ * over the case falls on both sides, while one round of the reference's
+ * that the scheduler delayed does not make the candidate's look free),
+ * where it measured one per pair; else `over`.
+ */
+static double over_at(const struct dvec *ov, size_t n_rounds, size_t i, double over)
+{
+	double a, b, c;
+
+	if (!ov || ov->n != n_rounds || i >= ov->n)
+		return over;
+	if (ov->n < 3)
+		return ov->v[i];
+	if (i == 0)
+		i = 1;
+	else if (i == ov->n - 1)
+		i = ov->n - 2;
+	a = ov->v[i - 1];
+	b = ov->v[i];
+	c = ov->v[i + 1];
+	/* The middle one of three. */
+	if ((a <= b && b <= c) || (c <= b && b <= a))
+		return b;
+	if ((b <= a && a <= c) || (c <= a && a <= b))
+		return a;
+	return c;
+}
+
+/*
+ * A side's figures from the judge's clock (kj_latency's judge_ms and its
+ * interval, round_sample_ms, overhead_ms): its rounds' wall time per call
+ * less the harness's cost per call (over_at), at JUDGE_Q; its samples per
+ * round at the same quantile.  The interval is widened by `res` on each
+ * side: what taking off a cost another worker measured may be off by.
+ * Call after kj__latency.
+ */
+int judge_figures(struct timed *t, const struct dvec *ov, double over, double res,
+		  struct kj_latency *l)
+{
+	struct dvec j = { NULL, 0, 0 };
+	size_t i;
+	int rc = KJ_OK;
+
+	for (i = 0; rc == KJ_OK && i < t->wall.n; i++)
+		rc = dvec_add(&j, t->wall.v[i] - over_at(ov, t->wall.n, i, over));
+	if (rc != KJ_OK) {
+		free(j.v);
+		return rc;
+	}
+	quantile_ci(&j, JUDGE_Q, &l->judge_ms, &l->judge_ci_low_ms, &l->judge_ci_high_ms);
+	l->judge_ci_low_ms -= res;
+	l->judge_ci_high_ms += res;
+	free(j.v);
+	l->rounds = (int)t->wall.n;
+	l->round_sample_ms = quantile_of(&t->smean, JUDGE_Q);
+	l->overhead_ms = over;
+	return KJ_OK;
+}
+
+/*
+ * The speedup.  The judge's own is the median over pairs of rounds (the
+ * reference's and the candidate's of one ABBA pair, so that what changed
+ * between pairs falls on both) of the ratio of their judge's figures, each
+ * round's wall time per call less the harness's cost (over_at: the
+ * reference's round's of the pair; the given or shared baseline's figure
+ * `ref_j` where the reference was not timed); the candidate's no less than
+ * the physical floor.  Its 95 % interval is the median's (order
+ * statistics), widened by the judge's resolution `res` on the candidate's
+ * figure.  The samples' medians measure a call to the microsecond where
+ * the judge's clock sees rounds: their ratio is the speedup unless it is
+ * above that interval, then the interval's upper end (speedup_bounded):
+ * the speedup never exceeds what the judge's clock saw by more than that
+ * interval, whatever the samples say.
+ */
+int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
+		  const struct dvec *ov, double over, double res, double ref_j,
+		  double ref_med, double floor_ms, struct kj_case *c)
+{
+	struct dvec r = { NULL, 0, 0 };
+	struct kj_latency l;
+	size_t i, n = timing_ref && tr->wall.n < tc->wall.n ? tr->wall.n : tc->wall.n;
+	double s, lo, hi, jc_fig = c->cand.judge_ms, den;
+
+	for (i = 0; i < n; i++) {
+		double o = over_at(ov, tc->wall.n, i, over);
+		double jr = timing_ref ? tr->wall.v[i] - o : ref_j, jc = tc->wall.v[i] - o;
+
+		if (jc < floor_ms)
+			jc = floor_ms;
+		if (jr > 0 && jc > 0 && dvec_add(&r, jr / jc) != KJ_OK) {
+			free(r.v);
+			return KJ_ENOMEM;
+		}
+	}
+	if (kj__latency(r.v, NULL, r.n, 0, NULL, &l) != KJ_OK) {
+		free(r.v);
+		return KJ_ENOMEM;
+	}
+	free(r.v);
+	/* The pairs' interval, widened by what the candidate's figure may be
+	 * off by (res): a call of jc_fig could be one of jc_fig +- res.  Where
+	 * res reaches the floor the judge's clock bounds nothing from above. */
+	lo = l.ci_low_ms;
+	hi = l.ci_high_ms;
+	if (jc_fig < floor_ms)
+		jc_fig = floor_ms; /* as the pairs' figures were */
+	if (res > 0 && jc_fig > 0) {
+		lo *= jc_fig / (jc_fig + res);
+		den = jc_fig - res;
+		if (den < floor_ms)
+			den = floor_ms;
+		hi = den > 0 ? hi * jc_fig / den : (double)INFINITY;
+	} else if (res > 0) {
+		lo = 0.0; /* nothing to go by: the samples' ratio stands */
+		hi = INFINITY;
+	}
+	c->judge_speedup = l.median_ms;
+	c->judge_speedup_lo = lo;
+	c->judge_speedup_hi = isfinite(hi) ? hi : 0.0; /* 0: unbounded */
+	s = ref_med > 0 && c->cand.median_ms > 0 ? ref_med / c->cand.median_ms : 0.0;
+	c->speedup_bounded = 0;
+	if (!r.n) {
+		s = 0.0; /* no round the judge could figure: no speedup */
+	} else if (s > hi) {
+		/* Never more than the judge's clock allows.  (Samples that
+		 * say less than the judge saw only cost their own side.) */
+		s = hi;
+		c->speedup_bounded = 1;
+	}
+	c->speedup = s;
+	return KJ_OK;
+}
+
+/*
+ * The cross-check.  Each side's samples, as a figure per round, over its
+ * judge's-clock figure: the reference's (trusted code, in the same harness)
+ * says what the ratio is for honest work here, about 1.  The candidate's
+ * may fall below it by CHECK_REL of its figure, plus CHECK_SPREAD times the
+ * spread of the harness's cost per call over the reference's rounds or the
+ * judge's resolution (judge_resolution), whichever is more, plus CHECK_ABS
+ * (per device kind), over its figure: what two workers running the same
+ * code differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the
+ * figures these come from).  Samples that claim less than that are not the
+ * time the calls took: TimingMismatch, once it trips twice (the caller
+ * times the case again after a first trip: final 0 sets *tripped).  The
+ * speedup never rests on them; this makes a forgery a failure instead of a
+ * wasted effort.
+ */
+#define CHECK_REL_CPU 0.10
+#define CHECK_REL_GPU 0.05
+#define CHECK_ABS_CPU 0.02  /* ms */
+#define CHECK_ABS_GPU 0.002 /* ms */
+#define CHECK_SPREAD 3.0
+/* The harness's cost per call of two workers running the same harness
+ * differs by this share of it (docs/PERFORMANCE.md, "The judge's clock":
+ * on the H100, charged one cost for all rounds, a 20 us matmul's came out
+ * up to 0.12 ms a call either side of the reference worker's 0.40; most of
+ * that is the cost changing between rounds, which the pairing takes off). */
+#define OVER_REL_CPU 0.05
+#define OVER_REL_GPU 0.10
+
+/* What the judge's figure of a call may be off by, beyond what the
+ * rounds' own scatter shows: OVER_REL of the harness's cost per call (each
+ * round is charged the cost of the reference's round in its pair, so what
+ * changes over time falls on both; what stays is two workers' difference). */
+double judge_resolution(double over, int gpu)
+{
+	return (gpu ? OVER_REL_GPU : OVER_REL_CPU) * fabs(over);
+}
+
+int check_samples(struct kj_case *c, int timing_ref, double over, double spread,
+		  double res, int gpu, int final, int *tripped, struct kj_error *err)
+{
+	double jc = c->cand.judge_ms, rc_ = 0, rr = 1.0, slack, least;
+
+	if (timing_ref && c->ref.judge_ms > 0)
+		rr = c->ref.round_sample_ms / c->ref.judge_ms;
+	/* The reference's ratio counts as no more than 1: its samples
+	 * claiming more than its rounds held leaves no room for a candidate's
+	 * to claim less. */
+	if (rr > 1.0)
+		rr = 1.0;
+	slack = (gpu ? CHECK_REL_GPU : CHECK_REL_CPU) +
+		((CHECK_SPREAD * spread > res ? CHECK_SPREAD * spread : res) +
+		 (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU)) / (jc > 0 ? jc : 1e-9);
+	least = rr * (1.0 - slack);
+	if (jc > 0)
+		rc_ = c->cand.round_sample_ms / jc;
+	c->check_ratio_ref = rr;
+	c->check_ratio_cand = rc_;
+	c->check_ratio_min = least;
+	c->judge_resolution_ms = res;
+	if (!(jc > 0) || rc_ >= least)
+		return KJ_OK;
+	if (!final) {
+		*tripped = 1; /* the caller times the case again */
+		return KJ_OK;
+	}
+	return kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate's samples say %.4g ms a call, "
+			    "its rounds on the judge's clock %.4g ms a call less the harness's %.4g "
+			    "ms: a ratio of %.3g, where the reference's is %.3g and the least "
+			    "allowed %.3g", c->cand.round_sample_ms, jc + over, over, rc_, rr,
+			    least) == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}

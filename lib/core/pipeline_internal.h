@@ -1,0 +1,172 @@
+/*
+ * pipeline_internal.h - what the pipeline's files share (kj_verify and
+ * kj_benchmark, split by concern): pipeline.c (a side, a result),
+ * golden.c, devcmp.c, verify.c, bench.c, bench_checks.c.  Internal to
+ * lib/core/.
+ */
+#ifndef KJ_CORE_PIPELINE_INTERNAL_H
+#define KJ_CORE_PIPELINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kjudge/pipeline.h"
+#include "kjudge/runner.h"
+#include "kjudge/value.h"
+#include "core/core.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/internal.h"
+
+
+/* --- one side, one result (pipeline.c) ------------------------------------------ */
+
+int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
+		int *usable, struct kj_error *err);
+int side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
+		struct kj_result *res, struct kj_error *err);
+int send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err);
+int recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
+	      struct kj_error *err);
+int keep_desc(struct kj_case *c, const json_t *desc);
+int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		 struct kj_result *res, struct kj_error *err);
+int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
+		  struct kj_error *err);
+int hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
+	 struct kj_case *c, struct kj_error *err);
+
+/* --- golden outputs (golden.c) ------------------------------------------------------ */
+
+struct golden {
+	struct kj__entry e;     /* when held in the cache */
+	int cached;             /* found in the cache (not computed now) */
+	struct kj_reply rep;    /* the reference's reply when computed */
+	const struct kj_value *outputs;
+	const char *dir;
+	const json_t *input_desc;
+};
+
+void golden_init(struct golden *g);
+void golden_release(struct golden *g, const char *stage);
+const char *ref_dir(const struct kj_task *t, const struct kj_attempt *a);
+int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+		struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+		struct kj_error *err);
+int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+		  struct golden *g, struct kj_error *err);
+int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
+		 int keep, int copy, struct kj_case *c, struct kj_result *res, int *usable,
+		 struct kj_error *err);
+int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed, int keep,
+		 struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+		 struct kj_error *err);
+
+/* --- outputs compared, on the device or the host (devcmp.c) ---------------------- */
+
+enum dev_state {
+	DEV_HOST,    /* nothing held on a device: compare_all decides */
+	DEV_READY,   /* the plan is made: take, then figures */
+	DEV_FAILED,  /* c holds a decided failure */
+	DEV_REDO,    /* not decidable here: judge it again through host memory */
+};
+
+struct devplan {
+	json_t *take;   /* items of the take call */
+	json_t *fig;    /* items of the figures call */
+	int *fds;       /* what take passes to the reference's worker */
+	size_t n;       /* pairs in take and fig */
+	unsigned char *host; /* per top-level output: compared on the host */
+	int taken;      /* take has run: fig's items name the copies */
+	int state;      /* dev_pairs' verdict on the trees (enum dev_state),
+			 * DEV_REDO after a take that failed */
+};
+
+void devplan_release(struct devplan *p);
+int held_any(const struct kj_value *v);
+int all_kept(const struct kj_value *v);
+int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
+	      const struct kj_reply *cr, const struct kj_cmp_options *cmp,
+	      struct devplan *p, struct kj_error *err);
+int dev_take(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
+	     struct kj_error *err);
+int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err);
+int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
+		    const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
+		    const struct kj_cmp_options *cmp, int devout, struct devplan *pre,
+		    struct kj_case *c, int *st, struct kj_error *err);
+
+/* --- the benchmark's figures and checks (bench_checks.c) --------------------------- */
+
+/* A growable array of doubles. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+
+/* What one side's timing gathered over a case. */
+struct timed {
+	struct dvec ms, esc;     /* every timed sample */
+	struct dvec over;        /* per round: (judge's wall - samples) / calls */
+	struct dvec wall;        /* per round: judge's wall / calls */
+	struct dvec smean;       /* per round: samples / calls */
+	int empty;               /* its rounds are of empty calls (the
+				  * reference's worker: the harness's cost) */
+	int known_borrowed;      /* `known` is another's (not freed here) */
+	double peak_mb;
+	double idle_sync_ms;
+	char timer[24];
+	double wall_per_call;    /* of the last round, judge's clock */
+	/* Per input set (n_known of them), the distinct outputs of the case
+	 * this side has sent and the judge has checked so far: later rounds
+	 * name them instead of sending them again (struct kj_call's known). */
+	int *known;
+	int n_known;
+	int redo;       /* a timed output not decidable on the device: the
+			 * case is timed again through host memory */
+};
+
+/*
+ * Input sets each side sees once each, after its rounds: a call on inputs
+ * it has never seen takes what its work takes; one that recognises inputs
+ * it has seen (by content, by address) and replays what it worked out
+ * before is fast only on those.  The fastest of the candidate's such calls,
+ * over the median of its cycled calls, must not be more than REPLAY_RATIO
+ * times the same ratio of the reference's (what new inputs cost honest code
+ * in the same run: new allocations, cold caches; taken between 1 and 1.5),
+ * nor more than two launches longer.  Honest code measured 1.0-1.4 on the
+ * CPU, a lookup by content 10-17 (tests/candidates/content_memo).  A batch
+ * that trips is confirmed by a second one on PROBE_SETS more new sets: a
+ * replay trips every time, while a call of a few microseconds that the
+ * scheduler delayed on all three sets (under eval's parallel workers on a
+ * busy CPU) almost never does so twice; the case fails only if both trip.
+ */
+#define PROBE_SETS 3
+#define PROBE_BATCHES 2
+#define REPLAY_RATIO 5.0
+
+/*
+ * The judge's figures are a low quantile over rounds, not their median:
+ * whatever else runs on the machine (another attempt's workers, the
+ * scheduler) only ever adds time to a round, on either side, so the
+ * rounds it spared say best what the calls take; and nothing a candidate
+ * does can make a round shorter than its calls were.  With a few rounds
+ * it is their fastest.
+ */
+#define JUDGE_Q 0.25
+
+int dvec_add(struct dvec *d, double x);
+int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error *err);
+int replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
+		   int timing_ref, double launch_ms, double *ratio_r);
+double stat_kept(const struct dvec *d, double p);
+int judge_figures(struct timed *t, const struct dvec *ov, double over, double res,
+		  struct kj_latency *l);
+int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
+		  const struct dvec *ov, double over, double res, double ref_j,
+		  double ref_med, double floor_ms, struct kj_case *c);
+double judge_resolution(double over, int gpu);
+int check_samples(struct kj_case *c, int timing_ref, double over, double spread,
+		  double res, int gpu, int final, int *tripped, struct kj_error *err);
+
+#endif /* KJ_CORE_PIPELINE_INTERNAL_H */
