@@ -14,12 +14,12 @@
 
 /* Its rounds forgotten (the samples and the per-round figures), what the
  * judge has checked of its outputs kept. */
-static void timed_reset(struct timed *t)
+static void timed_reset(struct kj__timed *t)
 {
 	t->ms.n = t->esc.n = t->over.n = t->wall.n = t->smean.n = 0;
 }
 
-static void timed_release(struct timed *t)
+static void timed_release(struct kj__timed *t)
 {
 	free(t->ms.v);
 	free(t->esc.v);
@@ -85,13 +85,13 @@ struct probe {
 static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k,
 		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
-		      struct golden *gold, int offset, int n_calls, int warmup, struct timed *acc,
-		      int record, const struct probe *pr, int devout, struct kj_case *c, int *ok,
-		      struct kj_error *err)
+		      struct kj__golden *gold, int offset, int n_calls, int warmup,
+		      struct kj__timed *acc, int record, const struct probe *pr, int devout,
+		      struct kj_case *c, int *ok, struct kj_error *err)
 {
 	struct kj_call call;
 	struct kj_reply r;
-	struct devplan *plans = NULL;
+	struct kj__devplan *plans = NULL;
 	int *schedule = NULL, rc, i, frozen = 0, st = DEV_HOST, exported = 0;
 	double t0, wall, sum = 0;
 	size_t u;
@@ -136,16 +136,16 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		frozen = 1;
 	}
 	t0 = kj__now_s();
-	rc = send_call(s, &call, err);
+	rc = kj__send_call(s, &call, err);
 	if (rc == KJ_OK)
-		rc = recv_call(a, s, &r, err);
+		rc = kj__recv_call(a, s, &r, err);
 	/* The candidate's outputs left on the device are copied by the
 	 * reference's worker before the judge's clock stops: what they hold
 	 * when the copy is made is what is judged, and all the work that made
 	 * it is inside the round's time. */
 	for (u = 0; rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
 		    !exported && u < r.n_distinct; u++)
-		exported = held_any(r.distinct[u]);
+		exported = kj__held_any(r.distinct[u]);
 	if (exported) {
 		if (frozen) {
 			rc = other->ops->freeze(other, 0, err);
@@ -159,10 +159,10 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		for (u = 0; rc == KJ_OK && u < r.n_distinct; u++) {
 			if (r.distinct_set[u] < 0 || r.distinct_set[u] >= call.n_known)
 				break;
-			rc = dev_pairs(gold[r.distinct_set[u]].outputs, r.distinct[u], &r, &o->cmp,
-				       &plans[u], err);
+			rc = kj__dev_pairs(gold[r.distinct_set[u]].outputs, r.distinct[u], &r,
+					   &o->cmp, &plans[u], err);
 			if (rc == KJ_OK && plans[u].state == DEV_READY)
-				rc = dev_take(t, a, &plans[u], &st, err);
+				rc = kj__dev_take(t, a, &plans[u], &st, err);
 		}
 	}
 	wall = (kj__now_s() - t0) * 1e3;
@@ -175,7 +175,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (rc != KJ_OK)
 		goto out;
 	if (!r.ok) {
-		rc = side_failed(s, &r, c, res, err);
+		rc = kj__side_failed(s, &r, c, res, err);
 		goto out;
 	}
 	if (r.n_samples != (size_t)n_calls || (n_calls && r.n_calls != (size_t)n_calls)) {
@@ -215,11 +215,12 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		}
 		/* Every distinct output of the round against its set's golden. */
 		for (u = 0; u < r.n_distinct; u++) {
-			struct golden *g = &gold[r.distinct_set[u]];
+			struct kj__golden *g = &gold[r.distinct_set[u]];
 			double tc = kj__now_s();
 
-			rc = compare_outputs(t, a, g->outputs, g->dir, r.distinct[u], &r, &o->cmp,
-					     devout, plans ? &plans[u] : NULL, c, &st, err);
+			rc = kj__compare_outputs(t, a, g->outputs, g->dir, r.distinct[u], &r,
+						 &o->cmp, devout, plans ? &plans[u] : NULL, c, &st,
+						 err);
 			kj_attempt_tally(a, "compare_s", kj__now_s() - tc);
 			if (rc != KJ_OK)
 				goto out;
@@ -268,13 +269,15 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (record && n_calls) {
 		for (i = 0; i < n_calls; i++) {
 			sum += r.samples_ms[i];
-			if (dvec_add(&acc->ms, r.samples_ms[i]) || dvec_add(&acc->esc, r.escaped_ms[i])) {
+			if (kj__dvec_add(&acc->ms, r.samples_ms[i]) ||
+			    kj__dvec_add(&acc->esc, r.escaped_ms[i])) {
 				rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 				goto out;
 			}
 		}
-		if (dvec_add(&acc->over, (wall - sum) / n_calls) ||
-		    dvec_add(&acc->wall, wall / n_calls) || dvec_add(&acc->smean, sum / n_calls)) {
+		if (kj__dvec_add(&acc->over, (wall - sum) / n_calls) ||
+		    kj__dvec_add(&acc->wall, wall / n_calls) ||
+		    kj__dvec_add(&acc->smean, sum / n_calls)) {
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -282,7 +285,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	*ok = 1;
 out:
 	for (u = 0; plans && u < r.n_distinct; u++)
-		devplan_release(&plans[u]);
+		kj__devplan_release(&plans[u]);
 	free(plans);
 	free(schedule);
 	kj_reply_release(&r);
@@ -302,17 +305,17 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
 	if (res->copy_gbs > 0)
 		return KJ_OK;
 	*ok = 0;
-	rc = ensure_side(&t->ref, c, res, &usable, err);
+	rc = kj__ensure_side(&t->ref, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		return rc;
 	memset(&call, 0, sizeof(call));
 	call.op = KJ_CALL_DEVICE;
 	kj_reply_init(&r);
-	rc = send_call(&t->ref, &call, err);
+	rc = kj__send_call(&t->ref, &call, err);
 	if (rc == KJ_OK)
-		rc = recv_call(a, &t->ref, &r, err);
+		rc = kj__recv_call(a, &t->ref, &r, err);
 	if (rc == KJ_OK && !r.ok)
-		rc = side_failed(&t->ref, &r, c, res, err);
+		rc = kj__side_failed(&t->ref, &r, c, res, err);
 	else if (rc == KJ_OK) {
 		res->copy_gbs = r.copy_gbs;
 		res->launch_ms = r.launch_ms;
@@ -328,9 +331,9 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
  * side on them, out.  *offset moves on as the rounds do. */
 static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		       const struct kj_bench_opts *b, struct kj_result *res, int k,
-		       const uint64_t *seeds, int n_sets, struct golden *gold, int first,
-		       const uint64_t *probe_seeds, int n, int timing_ref, struct timed *tr,
-		       struct timed *tc, int *offset, double *fastest, double *fastest_r,
+		       const uint64_t *seeds, int n_sets, struct kj__golden *gold, int first,
+		       const uint64_t *probe_seeds, int n, int timing_ref, struct kj__timed *tr,
+		       struct kj__timed *tc, int *offset, double *fastest, double *fastest_r,
 		       int devout, struct kj_case *c, int *ok, struct kj_error *err)
 {
 	int j, rc = KJ_OK;
@@ -364,15 +367,15 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 {
 	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1, n_probe = PROBE_SETS;
 	const int n_gold = n_sets + PROBE_BATCHES * PROBE_SETS;
-	struct golden *gold = calloc((size_t)n_gold, sizeof(*gold));
+	struct kj__golden *gold = calloc((size_t)n_gold, sizeof(*gold));
 	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
 	uint64_t probe_seeds[PROBE_BATCHES * PROBE_SETS];
-	struct timed tr, tc, te;
+	struct kj__timed tr, tc, te;
 	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
 	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
 	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
 	double cand_floor = 0, round_ms, warm_pace = 0, res_ms = 0;
-	const struct dvec *ov = NULL;
+	const struct kj__dvec *ov = NULL;
 	int retimed = 0, probed = 0;
 	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
 	int timing_ref = !b->skip_framework && !(shared_ref > 0);
@@ -402,7 +405,7 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	for (j = 0; j < n_gold; j++)
-		golden_init(&gold[j]);
+		kj__golden_init(&gold[j]);
 	for (j = 0; j < n_sets; j++)
 		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
 					 : kj_seed_derive(a->run_key, kj_task_identity(t), k, 1000 + j);
@@ -410,17 +413,17 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		probe_seeds[j] = o->seed_fixed ? o->seed + 500 + (uint64_t)j
 					       : kj_seed_derive(a->run_key, kj_task_identity(t), k, 2000 + j);
 	c->seed = seeds[0];
-	rc = ensure_side(&t->cand, c, res, &usable, err);
+	rc = kj__ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		goto out;
 	/* Golden outputs of every timed input set: from the cache or the
 	 * reference, which runs them one after the other. */
 	for (j = 0; j < n_sets; j++) {
-		rc = timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
+		rc = kj__timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
-		kept |= held_any(gold[j].outputs);
-		if (!gold[j].e.dir[0] && !all_kept(gold[j].outputs)) {
+		kept |= kj__held_any(gold[j].outputs);
+		if (!gold[j].e.dir[0] && !kj__all_kept(gold[j].outputs)) {
 			/* Not kept in the cache (it could not be stored there):
 			 * the stage holds one set at a time, so later sets would
 			 * overwrite it.  Time with one. */
@@ -440,12 +443,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (n_sets < 2 || one * (n_sets + n_probe) > TIMED_SETS_BYTES)
 		n_probe = 0;
 	for (j = 0; j < n_probe; j++) {
-		rc = timed_golden(t, a, k, probe_seeds[j], devout, &gold[n_sets + j], c, res, &ok,
-				  err);
+		rc = kj__timed_golden(t, a, k, probe_seeds[j], devout, &gold[n_sets + j], c, res,
+				      &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
-		kept |= held_any(gold[n_sets + j].outputs);
-		if (!gold[n_sets + j].e.dir[0] && !all_kept(gold[n_sets + j].outputs)) {
+		kept |= kj__held_any(gold[n_sets + j].outputs);
+		if (!gold[n_sets + j].e.dir[0] && !kj__all_kept(gold[n_sets + j].outputs)) {
 			n_probe = j;
 			break;
 		}
@@ -454,15 +457,15 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	 * (goldens from the cache are files): else each side's timed outputs
 	 * go through host memory, the same on both. */
 	for (j = 0; devout != KJ_DEVOUT_OFF && j < n_sets + n_probe; j++)
-		if (!held_any(gold[j].outputs))
+		if (!kj__held_any(gold[j].outputs))
 			devout = KJ_DEVOUT_OFF;
-	keep_desc(c, gold[0].input_desc);
+	kj__keep_desc(c, gold[0].input_desc);
 	out_bytes = kj_value_tensor_bytes(gold[0].outputs);
 	rc = device_limits(t, a, res, c, &ok, err);
 	if (rc != KJ_OK || !ok)
 		goto out;
 	if (timing_ref || timing_empty) {
-		rc = ensure_side(&t->ref, c, res, &usable, err);
+		rc = kj__ensure_side(&t->ref, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
 	}
@@ -560,8 +563,8 @@ retime:
 		}
 		offset = (offset + round_calls) % n_sets;
 		rounds++;
-		if ((rc = median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
-		    (timing_ref && (rc = median_ci(&tr.ms, &med_r, &rel_r, err)) != KJ_OK))
+		if ((rc = kj__median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
+		    (timing_ref && (rc = kj__median_ci(&tr.ms, &med_r, &rel_r, err)) != KJ_OK))
 			goto out;
 		if (tc.ms.n >= (size_t)b->max_repeats)
 			break;
@@ -589,15 +592,16 @@ retime:
 				if (one * (first + n_probe) > TIMED_SETS_BYTES)
 					break;
 				for (j = 0; j < n_probe; j++) {
-					struct golden *g = &gold[first + j];
+					struct kj__golden *g = &gold[first + j];
 
-					rc = timed_golden(t, a, k, probe_seeds[batch * PROBE_SETS + j],
-							  devout, g, c, res, &ok, err);
+					rc = kj__timed_golden(t, a, k,
+							      probe_seeds[batch * PROBE_SETS + j],
+							      devout, g, c, res, &ok, err);
 					if (rc != KJ_OK || !ok)
 						goto out;
-					kept |= held_any(g->outputs);
-					if ((!g->e.dir[0] && !all_kept(g->outputs)) ||
-					    (devout != KJ_DEVOUT_OFF && !held_any(g->outputs)))
+					kept |= kj__held_any(g->outputs);
+					if ((!g->e.dir[0] && !kj__all_kept(g->outputs)) ||
+					    (devout != KJ_DEVOUT_OFF && !kj__held_any(g->outputs)))
 						break;
 					got++;
 				}
@@ -611,8 +615,8 @@ retime:
 				goto out;
 			c->unseen_ms = fastest;
 			c->unseen_ref_ms = timing_ref ? fastest_r : 0;
-			tripped = replay_tripped(fastest, fastest_r, med_c, med_r, timing_ref,
-						 res->launch_ms, &ratio_r);
+			tripped = kj__replay_tripped(fastest, fastest_r, med_c, med_r, timing_ref,
+						     res->launch_ms, &ratio_r);
 			if (!tripped)
 				break;
 			if (batch == 0)
@@ -643,12 +647,12 @@ retime:
 	 * cost per call, which the reference's worker measured (its rounds'
 	 * time its own samples do not account for; or empty calls'; or the
 	 * shared baseline's): the same amount taken off both sides.  Then the
-	 * candidate's samples are checked against it (judge_figures). */
+	 * candidate's samples are checked against it (kj__judge_figures). */
 	{
-		double over = timing_ref ? stat_kept(&tr.over, JUDGE_Q)
-			      : timing_empty ? stat_kept(&te.over, JUDGE_Q) : shared_over;
-		double spread = timing_ref     ? stat_kept(&tr.over, -1)
-				: timing_empty ? stat_kept(&te.over, -1) : 0;
+		double over = timing_ref ? kj__stat_kept(&tr.over, JUDGE_Q)
+			      : timing_empty ? kj__stat_kept(&te.over, JUDGE_Q) : shared_over;
+		double spread = timing_ref     ? kj__stat_kept(&tr.over, -1)
+				: timing_empty ? kj__stat_kept(&te.over, -1) : 0;
 		int gpu = !strcmp(tc.timer, "cuda_event"), tripped = 0;
 
 		if (isnan(over) || isnan(spread)) {
@@ -657,13 +661,14 @@ retime:
 		}
 
 		ov = timing_ref ? &tr.over : timing_empty ? &te.over : NULL;
-		res_ms = judge_resolution(over, gpu);
-		if (judge_figures(&tc, ov, over, res_ms, &c->cand) != KJ_OK ||
-		    (timing_ref && judge_figures(&tr, &tr.over, over, 0, &c->ref) != KJ_OK)) {
+		res_ms = kj__judge_resolution(over, gpu);
+		if (kj__judge_figures(&tc, ov, over, res_ms, &c->cand) != KJ_OK ||
+		    (timing_ref && kj__judge_figures(&tr, &tr.over, over, 0, &c->ref) != KJ_OK)) {
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
-		rc = check_samples(c, timing_ref, over, spread, res_ms, gpu, retimed, &tripped, err);
+		rc = kj__check_samples(c, timing_ref, over, spread, res_ms, gpu, retimed, &tripped,
+				       err);
 		if (rc != KJ_OK || c->type != KJ_ET_NOT_JUDGED)
 			goto out;
 		if (tripped) {
@@ -730,8 +735,8 @@ retime:
 	}
 	c->timed = 1;
 	{
-		rc = judge_speedup(&tr, &tc, timing_ref, ov, c->cand.overhead_ms, res_ms,
-				   c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
+		rc = kj__judge_speedup(&tr, &tc, timing_ref, ov, c->cand.overhead_ms, res_ms,
+				       c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
 		if (rc != KJ_OK) {
 			rc = kj_error_set(err, rc, "out of memory");
 			goto out;
@@ -744,9 +749,9 @@ retime:
 out:
 	*redo = rc == KJ_OK && (tc.redo || tr.redo);
 	if (kept && rc == KJ_OK)
-		rc = dev_drop(t, a, err);
+		rc = kj__dev_drop(t, a, err);
 	for (j = 0; gold && j < n_gold; j++)
-		golden_release(&gold[j], ref_dir(t, a));
+		kj__golden_release(&gold[j], kj__ref_dir(t, a));
 	free(gold);
 	free(seeds);
 	timed_release(&tr);
@@ -763,9 +768,9 @@ int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
 {
 	int rc, k;
 
-	rc = start_result(t, a, o, res, err);
+	rc = kj__start_result(t, a, o, res, err);
 	if (rc != KJ_OK)
-		return finish_result(a, res, rc, err);
+		return kj__finish_result(a, res, rc, err);
 	res->benchmark = 1;
 	res->input_sets = b->timed_sets > 0 ? b->timed_sets : 1;
 	res->bench = *b;
@@ -782,9 +787,9 @@ int kj_benchmark(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
 					err);
 		}
 		if (rc == KJ_OK)
-			rc = hook(hooks, t, res, &res->cases[k], err);
+			rc = kj__case_hook(hooks, t, res, &res->cases[k], err);
 		if (rc != KJ_OK)
-			return finish_result(a, res, rc, err);
+			return kj__finish_result(a, res, rc, err);
 	}
-	return finish_result(a, res, KJ_OK, err);
+	return kj__finish_result(a, res, KJ_OK, err);
 }

@@ -10,7 +10,7 @@
 
 #include "core/pipeline_internal.h"
 
-int dvec_add(struct dvec *d, double x)
+int kj__dvec_add(struct kj__dvec *d, double x)
 {
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 256;
@@ -34,7 +34,7 @@ static int cmp_dbl(const void *x, const void *y)
 
 /* The median of d and the relative half-width of its 95 % interval
  * (order statistics); INFINITY with fewer than 5 values. */
-int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error *err)
+int kj__median_ci(const struct kj__dvec *d, double *median, double *rel, struct kj_error *err)
 {
 	struct kj_latency l;
 
@@ -50,7 +50,7 @@ int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error
 	return KJ_OK;
 }
 
-static double median_of(struct dvec *d)
+static double median_of(struct kj__dvec *d)
 {
 	if (!d->n)
 		return 0;
@@ -59,8 +59,8 @@ static double median_of(struct dvec *d)
 }
 
 /* Whether a batch's fastest calls on new inputs say replay (above). */
-int replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
-		   int timing_ref, double launch_ms, double *ratio_r)
+int kj__replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
+		       int timing_ref, double launch_ms, double *ratio_r)
 {
 	*ratio_r = 1.0;
 	/* The reference's own ratio, between 1 and 1.5: what new inputs cost
@@ -73,14 +73,14 @@ int replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
 
 /* The median absolute deviation of d, scaled to a standard deviation's
  * (1.4826: normal data). */
-static double mad_of(struct dvec *d)
+static double mad_of(struct kj__dvec *d)
 {
-	struct dvec dev = { NULL, 0, 0 };
+	struct kj__dvec dev = { NULL, 0, 0 };
 	double m = median_of(d), r;
 	size_t i;
 
 	for (i = 0; i < d->n; i++)
-		if (dvec_add(&dev, fabs(d->v[i] - m)) != KJ_OK) {
+		if (kj__dvec_add(&dev, fabs(d->v[i] - m)) != KJ_OK) {
 			free(dev.v);
 			return INFINITY; /* no spread known: no bound can be met */
 		}
@@ -91,7 +91,7 @@ static double mad_of(struct dvec *d)
 
 /* The p-quantile of d (sorts d), and its 95 % interval (order statistics,
  * the binomial's normal approximation). */
-static void quantile_ci(struct dvec *d, double p, double *q, double *lo, double *hi)
+static void quantile_ci(struct kj__dvec *d, double p, double *q, double *lo, double *hi)
 {
 	double k, half, pos;
 	long l, h;
@@ -112,7 +112,7 @@ static void quantile_ci(struct dvec *d, double p, double *q, double *lo, double 
 	*hi = d->v[h >= (long)d->n ? (long)d->n - 1 : h < 0 ? 0 : h];
 }
 
-static double quantile_of(struct dvec *d, double p)
+static double quantile_of(struct kj__dvec *d, double p)
 {
 	double q, lo, hi;
 
@@ -122,9 +122,9 @@ static double quantile_of(struct dvec *d, double p)
 
 /* The p-quantile (p >= 0) or, with p < 0, the MAD of d, d left in its
  * order (its rounds stay paired with the other side's); NAN without memory. */
-double stat_kept(const struct dvec *d, double p)
+double kj__stat_kept(const struct kj__dvec *d, double p)
 {
-	struct dvec c = { NULL, 0, 0 };
+	struct kj__dvec c = { NULL, 0, 0 };
 	double r;
 
 	if (d->n && !(c.v = malloc(d->n * sizeof(double))))
@@ -145,7 +145,7 @@ double stat_kept(const struct dvec *d, double p)
  * that the scheduler delayed does not make the candidate's look free),
  * where it measured one per pair; else `over`.
  */
-static double over_at(const struct dvec *ov, size_t n_rounds, size_t i, double over)
+static double over_at(const struct kj__dvec *ov, size_t n_rounds, size_t i, double over)
 {
 	double a, b, c;
 
@@ -176,15 +176,15 @@ static double over_at(const struct dvec *ov, size_t n_rounds, size_t i, double o
  * side: what taking off a cost another worker measured may be off by.
  * Call after kj__latency.
  */
-int judge_figures(struct timed *t, const struct dvec *ov, double over, double res,
-		  struct kj_latency *l)
+int kj__judge_figures(struct kj__timed *t, const struct kj__dvec *ov, double over, double res,
+		      struct kj_latency *l)
 {
-	struct dvec j = { NULL, 0, 0 };
+	struct kj__dvec j = { NULL, 0, 0 };
 	size_t i;
 	int rc = KJ_OK;
 
 	for (i = 0; rc == KJ_OK && i < t->wall.n; i++)
-		rc = dvec_add(&j, t->wall.v[i] - over_at(ov, t->wall.n, i, over));
+		rc = kj__dvec_add(&j, t->wall.v[i] - over_at(ov, t->wall.n, i, over));
 	if (rc != KJ_OK) {
 		free(j.v);
 		return rc;
@@ -214,11 +214,11 @@ int judge_figures(struct timed *t, const struct dvec *ov, double over, double re
  * the speedup never exceeds what the judge's clock saw by more than that
  * interval, whatever the samples say.
  */
-int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
-		  const struct dvec *ov, double over, double res, double ref_j,
-		  double ref_med, double floor_ms, struct kj_case *c)
+int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref,
+		      const struct kj__dvec *ov, double over, double res, double ref_j,
+		      double ref_med, double floor_ms, struct kj_case *c)
 {
-	struct dvec r = { NULL, 0, 0 };
+	struct kj__dvec r = { NULL, 0, 0 };
 	struct kj_latency l;
 	size_t i, n = timing_ref && tr->wall.n < tc->wall.n ? tr->wall.n : tc->wall.n;
 	double s, lo, hi, jc_fig = c->cand.judge_ms, den;
@@ -229,7 +229,7 @@ int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
 
 		if (jc < floor_ms)
 			jc = floor_ms;
-		if (jr > 0 && jc > 0 && dvec_add(&r, jr / jc) != KJ_OK) {
+		if (jr > 0 && jc > 0 && kj__dvec_add(&r, jr / jc) != KJ_OK) {
 			free(r.v);
 			return KJ_ENOMEM;
 		}
@@ -279,7 +279,7 @@ int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
  * says what the ratio is for honest work here, about 1.  The candidate's
  * may fall below it by CHECK_REL of its figure, plus CHECK_SPREAD times the
  * spread of the harness's cost per call over the reference's rounds or the
- * judge's resolution (judge_resolution), whichever is more, plus CHECK_ABS
+ * judge's resolution (kj__judge_resolution), whichever is more, plus CHECK_ABS
  * (per device kind), over its figure: what two workers running the same
  * code differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the
  * figures these come from).  Samples that claim less than that are not the
@@ -305,13 +305,13 @@ int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
  * rounds' own scatter shows: OVER_REL of the harness's cost per call (each
  * round is charged the cost of the reference's round in its pair, so what
  * changes over time falls on both; what stays is two workers' difference). */
-double judge_resolution(double over, int gpu)
+double kj__judge_resolution(double over, int gpu)
 {
 	return (gpu ? OVER_REL_GPU : OVER_REL_CPU) * fabs(over);
 }
 
-int check_samples(struct kj_case *c, int timing_ref, double over, double spread,
-		  double res, int gpu, int final, int *tripped, struct kj_error *err)
+int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spread,
+		      double res, int gpu, int final, int *tripped, struct kj_error *err)
 {
 	double jc = c->cand.judge_ms, rc_ = 0, rr = 1.0, slack, least;
 

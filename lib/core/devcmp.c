@@ -84,7 +84,7 @@ static int compare_all(const struct kj_value *gold, const char *gdir,
  */
 #define DEV_MARGIN 0.5
 
-void devplan_release(struct devplan *p)
+void kj__devplan_release(struct kj__devplan *p)
 {
 	json_decref(p->take);
 	json_decref(p->fig);
@@ -93,7 +93,7 @@ void devplan_release(struct devplan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int held_any(const struct kj_value *v)
+int kj__held_any(const struct kj_value *v)
 {
 	struct kj_value_held h;
 
@@ -103,7 +103,7 @@ int held_any(const struct kj_value *v)
 
 /* Whether every tensor of a golden tree is kept on the device (no file of
  * it in the stage, which holds one set at a time). */
-int all_kept(const struct kj_value *v)
+int kj__all_kept(const struct kj_value *v)
 {
 	struct kj_value_held h;
 
@@ -126,9 +126,9 @@ static int fail_oom(struct kj_case *c, struct kj_error *err, enum kj_etype t, co
  * device rule does not cover); the checks that fail a candidate are
  * dev_check's.
  */
-int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
-	      const struct kj_reply *cr, const struct kj_cmp_options *cmp,
-	      struct devplan *p, struct kj_error *err)
+int kj__dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
+		  const struct kj_reply *cr, const struct kj_cmp_options *cmp,
+		  struct kj__devplan *p, struct kj_error *err)
 {
 	struct kj_value_held hg, hc;
 	size_t i;
@@ -155,7 +155,7 @@ int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
 		double n = 1, t;
 		int d, known = 1;
 
-		if (!held_any(g) && !held_any(x)) {
+		if (!kj__held_any(g) && !kj__held_any(x)) {
 			p->host[i] = 1;
 			continue;
 		}
@@ -232,9 +232,9 @@ static int dev_call(struct kj_task *t, struct kj_attempt *a, enum kj_call_op op,
 	call.items = items;
 	call.pass_fds = fds;
 	call.n_pass_fds = n_fds;
-	rc = send_call(&t->ref, &call, err);
+	rc = kj__send_call(&t->ref, &call, err);
 	if (rc == KJ_OK)
-		rc = recv_call(a, &t->ref, r, err);
+		rc = kj__recv_call(a, &t->ref, r, err);
 	if (rc == KJ_OK)
 		*ok = r->ok && (op == KJ_CALL_DROP || json_array_size(r->held) == json_array_size(items));
 	return rc;
@@ -242,8 +242,8 @@ static int dev_call(struct kj_task *t, struct kj_attempt *a, enum kj_call_op op,
 
 /* The copies of the plan's outputs, into the reference's worker's memory:
  * *st stays DEV_READY, or becomes DEV_REDO. */
-int dev_take(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
-	     struct kj_error *err)
+int kj__dev_take(struct kj_task *t, struct kj_attempt *a, struct kj__devplan *p, int *st,
+		 struct kj_error *err)
 {
 	struct kj_reply r;
 	size_t i;
@@ -267,7 +267,7 @@ int dev_take(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st
 /* The figures of the plan's copies against the kept outputs, and the
  * decision: *st becomes DEV_HOST when every output passed (the caller
  * counts it a pass), else DEV_REDO. */
-static int dev_figures(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
+static int dev_figures(struct kj_task *t, struct kj_attempt *a, struct kj__devplan *p, int *st,
 		       struct kj_error *err)
 {
 	struct kj_reply r;
@@ -297,7 +297,7 @@ static int dev_figures(struct kj_task *t, struct kj_attempt *a, struct devplan *
 
 /* Forget the reference's worker's kept outputs and copies (after a set, or
  * a timed case, that kept some). */
-int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err)
+int kj__dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err)
 {
 	struct kj_reply r;
 	int ok, rc = dev_call(t, a, KJ_CALL_DROP, NULL, NULL, 0, &r, &ok, err);
@@ -316,18 +316,18 @@ int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err)
  * trees whose copies were taken already (a timed round takes them inside
  * its clock), or NULL.
  */
-int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
-		    const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
-		    const struct kj_cmp_options *cmp, int devout, struct devplan *pre,
-		    struct kj_case *c, int *st, struct kj_error *err)
+int kj__compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
+			const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
+			const struct kj_cmp_options *cmp, int devout, struct kj__devplan *pre,
+			struct kj_case *c, int *st, struct kj_error *err)
 {
-	struct devplan own, *p = pre ? pre : &own;
+	struct kj__devplan own, *p = pre ? pre : &own;
 	size_t i;
 	int rc = KJ_OK, same = 0;
 
 	*st = DEV_FAILED;
 	if (!pre)
-		rc = dev_pairs(gold, cand, cr, cmp, &own, err);
+		rc = kj__dev_pairs(gold, cand, cr, cmp, &own, err);
 	if (rc != KJ_OK)
 		goto out;
 	if (p->state == DEV_HOST) {
@@ -357,7 +357,7 @@ int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_val
 	}
 	*st = p->n ? DEV_READY : DEV_REDO;
 	if (*st == DEV_READY && !p->taken)
-		rc = dev_take(t, a, p, st, err);
+		rc = kj__dev_take(t, a, p, st, err);
 	if (rc == KJ_OK && *st == DEV_READY)
 		rc = dev_figures(t, a, p, st, err);
 	if (rc == KJ_OK && *st == DEV_HOST) {
@@ -367,7 +367,7 @@ int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_val
 	}
 out:
 	if (!pre)
-		devplan_release(&own);
+		kj__devplan_release(&own);
 	if (rc == KJ_OK && *st == DEV_REDO && devout == KJ_DEVOUT_OFF) {
 		/* Through host memory, yet not decidable: outputs left on the
 		 * device that nobody asked for. */

@@ -184,8 +184,8 @@ enum kj_charge kj_task_start_charged(const struct kj_task *t, int rc)
  * failure, the task's, or the machine's).  A code only for the judge's
  * own failures.
  */
-int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
-		int *usable, struct kj_error *err)
+int kj__ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
+		    int *usable, struct kj_error *err)
 {
 	struct kj_error e;
 	int rc;
@@ -233,8 +233,8 @@ int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
  * claimed; the reference's failures are the task's.  A full file system is
  * the machine's (the runner checks that itself).
  */
-int side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
-		struct kj_result *res, struct kj_error *err)
+int kj__side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
+		    struct kj_result *res, struct kj_error *err)
 {
 	const char *msg = rep->message ? rep->message : "";
 	int rc;
@@ -262,13 +262,13 @@ int side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_c
 	return rc == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 }
 
-int send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err)
+int kj__send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err)
 {
 	return s->ops->send(s, call, err);
 }
 
-int recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
-	      struct kj_error *err)
+int kj__recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
+		  struct kj_error *err)
 {
 	int rc = s->ops->recv(s, rep, err);
 
@@ -277,15 +277,15 @@ int recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
 	return rc;
 }
 
-int keep_desc(struct kj_case *c, const json_t *desc)
+int kj__keep_desc(struct kj_case *c, const json_t *desc)
 {
 	if (!c->input_desc && desc)
 		c->input_desc = kj__jref(desc);
 	return KJ_OK;
 }
 
-int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
-		 struct kj_result *res, struct kj_error *err)
+int kj__start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		     struct kj_result *res, struct kj_error *err)
 {
 	int i;
 
@@ -331,8 +331,8 @@ int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_
  * seed's gate reads passed_cases == total_cases alone) sees every case
  * passed in a run the judge could not finish.
  */
-int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
-		  struct kj_error *err)
+int kj__finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
+		      struct kj_error *err)
 {
 	int i;
 
@@ -350,8 +350,8 @@ int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
 	return rc;
 }
 
-int hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
-	 struct kj_case *c, struct kj_error *err)
+int kj__case_hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
+		  struct kj_case *c, struct kj_error *err)
 {
 	if (!h || !h->on_case)
 		return KJ_OK;

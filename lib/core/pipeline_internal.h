@@ -21,24 +21,24 @@
 
 /* --- one side, one result (pipeline.c) ------------------------------------------ */
 
-int ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
-		int *usable, struct kj_error *err);
-int side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
-		struct kj_result *res, struct kj_error *err);
-int send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err);
-int recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
-	      struct kj_error *err);
-int keep_desc(struct kj_case *c, const json_t *desc);
-int start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
-		 struct kj_result *res, struct kj_error *err);
-int finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
+int kj__ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
+		    int *usable, struct kj_error *err);
+int kj__side_failed(const struct kj_side *s, const struct kj_reply *rep, struct kj_case *c,
+		    struct kj_result *res, struct kj_error *err);
+int kj__send_call(struct kj_side *s, const struct kj_call *call, struct kj_error *err);
+int kj__recv_call(struct kj_attempt *a, struct kj_side *s, struct kj_reply *rep,
 		  struct kj_error *err);
-int hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
-	 struct kj_case *c, struct kj_error *err);
+int kj__keep_desc(struct kj_case *c, const json_t *desc);
+int kj__start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		     struct kj_result *res, struct kj_error *err);
+int kj__finish_result(struct kj_attempt *a, struct kj_result *res, int rc,
+		      struct kj_error *err);
+int kj__case_hook(const struct kj_hooks *h, struct kj_task *t, struct kj_result *res,
+		  struct kj_case *c, struct kj_error *err);
 
 /* --- golden outputs (golden.c) ------------------------------------------------------ */
 
-struct golden {
+struct kj__golden {
 	struct kj__entry e;     /* when held in the cache */
 	int cached;             /* found in the cache (not computed now) */
 	struct kj_reply rep;    /* the reference's reply when computed */
@@ -47,20 +47,20 @@ struct golden {
 	const json_t *input_desc;
 };
 
-void golden_init(struct golden *g);
-void golden_release(struct golden *g, const char *stage);
-const char *ref_dir(const struct kj_task *t, const struct kj_attempt *a);
-int golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
-		struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
-		struct kj_error *err);
-int golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
-		  struct golden *g, struct kj_error *err);
-int send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
-		 int keep, int copy, struct kj_case *c, struct kj_result *res, int *usable,
-		 struct kj_error *err);
-int timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed, int keep,
-		 struct golden *g, struct kj_case *c, struct kj_result *res, int *ok,
-		 struct kj_error *err);
+void kj__golden_init(struct kj__golden *g);
+void kj__golden_release(struct kj__golden *g, const char *stage);
+const char *kj__ref_dir(const struct kj_task *t, const struct kj_attempt *a);
+int kj__golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+		    struct kj__golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+		    struct kj_error *err);
+int kj__golden_cached(struct kj_task *t, struct kj_attempt *a, int case_idx, uint64_t seed,
+		      struct kj__golden *g, struct kj_error *err);
+int kj__send_ref_run(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed,
+		     int keep, int copy, struct kj_case *c, struct kj_result *res, int *usable,
+		     struct kj_error *err);
+int kj__timed_golden(struct kj_task *t, struct kj_attempt *a, int k, uint64_t seed, int keep,
+		     struct kj__golden *g, struct kj_case *c, struct kj_result *res, int *ok,
+		     struct kj_error *err);
 
 /* --- outputs compared, on the device or the host (devcmp.c) ---------------------- */
 
@@ -71,45 +71,45 @@ enum dev_state {
 	DEV_REDO,    /* not decidable here: judge it again through host memory */
 };
 
-struct devplan {
+struct kj__devplan {
 	json_t *take;   /* items of the take call */
 	json_t *fig;    /* items of the figures call */
 	int *fds;       /* what take passes to the reference's worker */
 	size_t n;       /* pairs in take and fig */
 	unsigned char *host; /* per top-level output: compared on the host */
 	int taken;      /* take has run: fig's items name the copies */
-	int state;      /* dev_pairs' verdict on the trees (enum dev_state),
+	int state;      /* kj__dev_pairs' verdict on the trees (enum dev_state),
 			 * DEV_REDO after a take that failed */
 };
 
-void devplan_release(struct devplan *p);
-int held_any(const struct kj_value *v);
-int all_kept(const struct kj_value *v);
-int dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
-	      const struct kj_reply *cr, const struct kj_cmp_options *cmp,
-	      struct devplan *p, struct kj_error *err);
-int dev_take(struct kj_task *t, struct kj_attempt *a, struct devplan *p, int *st,
-	     struct kj_error *err);
-int dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err);
-int compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
-		    const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
-		    const struct kj_cmp_options *cmp, int devout, struct devplan *pre,
-		    struct kj_case *c, int *st, struct kj_error *err);
+void kj__devplan_release(struct kj__devplan *p);
+int kj__held_any(const struct kj_value *v);
+int kj__all_kept(const struct kj_value *v);
+int kj__dev_pairs(const struct kj_value *gold, const struct kj_value *cand,
+		  const struct kj_reply *cr, const struct kj_cmp_options *cmp,
+		  struct kj__devplan *p, struct kj_error *err);
+int kj__dev_take(struct kj_task *t, struct kj_attempt *a, struct kj__devplan *p, int *st,
+		 struct kj_error *err);
+int kj__dev_drop(struct kj_task *t, struct kj_attempt *a, struct kj_error *err);
+int kj__compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj_value *gold,
+			const char *gdir, const struct kj_value *cand, const struct kj_reply *cr,
+			const struct kj_cmp_options *cmp, int devout, struct kj__devplan *pre,
+			struct kj_case *c, int *st, struct kj_error *err);
 
 /* --- the benchmark's figures and checks (bench_checks.c) --------------------------- */
 
 /* A growable array of doubles. */
-struct dvec {
+struct kj__dvec {
 	double *v;
 	size_t n, cap;
 };
 
 /* What one side's timing gathered over a case. */
-struct timed {
-	struct dvec ms, esc;     /* every timed sample */
-	struct dvec over;        /* per round: (judge's wall - samples) / calls */
-	struct dvec wall;        /* per round: judge's wall / calls */
-	struct dvec smean;       /* per round: samples / calls */
+struct kj__timed {
+	struct kj__dvec ms, esc;     /* every timed sample */
+	struct kj__dvec over;        /* per round: (judge's wall - samples) / calls */
+	struct kj__dvec wall;        /* per round: judge's wall / calls */
+	struct kj__dvec smean;       /* per round: samples / calls */
 	int empty;               /* its rounds are of empty calls (the
 				  * reference's worker: the harness's cost) */
 	int known_borrowed;      /* `known` is another's (not freed here) */
@@ -155,18 +155,18 @@ struct timed {
  */
 #define JUDGE_Q 0.25
 
-int dvec_add(struct dvec *d, double x);
-int median_ci(const struct dvec *d, double *median, double *rel, struct kj_error *err);
-int replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
-		   int timing_ref, double launch_ms, double *ratio_r);
-double stat_kept(const struct dvec *d, double p);
-int judge_figures(struct timed *t, const struct dvec *ov, double over, double res,
-		  struct kj_latency *l);
-int judge_speedup(struct timed *tr, struct timed *tc, int timing_ref,
-		  const struct dvec *ov, double over, double res, double ref_j,
-		  double ref_med, double floor_ms, struct kj_case *c);
-double judge_resolution(double over, int gpu);
-int check_samples(struct kj_case *c, int timing_ref, double over, double spread,
-		  double res, int gpu, int final, int *tripped, struct kj_error *err);
+int kj__dvec_add(struct kj__dvec *d, double x);
+int kj__median_ci(const struct kj__dvec *d, double *median, double *rel, struct kj_error *err);
+int kj__replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
+		       int timing_ref, double launch_ms, double *ratio_r);
+double kj__stat_kept(const struct kj__dvec *d, double p);
+int kj__judge_figures(struct kj__timed *t, const struct kj__dvec *ov, double over, double res,
+		      struct kj_latency *l);
+int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref,
+		      const struct kj__dvec *ov, double over, double res, double ref_j,
+		      double ref_med, double floor_ms, struct kj_case *c);
+double kj__judge_resolution(double over, int gpu);
+int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spread,
+		      double res, int gpu, int final, int *tripped, struct kj_error *err);
 
 #endif /* KJ_CORE_PIPELINE_INTERNAL_H */

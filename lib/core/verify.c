@@ -42,7 +42,7 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		      struct kj_result *res, int k, int set, uint64_t seed, int devout,
 		      struct kj_case *c, int *decided, struct kj_error *err)
 {
-	struct golden g;
+	struct kj__golden g;
 	struct kj_reply cr;
 	struct kj_call call;
 	int rc, usable, ref_sent = 0, ok = 0, st = DEV_FAILED, kept = 0;
@@ -50,18 +50,18 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 
 	(void)set;
 	*decided = 1;
-	golden_init(&g);
+	kj__golden_init(&g);
 	kj_reply_init(&cr);
 	c->seed = seed;
 	/* The candidate first: one that cannot be loaded needs no reference. */
-	rc = ensure_side(&t->cand, c, res, &usable, err);
+	rc = kj__ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
 		goto out;
-	rc = golden_cached(t, a, k, seed, &g, err);
+	rc = kj__golden_cached(t, a, k, seed, &g, err);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
-		rc = send_ref_run(t, a, k, seed, devout, 0, c, res, &usable, err);
+		rc = kj__send_ref_run(t, a, k, seed, devout, 0, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
 			goto out;
 		ref_sent = 1;
@@ -77,25 +77,25 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	call.tag = "cand";
 	/* Left on the device only where the golden is kept there too. */
 	call.export_outputs = ref_sent ? devout : KJ_DEVOUT_OFF;
-	rc = send_call(&t->cand, &call, err);
+	rc = kj__send_call(&t->cand, &call, err);
 	if (rc != KJ_OK)
 		goto out;
 	if (ref_sent) {
-		rc = recv_call(a, &t->ref, &g.rep, err);
+		rc = kj__recv_call(a, &t->ref, &g.rep, err);
 		if (rc != KJ_OK)
 			goto out;
 	}
-	rc = recv_call(a, &t->cand, &cr, err);
+	rc = kj__recv_call(a, &t->cand, &cr, err);
 	if (rc != KJ_OK)
 		goto out;
 	if (ref_sent) {
-		rc = golden_take(t, a, k, seed, &g, c, res, &ok, err);
+		rc = kj__golden_take(t, a, k, seed, &g, c, res, &ok, err);
 		if (rc != KJ_OK || !ok)
 			goto out;
 	}
-	keep_desc(c, g.input_desc);
+	kj__keep_desc(c, g.input_desc);
 	if (!cr.ok) {
-		rc = side_failed(&t->cand, &cr, c, res, err);
+		rc = kj__side_failed(&t->cand, &cr, c, res, err);
 		goto out;
 	}
 	if (cr.inputs_changed) {
@@ -105,8 +105,8 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		goto out;
 	}
 	t0 = kj__now_s();
-	rc = compare_outputs(t, a, g.outputs, g.dir, cr.outputs, &cr, &o->cmp, call.export_outputs,
-			     NULL, c, &st, err);
+	rc = kj__compare_outputs(t, a, g.outputs, g.dir, cr.outputs, &cr, &o->cmp,
+				 call.export_outputs, NULL, c, &st, err);
 	kj_attempt_tally(a, "compare_s", kj__now_s() - t0);
 	if (rc != KJ_OK || st == DEV_REDO)
 		goto out;
@@ -117,8 +117,8 @@ static int verify_set(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	*decided = st != DEV_HOST;
 out:
 	if (kept && rc == KJ_OK)
-		rc = dev_drop(t, a, err);
-	golden_release(&g, ref_dir(t, a));
+		rc = kj__dev_drop(t, a, err);
+	kj__golden_release(&g, kj__ref_dir(t, a));
 	kj_reply_release(&cr);
 	/* Only files its reply names are read; the rest go with the set. */
 	kj__clear_dir(t->cand.out_dir, ".npy");
@@ -135,9 +135,9 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 {
 	int rc, k, s;
 
-	rc = start_result(t, a, o, res, err);
+	rc = kj__start_result(t, a, o, res, err);
 	if (rc != KJ_OK)
-		return finish_result(a, res, rc, err);
+		return kj__finish_result(a, res, rc, err);
 	for (k = 0; k < res->n_cases; k++) {
 		struct kj_case *c = &res->cases[k];
 		int decided = 0, compared = 0, expected = 0;
@@ -150,7 +150,7 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 			rc = verify_set(t, a, o, res, k, s, seed, a->cfg->device_outputs, c,
 					&decided, err);
 			if (rc != KJ_OK)
-				return finish_result(a, res, rc, err);
+				return kj__finish_result(a, res, rc, err);
 			if (decided)
 				break;
 			compared = c->compared;
@@ -158,9 +158,9 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 		}
 		if (!decided && kj_case_pass(c, compared, expected) != KJ_OK)
 			res->infra_errors++; /* cannot happen: a pass without its outputs */
-		rc = hook(hooks, t, res, c, err);
+		rc = kj__case_hook(hooks, t, res, c, err);
 		if (rc != KJ_OK)
-			return finish_result(a, res, rc, err);
+			return kj__finish_result(a, res, rc, err);
 	}
-	return finish_result(a, res, KJ_OK, err);
+	return kj__finish_result(a, res, KJ_OK, err);
 }
