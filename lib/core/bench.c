@@ -408,10 +408,12 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		kj__golden_init(&gold[j]);
 	for (j = 0; j < n_sets; j++)
 		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
-					 : kj_seed_derive(a->run_key, kj_task_identity(t), k, 1000 + j);
+					 : kj_seed_derive(a->run_key, kj_task_identity(t), k,
+							  KJ__SEED_TIMED + j);
 	for (j = 0; j < PROBE_BATCHES * PROBE_SETS; j++)
-		probe_seeds[j] = o->seed_fixed ? o->seed + 500 + (uint64_t)j
-					       : kj_seed_derive(a->run_key, kj_task_identity(t), k, 2000 + j);
+		probe_seeds[j] = o->seed_fixed ? o->seed + KJ__SEED_FIXED_PROBE + (uint64_t)j
+					       : kj_seed_derive(a->run_key, kj_task_identity(t), k,
+								KJ__SEED_PROBE + j);
 	c->seed = seeds[0];
 	rc = kj__ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)

@@ -25,13 +25,6 @@ int kj__dvec_add(struct kj__dvec *d, double x)
 	return KJ_OK;
 }
 
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The median of d and the relative half-width of its 95 % interval
  * (order statistics); INFINITY with fewer than 5 values. */
 int kj__median_ci(const struct kj__dvec *d, double *median, double *rel, struct kj_error *err)
@@ -52,10 +45,8 @@ int kj__median_ci(const struct kj__dvec *d, double *median, double *rel, struct 
 
 static double median_of(struct kj__dvec *d)
 {
-	if (!d->n)
-		return 0;
-	qsort(d->v, d->n, sizeof(double), cmp_dbl);
-	return d->n % 2 ? d->v[d->n / 2] : (d->v[d->n / 2 - 1] + d->v[d->n / 2]) / 2;
+	kj__sort_doubles(d->v, d->n);
+	return kj__median_sorted(d->v, d->n);
 }
 
 /* Whether a batch's fastest calls on new inputs say replay (above). */
@@ -93,17 +84,14 @@ static double mad_of(struct kj__dvec *d)
  * the binomial's normal approximation). */
 static void quantile_ci(struct kj__dvec *d, double p, double *q, double *lo, double *hi)
 {
-	double k, half, pos;
+	double k, half;
 	long l, h;
-	size_t i;
 
 	*q = *lo = *hi = 0;
 	if (!d->n)
 		return;
-	qsort(d->v, d->n, sizeof(double), cmp_dbl);
-	pos = p * (double)(d->n - 1);
-	i = (size_t)pos;
-	*q = i + 1 < d->n ? d->v[i] + (pos - (double)i) * (d->v[i + 1] - d->v[i]) : d->v[i];
+	kj__sort_doubles(d->v, d->n);
+	*q = kj__quantile_sorted(d->v, d->n, p);
 	k = p * (double)d->n;
 	half = 1.96 * sqrt((double)d->n * p * (1 - p));
 	l = (long)floor(k - half) - 1;

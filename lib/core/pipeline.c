@@ -163,7 +163,8 @@ int kj_task_start(struct kj_task *t, const struct kj_attempt *a, const struct kj
 {
 	/* One model per side for the whole attempt, with the same weights on
 	 * both: seeded like verify.py's (the fixed seed) or from the run's key. */
-	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, kj_task_identity(t), -1, 0);
+	uint64_t init = o->seed_fixed ? o->seed : kj_seed_derive(a->run_key, kj_task_identity(t),
+								  KJ__SEED_MODEL_CASE, 0);
 
 	t->ref.init_seed = t->cand.init_seed = init;
 	t->start_charge = KJ_CHARGE_NONE;

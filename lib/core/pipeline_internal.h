@@ -19,6 +19,22 @@
 #include "base/internal.h"
 
 
+/* --- seed ranges ----------------------------------------------------------------------
+ *
+ * Every input of a run comes from kj_seed_derive(run key, task, case, set)
+ * or, with --seed S (seed_fixed), from S plus an offset.  These numbers are
+ * part of what `--seed` replays and of the golden cache's keys: changing one
+ * changes every input a stored record or cached golden was made from.  The
+ * ranges do not overlap: verify's sets are below 100 (--input_sets), the
+ * timed sets below 64 (--timed_sets), the unseen sets PROBE_BATCHES *
+ * PROBE_SETS.
+ */
+#define KJ__SEED_MODEL_CASE (-1) /* the case of the models' init seed (set 0) */
+#define KJ__SEED_VERIFY 0        /* verify's input set s: set KJ__SEED_VERIFY + s */
+#define KJ__SEED_TIMED 1000      /* the benchmark's timed set j: 1000 + j */
+#define KJ__SEED_PROBE 2000      /* the benchmark's unseen set j: 2000 + j */
+#define KJ__SEED_FIXED_PROBE 500 /* with --seed S: timed set j is S + j, unseen S + 500 + j */
+
 /* --- one side, one result (pipeline.c) ------------------------------------------ */
 
 int kj__ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,

@@ -144,7 +144,8 @@ int kj_verify(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opt
 
 		for (s = 0; s < res->input_sets; s++) {
 			uint64_t seed = o->seed_fixed ? o->seed
-						      : kj_seed_derive(a->run_key, kj_task_identity(t), k, s);
+						      : kj_seed_derive(a->run_key, kj_task_identity(t), k,
+								       KJ__SEED_VERIFY + s);
 
 			c->input_set = s + 1;
 			rc = verify_set(t, a, o, res, k, s, seed, a->cfg->device_outputs, c,
