@@ -112,6 +112,16 @@ int kj__compare_outputs(struct kj_task *t, struct kj_attempt *a, const struct kj
 			const struct kj_cmp_options *cmp, int devout, struct kj__devplan *pre,
 			struct kj_case *c, int *st, struct kj_error *err);
 
+/* --- the benchmark (bench.c) ----------------------------------------------------------- */
+
+/* The judge's clock of the benchmark's rounds and budget, in seconds:
+ * kj__now_s (monotonic).  kj__bench_clock is a test's hook, NULL (off)
+ * unless a unit test sets it to a clock its scripted side advances
+ * (tests/unit/test_pipeline.c), so that what the judge's clock sees of a
+ * round is part of the script and a test takes milliseconds. */
+extern double (*kj__bench_clock)(void);
+double kj__judge_now(void);
+
 /* --- the benchmark's figures and checks (bench_checks.c) --------------------------- */
 
 /* A growable array of doubles. */
