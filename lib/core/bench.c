@@ -694,30 +694,14 @@ retime:
 			goto retime;
 		}
 	}
-	/* The physical floor: a call cannot be faster than the smallest kernel,
-	 * or than writing its outputs once at the device's copy bandwidth. */
+	/* The physical floor (kj__timing_floor): the reference's samples
+	 * where it was timed, else the baseline given from earlier in the
+	 * batch. */
 	{
-		/* The smallest kernel, as the device probe timed it; but never
-		 * more than the reference's own fastest call, which launched at
-		 * least that much on the same device in the same rounds (under
-		 * eval, other attempts' workers starting CUDA on the GPU made
-		 * the probe's 0.0143 ms of a 64 x 64 add whose calls took
-		 * 0.0037 ms). */
-		double launch = res->launch_ms;
-		double floor_ms, bytes_ms = 0.5 * out_bytes / (res->copy_gbs * 1e9) * 1e3;
-		size_t s_i;
+		double floor_ms = kj__timing_floor(res->launch_ms, tr.ms.v, timing_ref ? tr.ms.n : 0,
+						   timing_ref ? 0 : shared_ref, out_bytes,
+						   res->copy_gbs);
 
-		for (s_i = 0; timing_ref && s_i < tr.ms.n; s_i++)
-			if (tr.ms.v[s_i] > 0 && tr.ms.v[s_i] < launch)
-				launch = tr.ms.v[s_i];
-		/* A baseline given from earlier in the batch: its median took
-		 * at least a kernel too. */
-		if (!timing_ref && shared_ref > 0 && shared_ref < launch)
-			launch = shared_ref;
-		floor_ms = 0.5 * launch;
-
-		if (bytes_ms > floor_ms)
-			floor_ms = bytes_ms;
 		/* The samples' median.  (The judge's figure is a difference
 		 * of two times, the round's and the harness's: on a busy
 		 * machine it can fall below the floor for an honest call; the

@@ -49,6 +49,32 @@ static double median_of(struct kj__dvec *d)
 	return kj__median_sorted(d->v, d->n);
 }
 
+/*
+ * The physical floor of a call (ms): a call cannot be faster than the
+ * smallest kernel, or than writing its outputs once at the device's copy
+ * bandwidth.  The smallest kernel, as the device probe timed it
+ * (launch_ms); but never more than the reference's own fastest call
+ * (ref_ms, n_ref of its samples), which launched at least that much on
+ * the same device in the same rounds (under eval, other attempts' workers
+ * starting CUDA on the GPU made the probe's 0.0143 ms of a 64 x 64 add
+ * whose calls took 0.0037 ms), nor than a baseline given from earlier in
+ * the batch (shared_ref > 0: its median took at least a kernel too).
+ */
+double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, double shared_ref,
+			double out_bytes, double copy_gbs)
+{
+	double launch = launch_ms, floor_ms, bytes_ms = 0.5 * out_bytes / (copy_gbs * 1e9) * 1e3;
+	size_t i;
+
+	for (i = 0; i < n_ref; i++)
+		if (ref_ms[i] > 0 && ref_ms[i] < launch)
+			launch = ref_ms[i];
+	if (shared_ref > 0 && shared_ref < launch)
+		launch = shared_ref;
+	floor_ms = 0.5 * launch;
+	return bytes_ms > floor_ms ? bytes_ms : floor_ms;
+}
+
 /* Whether a batch's fastest calls on new inputs say replay (above). */
 int kj__replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
 		       int timing_ref, double launch_ms, double *ratio_r)

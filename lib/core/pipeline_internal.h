@@ -192,6 +192,8 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
 		      const struct kj__dvec *ov, double over, double res, double ref_j,
 		      double ref_med, double floor_ms, struct kj_case *c);
 double kj__judge_resolution(double over, int gpu);
+double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, double shared_ref,
+			double out_bytes, double copy_gbs);
 int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spread,
 		      double res, int gpu, int final, int *tripped, struct kj_error *err);
 

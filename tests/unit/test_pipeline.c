@@ -609,3 +609,18 @@ KJ_TEST(pipeline_bench_bad_rounds_fail_closed)
 	KJ_CHECK_INT(kj_case_status(&g.res.cases[0]), KJ_STATUS_FAIL);
 	rig_close(&g);
 }
+
+/* The floor as a function of recorded figures alone: half the smallest of
+ * the probe's launch, the reference's fastest positive sample and a given
+ * baseline; or writing the outputs once at half the copy bandwidth, if
+ * that takes longer. */
+KJ_TEST(pipeline_timing_floor_over_recorded_figures)
+{
+	const double ref[] = { 0.5, 0.004, 0, 0.2 };
+
+	KJ_CHECK(kj__timing_floor(0.01, NULL, 0, 0, 0, 100) == 0.005);
+	KJ_CHECK(kj__timing_floor(0.01, ref, 4, 0, 0, 100) == 0.002);
+	KJ_CHECK(kj__timing_floor(0.01, NULL, 0, 0.006, 0, 100) == 0.003);
+	/* 1 GB of outputs at 100 GB/s: 0.5 * 10 ms. */
+	KJ_CHECK(kj__timing_floor(0.01, ref, 4, 0, 1e9, 100) == 5.0);
+}
