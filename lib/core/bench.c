@@ -368,388 +368,492 @@ static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_
 	return rc;
 }
 
-static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
-		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
-		      struct kj_case *c, int *redo, struct kj_error *err)
-{
-	int n_sets = b->timed_sets > 0 ? b->timed_sets : 1, n_probe = PROBE_SETS;
-	const int n_gold = n_sets + PROBE_BATCHES * PROBE_SETS;
-	struct kj__golden *gold = calloc((size_t)n_gold, sizeof(*gold));
-	uint64_t *seeds = calloc((size_t)n_sets, sizeof(uint64_t));
+/* One case's benchmark: what its phases (below, in order) share. */
+struct bcase {
+	struct kj_task *t;
+	struct kj_attempt *a;
+	const struct kj_judge_opts *o;
+	const struct kj_bench_opts *b;
+	struct kj_result *res;
+	struct kj_case *c;
+	struct kj_error *err;
+	int k;
+	int devout;             /* outputs left on the device (kj_call.export_outputs) */
+	int n_sets;             /* the timed sets the rounds cycle through */
+	int n_probe;            /* unseen sets per batch */
+	int n_gold;             /* gold[]: the timed sets', then the unseen sets' */
+	struct kj__golden *gold;
+	uint64_t *seeds;
 	uint64_t probe_seeds[PROBE_BATCHES * PROBE_SETS];
-	struct kj__timed tr, tc, te;
-	int rc = KJ_OK, usable, ok = 0, j, offset = 0, rounds = 0, round_calls = 5, kept = 0;
-	double t_start, out_bytes = 0, med_c = 0, rel_c = INFINITY, med_r = 0, rel_r = INFINITY;
-	double one = 0; /* what a set takes: inputs twice (the copy), outputs */
-	double cand_floor = 0, round_ms, warm_pace = 0, res_ms = 0;
-	const struct kj__dvec *ov = NULL;
-	int retimed = 0, probed = 0;
-	double shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
-	int timing_ref = !b->skip_framework && !(shared_ref > 0);
-	/* The harness's cost per call: from the reference's rounds, else as
-	 * measured with the shared baseline, else from rounds of empty calls
-	 * on the reference's worker. */
-	double shared_over = !timing_ref && shared_ref > 0 && b->ref_over_ms &&
-			     b->ref_over_ms[k] > 0 ? b->ref_over_ms[k] : 0;
-	int timing_empty = !timing_ref && !(shared_over > 0);
-	size_t least;
+	struct kj__timed tr, tc, te; /* the reference's, the candidate's, empty calls' */
+	int timing_ref, timing_empty;
+	int kept;               /* some golden is kept on the reference's device */
+	double shared_ref, shared_over;
+	double one;             /* what a set takes: inputs twice (the copy), outputs */
+	double out_bytes, warm_pace;
+	int offset, rounds, round_calls;
+	double med_c, rel_c, med_r, rel_r;
+};
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&tc, 0, sizeof(tc));
-	memset(&te, 0, sizeof(te));
-	tr.known = calloc((size_t)n_gold, sizeof(int));
-	tc.known = calloc((size_t)n_gold, sizeof(int));
-	tr.n_known = tc.n_known = n_gold;
-	/* The empty calls' outputs are the reference's own: one numbering
-	 * of distinct outputs on its worker. */
-	te.known = tr.known;
-	te.n_known = tr.n_known;
-	te.known_borrowed = 1;
-	te.empty = 1;
-	c->input_set = 1;
-	if (!gold || !seeds || !tr.known || !tc.known) {
-		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (j = 0; j < n_gold; j++)
-		kj__golden_init(&gold[j]);
-	for (j = 0; j < n_sets; j++)
-		seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
-					 : kj_seed_derive(a->run_key, kj_task_identity(t), k,
-							  KJ__SEED_TIMED + j);
-	for (j = 0; j < PROBE_BATCHES * PROBE_SETS; j++)
-		probe_seeds[j] = o->seed_fixed ? o->seed + KJ__SEED_FIXED_PROBE + (uint64_t)j
-					       : kj_seed_derive(a->run_key, kj_task_identity(t), k,
-								KJ__SEED_PROBE + j);
-	c->seed = seeds[0];
+/* The golden outputs of the timed and the unseen sets, the device's
+ * limits, both sides started: *ok is 0 when c now holds a failure. */
+static int bench_goldens(struct bcase *B, int *ok)
+{
+	struct kj_task *t = B->t;
+	struct kj_attempt *a = B->a;
+	struct kj_result *res = B->res;
+	struct kj_case *c = B->c;
+	struct kj_error *err = B->err;
+	struct kj__golden *gold = B->gold;
+	int rc, usable, j, k = B->k;
+
+	*ok = 0;
 	rc = kj__ensure_side(&t->cand, c, res, &usable, err);
 	if (rc != KJ_OK || !usable)
-		goto out;
+		return rc;
 	/* Golden outputs of every timed input set: from the cache or the
 	 * reference, which runs them one after the other. */
-	for (j = 0; j < n_sets; j++) {
-		rc = kj__timed_golden(t, a, k, seeds[j], devout, &gold[j], c, res, &ok, err);
-		if (rc != KJ_OK || !ok)
-			goto out;
-		kept |= kj__held_any(gold[j].outputs);
+	for (j = 0; j < B->n_sets; j++) {
+		rc = kj__timed_golden(t, a, k, B->seeds[j], B->devout, &gold[j], c, res, ok, err);
+		if (rc != KJ_OK || !*ok)
+			return rc;
+		B->kept |= kj__held_any(gold[j].outputs);
 		if (!gold[j].e.dir[0] && !kj__all_kept(gold[j].outputs)) {
 			/* Not kept in the cache (it could not be stored there):
 			 * the stage holds one set at a time, so later sets would
 			 * overwrite it.  Time with one. */
-			n_sets = j + 1;
+			B->n_sets = j + 1;
 			break;
 		}
 		if (j == 0) {
 			/* As many sets as fit. */
-			one = kj_value_tensor_bytes(gold[0].outputs) + 2 * desc_bytes(gold[0].input_desc);
-			if (one * n_sets > TIMED_SETS_BYTES)
-				n_sets = one >= TIMED_SETS_BYTES / 2 ? 1 : (int)(TIMED_SETS_BYTES / one);
+			B->one = kj_value_tensor_bytes(gold[0].outputs) +
+				 2 * desc_bytes(gold[0].input_desc);
+			if (B->one * B->n_sets > TIMED_SETS_BYTES)
+				B->n_sets = B->one >= TIMED_SETS_BYTES / 2
+						    ? 1 : (int)(TIMED_SETS_BYTES / B->one);
 		}
 	}
 	/* The sets the candidate will see once each, after the rounds (they
 	 * follow the cycled ones in gold[]): only where there is a cache to
 	 * keep their goldens in and room for them. */
-	if (n_sets < 2 || one * (n_sets + n_probe) > TIMED_SETS_BYTES)
-		n_probe = 0;
-	for (j = 0; j < n_probe; j++) {
-		rc = kj__timed_golden(t, a, k, probe_seeds[j], devout, &gold[n_sets + j], c, res,
-				      &ok, err);
-		if (rc != KJ_OK || !ok)
-			goto out;
-		kept |= kj__held_any(gold[n_sets + j].outputs);
-		if (!gold[n_sets + j].e.dir[0] && !kj__all_kept(gold[n_sets + j].outputs)) {
-			n_probe = j;
+	if (B->n_sets < 2 || B->one * (B->n_sets + B->n_probe) > TIMED_SETS_BYTES)
+		B->n_probe = 0;
+	for (j = 0; j < B->n_probe; j++) {
+		struct kj__golden *g = &gold[B->n_sets + j];
+
+		rc = kj__timed_golden(t, a, k, B->probe_seeds[j], B->devout, g, c, res, ok, err);
+		if (rc != KJ_OK || !*ok)
+			return rc;
+		B->kept |= kj__held_any(g->outputs);
+		if (!g->e.dir[0] && !kj__all_kept(g->outputs)) {
+			B->n_probe = j;
 			break;
 		}
 	}
 	/* Outputs left on the device only where every golden is kept there
 	 * (goldens from the cache are files): else each side's timed outputs
 	 * go through host memory, the same on both. */
-	for (j = 0; devout != KJ_DEVOUT_OFF && j < n_sets + n_probe; j++)
+	for (j = 0; B->devout != KJ_DEVOUT_OFF && j < B->n_sets + B->n_probe; j++)
 		if (!kj__held_any(gold[j].outputs))
-			devout = KJ_DEVOUT_OFF;
+			B->devout = KJ_DEVOUT_OFF;
 	kj__keep_desc(c, gold[0].input_desc);
-	out_bytes = kj_value_tensor_bytes(gold[0].outputs);
-	rc = device_limits(t, a, res, c, &ok, err);
-	if (rc != KJ_OK || !ok)
-		goto out;
-	if (timing_ref || timing_empty) {
+	B->out_bytes = kj_value_tensor_bytes(gold[0].outputs);
+	rc = device_limits(t, a, res, c, ok, err);
+	if (rc != KJ_OK || !*ok)
+		return rc;
+	if (B->timing_ref || B->timing_empty) {
+		*ok = 0;
 		rc = kj__ensure_side(&t->ref, c, res, &usable, err);
 		if (rc != KJ_OK || !usable)
-			goto out;
+			return rc;
+		*ok = 1;
 	}
-	/* Warm-up: the seed's calls, then more until 200 ms of them ran, so
-	 * that clocks and caches settle before the first sample. */
-	t_start = kj__judge_now();
-	{
-		int w = b->warmup > 0 ? b->warmup : 1, pass;
+	return KJ_OK;
+}
 
-		for (pass = 0; pass < 2; pass++) {
-			double pace;
+/* One round of a side's: n_calls timed calls from the rounds' offset
+ * (record: its samples kept), after `warmup` untimed ones. */
+static int bench_round(struct bcase *B, struct kj_side *s, struct kj_side *other,
+		       struct kj__timed *acc, int n_calls, int warmup, int record, int *ok)
+{
+	return time_round(B->t, B->a, B->o, B->b, B->res, B->k, s, other, B->seeds, B->n_sets,
+			  B->gold, record ? B->offset : 0, n_calls, warmup, acc, record, NULL,
+			  B->devout, B->c, ok, B->err);
+}
 
-			if (timing_ref) {
-				rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-						0, 0, w, &tr, 0, NULL, devout, c, &ok, err);
-				if (rc != KJ_OK || !ok)
-					goto out;
-			}
-			rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, 0, 0,
-					w, &tc, 0, NULL, devout, c, &ok, err);
-			if (rc != KJ_OK || !ok)
-				goto out;
-			/* A round without timed calls: wall_per_call is its whole
-			 * wall time, the w calls and the round's own work. */
-			pace = (tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call
-								    : tr.wall_per_call) / w;
-			warm_pace = pace;
-			if (pass == 1 || w * pace >= 200)
-				break;
-			w = (int)(200 / (pace > 0.001 ? pace : 0.001));
-			if (w > 100000)
-				w = 100000;
+/* Warm-up: the seed's calls, then more until 200 ms of them ran, so that
+ * clocks and caches settle before the first sample. */
+static int bench_warmup(struct bcase *B, int *ok)
+{
+	struct kj_task *t = B->t;
+	int w = B->b->warmup > 0 ? B->b->warmup : 1, pass, rc;
+
+	for (pass = 0; pass < 2; pass++) {
+		double pace;
+
+		if (B->timing_ref) {
+			rc = bench_round(B, &t->ref, &t->cand, &B->tr, 0, w, 0, ok);
+			if (rc != KJ_OK || !*ok)
+				return rc;
 		}
-		/* The empty calls' outputs are made in this round, untimed
-		 * and outside every measured one. */
-		if (timing_empty) {
-			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-					0, 0, 1, &te, 0, NULL, devout, c, &ok, err);
-			if (rc != KJ_OK || !ok)
-				goto out;
-		}
+		rc = bench_round(B, &t->cand, &t->ref, &B->tc, 0, w, 0, ok);
+		if (rc != KJ_OK || !*ok)
+			return rc;
+		/* A round without timed calls: wall_per_call is its whole
+		 * wall time, the w calls and the round's own work. */
+		pace = (B->tc.wall_per_call > B->tr.wall_per_call ? B->tc.wall_per_call
+								  : B->tr.wall_per_call) / w;
+		B->warm_pace = pace;
+		if (pass == 1 || w * pace >= 200)
+			break;
+		w = (int)(200 / (pace > 0.001 ? pace : 0.001));
+		if (w > 100000)
+			w = 100000;
 	}
-	/* Interleaved rounds until both medians are known well enough, and
-	 * at least MIN_ROUNDS of them: the judge's figures are quantiles over
-	 * rounds.  On the CPU rounds are shorter: the more of them, the more
-	 * the scheduler spared. */
-	least = b->repeats > 5 ? (size_t)b->repeats : 5;
-	round_ms = strcmp(tc.timer, "cuda_event") ? ROUND_MS_CPU : ROUND_MS_GPU;
-retime:
+	/* The empty calls' outputs are made in this round, untimed and
+	 * outside every measured one. */
+	if (B->timing_empty)
+		return bench_round(B, &t->ref, &t->cand, &B->te, 0, 1, 0, ok);
+	return KJ_OK;
+}
+
+/*
+ * Interleaved rounds until both medians are known well enough, and at
+ * least MIN_ROUNDS of them: the judge's figures are quantiles over rounds.
+ * On the CPU rounds are shorter: the more of them, the more the scheduler
+ * spared.  The stopping rule: --max_repeats samples of the candidate's;
+ * else, after MIN_ROUNDS, --repeats samples of each side with both
+ * medians' intervals within --target_ci, or the budget spent on the
+ * judge's clock since t_start once each side has its --repeats (5 at
+ * least, as the seed's count was).
+ */
+static int bench_rounds(struct bcase *B, double t_start, int *ok)
+{
+	struct kj_task *t = B->t;
+	const struct kj_bench_opts *b = B->b;
+	struct kj__timed *tr = &B->tr, *tc = &B->tc;
+	size_t least = b->repeats > 5 ? (size_t)b->repeats : 5;
+	double round_ms = strcmp(tc->timer, "cuda_event") ? ROUND_MS_CPU : ROUND_MS_GPU;
+	int rc;
+
 	for (;;) {
-		double per = tc.wall_per_call > tr.wall_per_call ? tc.wall_per_call : tr.wall_per_call;
+		double per = tc->wall_per_call > tr->wall_per_call ? tc->wall_per_call
+								     : tr->wall_per_call;
+		int pass, n = 0;
 
 		/* The first round as long as the others: its pace from the
 		 * warm-up (rounds of one length take the same harness cost off
 		 * both sides of a pair). */
-		if (rounds == 0)
-			per = warm_pace;
+		if (B->rounds == 0)
+			per = B->warm_pace;
 		if (per > 0)
-			round_calls = (int)(round_ms / per); /* about round_ms of each side per round */
+			B->round_calls = (int)(round_ms / per); /* about round_ms of each side */
 		/* --max_repeats spread over MIN_ROUNDS rounds at least. */
-		if (b->max_repeats / MIN_ROUNDS > 0 && round_calls > b->max_repeats / MIN_ROUNDS)
-			round_calls = b->max_repeats / MIN_ROUNDS;
-		if (round_calls < 3)
-			round_calls = 3;
-		if (round_calls > 1000)
-			round_calls = 1000;
+		if (b->max_repeats / MIN_ROUNDS > 0 && B->round_calls > b->max_repeats / MIN_ROUNDS)
+			B->round_calls = b->max_repeats / MIN_ROUNDS;
+		if (B->round_calls < 3)
+			B->round_calls = 3;
+		if (B->round_calls > 1000)
+			B->round_calls = 1000;
 		/* Reference and candidate in turn, in ABBA order (the first of
 		 * a pair alternates), so that whatever follows the other side's
 		 * round (clocks, caches, the freeze) falls on both alike. */
-		{
-			int pass;
+		for (pass = 0; pass < 2; pass++) {
+			int cand_now = (pass == 0) == (B->rounds % 2 == 1);
 
-			for (pass = 0; pass < 2; pass++) {
-				int cand_now = (pass == 0) == (rounds % 2 == 1);
-
-				if (!cand_now && !timing_ref)
-					continue;
-				rc = cand_now ? time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds,
-							   n_sets, gold, offset, round_calls, 0, &tc,
-							   1, NULL, devout, c, &ok, err)
-					      : time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds,
-							   n_sets, gold, offset, round_calls, 0, &tr,
-							   1, NULL, devout, c, &ok, err);
-				if (rc != KJ_OK || !ok)
-					goto out;
-			}
+			if (!cand_now && !B->timing_ref)
+				continue;
+			n = B->round_calls;
+			rc = cand_now ? bench_round(B, &t->cand, &t->ref, tc, n, 0, 1, ok)
+				      : bench_round(B, &t->ref, &t->cand, tr, n, 0, 1, ok);
+			if (rc != KJ_OK || !*ok)
+				return rc;
 		}
 		/* The harness alone, on the reference's worker, where the
 		 * reference itself is not timed. */
-		if (timing_empty) {
-			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-					offset, round_calls, 0, &te, 1, NULL, devout, c, &ok, err);
-			if (rc != KJ_OK || !ok)
-				goto out;
+		if (B->timing_empty) {
+			rc = bench_round(B, &t->ref, &t->cand, &B->te, B->round_calls, 0, 1, ok);
+			if (rc != KJ_OK || !*ok)
+				return rc;
 		}
-		offset = (offset + round_calls) % n_sets;
-		rounds++;
-		if ((rc = kj__median_ci(&tc.ms, &med_c, &rel_c, err)) != KJ_OK ||
-		    (timing_ref && (rc = kj__median_ci(&tr.ms, &med_r, &rel_r, err)) != KJ_OK))
-			goto out;
-		if (tc.ms.n >= (size_t)b->max_repeats)
+		B->offset = (B->offset + B->round_calls) % B->n_sets;
+		B->rounds++;
+		if ((rc = kj__median_ci(&tc->ms, &B->med_c, &B->rel_c, B->err)) != KJ_OK ||
+		    (B->timing_ref &&
+		     (rc = kj__median_ci(&tr->ms, &B->med_r, &B->rel_r, B->err)) != KJ_OK))
+			return rc;
+		if (tc->ms.n >= (size_t)b->max_repeats)
 			break;
-		if (rounds < MIN_ROUNDS)
+		if (B->rounds < MIN_ROUNDS)
 			continue;
-		if (tc.ms.n >= (size_t)b->repeats && (!timing_ref || tr.ms.n >= (size_t)b->repeats) &&
-		    rel_c <= b->target_ci && (!timing_ref || rel_r <= b->target_ci))
+		if (tc->ms.n >= (size_t)b->repeats &&
+		    (!B->timing_ref || tr->ms.n >= (size_t)b->repeats) &&
+		    B->rel_c <= b->target_ci && (!B->timing_ref || B->rel_r <= b->target_ci))
 			break;
-		/* The budget ends the rounds once each side has its --repeats
-		 * (the least it takes, as the seed's count was), 5 at least. */
-		if (kj__judge_now() - t_start >= b->budget_s && tc.ms.n >= least &&
-		    (!timing_ref || tr.ms.n >= least))
+		if (kj__judge_now() - t_start >= b->budget_s && tc->ms.n >= least &&
+		    (!B->timing_ref || tr->ms.n >= least))
 			break;
 	}
-	/* The sets neither side has seen in its rounds (above); a second
-	 * batch where the first trips, if there is room for its goldens. */
-	if (n_probe > 0 && !probed) {
-		double fastest, fastest_r, ratio_r;
-		int batch, tripped = 0, first = n_sets;
+	return KJ_OK;
+}
 
-		for (batch = 0; batch < PROBE_BATCHES; batch++) {
-			if (batch > 0) {
-				int got = 0;
+/* The sets neither side has seen in its rounds (PROBE_SETS); a second
+ * batch where the first trips, if there is room for its goldens: *ok is 0
+ * when c now holds a failure (Replay, or one on the way). */
+static int bench_unseen(struct bcase *B, int *ok)
+{
+	struct kj_task *t = B->t;
+	struct kj_attempt *a = B->a;
+	struct kj_case *c = B->c;
+	struct kj_error *err = B->err;
+	double fastest = 0, fastest_r = 0, ratio_r = 1;
+	int batch, tripped = 0, first = B->n_sets, j, rc;
 
-				if (one * (first + n_probe) > TIMED_SETS_BYTES)
-					break;
-				for (j = 0; j < n_probe; j++) {
-					struct kj__golden *g = &gold[first + j];
+	*ok = 1;
+	for (batch = 0; batch < PROBE_BATCHES; batch++) {
+		if (batch > 0) {
+			int got = 0;
 
-					rc = kj__timed_golden(t, a, k,
-							      probe_seeds[batch * PROBE_SETS + j],
-							      devout, g, c, res, &ok, err);
-					if (rc != KJ_OK || !ok)
-						goto out;
-					kept |= kj__held_any(g->outputs);
-					if ((!g->e.dir[0] && !kj__all_kept(g->outputs)) ||
-					    (devout != KJ_DEVOUT_OFF && !kj__held_any(g->outputs)))
-						break;
-					got++;
-				}
-				if (got < n_probe)
-					break; /* no room: the first batch's verdict stands */
-			}
-			rc = probe_batch(t, a, o, b, res, k, seeds, n_sets, gold, first,
-					 probe_seeds + batch * PROBE_SETS, n_probe, timing_ref, &tr,
-					 &tc, &offset, &fastest, &fastest_r, devout, c, &ok, err);
-			if (rc != KJ_OK || !ok)
-				goto out;
-			c->unseen_ms = fastest;
-			c->unseen_ref_ms = timing_ref ? fastest_r : 0;
-			tripped = kj__replay_tripped(fastest, fastest_r, med_c, med_r, timing_ref,
-						     res->launch_ms, &ratio_r);
-			if (!tripped)
+			if (B->one * (first + B->n_probe) > TIMED_SETS_BYTES)
 				break;
-			if (batch == 0)
-				kj_attempt_tally(a, "replay_confirm_n", 1);
-			first += n_probe;
+			for (j = 0; j < B->n_probe; j++) {
+				struct kj__golden *g = &B->gold[first + j];
+
+				rc = kj__timed_golden(t, a, B->k,
+						      B->probe_seeds[batch * PROBE_SETS + j],
+						      B->devout, g, c, B->res, ok, err);
+				if (rc != KJ_OK || !*ok)
+					return rc;
+				B->kept |= kj__held_any(g->outputs);
+				if ((!g->e.dir[0] && !kj__all_kept(g->outputs)) ||
+				    (B->devout != KJ_DEVOUT_OFF && !kj__held_any(g->outputs)))
+					break;
+				got++;
+			}
+			if (got < B->n_probe)
+				break; /* no room: the first batch's verdict stands */
 		}
-		if (tripped) {
-			rc = kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's "
-					  "fastest call took %.4g ms, %.3gx its median of %.4g ms on "
-					  "the inputs it was timed on again and again (the reference's: "
-					  "%.3gx): its speed comes from having seen them", fastest,
-					  fastest / med_c, med_c, ratio_r) == KJ_OK
-				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
-			goto out;
-		}
+		rc = probe_batch(t, a, B->o, B->b, B->res, B->k, B->seeds, B->n_sets, B->gold,
+				 first, B->probe_seeds + batch * PROBE_SETS, B->n_probe,
+				 B->timing_ref, &B->tr, &B->tc, &B->offset, &fastest, &fastest_r,
+				 B->devout, c, ok, err);
+		if (rc != KJ_OK || !*ok)
+			return rc;
+		c->unseen_ms = fastest;
+		c->unseen_ref_ms = B->timing_ref ? fastest_r : 0;
+		tripped = kj__replay_tripped(fastest, fastest_r, B->med_c, B->med_r, B->timing_ref,
+					     B->res->launch_ms, &ratio_r);
+		if (!tripped)
+			break;
+		if (batch == 0)
+			kj_attempt_tally(a, "replay_confirm_n", 1);
+		first += B->n_probe;
 	}
-	/* Seen once: a case timed again keeps this verdict (the sets are
-	 * no longer unseen). */
-	probed = 1;
-	if (kj__latency(tc.ms.v, tc.esc.v, tc.ms.n, tc.peak_mb, tc.timer, &c->cand) != KJ_OK ||
-	    (timing_ref && kj__latency(tr.ms.v, tr.esc.v, tr.ms.n, tr.peak_mb, tr.timer, &c->ref) !=
-				   KJ_OK)) {
+	if (!tripped)
+		return KJ_OK;
+	*ok = 0;
+	return kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's fastest "
+			    "call took %.4g ms, %.3gx its median of %.4g ms on the inputs it was "
+			    "timed on again and again (the reference's: %.3gx): its speed comes "
+			    "from having seen them", fastest, fastest / B->med_c, B->med_c,
+			    ratio_r) == KJ_OK
+		       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+}
+
+/*
+ * The judge's clock decides.  Each side's figure is the median over its
+ * rounds of the round's wall time per call less the harness's cost per
+ * call, which the reference's worker measured (its rounds' time its own
+ * samples do not account for; or empty calls'; or the shared baseline's):
+ * the same amount taken off both sides.  Then the candidate's samples are
+ * checked against it (kj__judge_figures, kj__check_samples; final: a
+ * second time).  *ov and *res_ms: what the speedup is figured with.
+ */
+static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, double *res_ms,
+		       int *tripped)
+{
+	struct kj_case *c = B->c;
+	struct kj__timed *tr = &B->tr, *te = &B->te;
+	double over = B->timing_ref ? kj__stat_kept(&tr->over, JUDGE_Q)
+		      : B->timing_empty ? kj__stat_kept(&te->over, JUDGE_Q) : B->shared_over;
+	double spread = B->timing_ref     ? kj__stat_kept(&tr->over, -1)
+			: B->timing_empty ? kj__stat_kept(&te->over, -1) : 0;
+	int gpu = !strcmp(B->tc.timer, "cuda_event");
+
+	*tripped = 0;
+	if (isnan(over) || isnan(spread))
+		return kj_error_set(B->err, KJ_ENOMEM, "out of memory");
+	*ov = B->timing_ref ? &tr->over : B->timing_empty ? &te->over : NULL;
+	*res_ms = kj__judge_resolution(over, gpu);
+	if (kj__judge_figures(&B->tc, *ov, over, *res_ms, &c->cand) != KJ_OK ||
+	    (B->timing_ref && kj__judge_figures(tr, &tr->over, over, 0, &c->ref) != KJ_OK))
+		return kj_error_set(B->err, KJ_ENOMEM, "out of memory");
+	return kj__check_samples(c, B->timing_ref, over, spread, *res_ms, gpu, final, tripped,
+				 B->err);
+}
+
+static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
+		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
+		      struct kj_case *c, int *redo, struct kj_error *err)
+{
+	struct bcase B;
+	int rc = KJ_OK, ok = 0, j, retimed = 0, probed = 0, n_seeds;
+	double t_start, cand_floor = 0, res_ms = 0;
+	const struct kj__dvec *ov = NULL;
+
+	memset(&B, 0, sizeof(B));
+	B.t = t;
+	B.a = a;
+	B.o = o;
+	B.b = b;
+	B.res = res;
+	B.c = c;
+	B.err = err;
+	B.k = k;
+	B.devout = devout;
+	B.n_sets = b->timed_sets > 0 ? b->timed_sets : 1;
+	B.n_probe = PROBE_SETS;
+	B.n_gold = B.n_sets + PROBE_BATCHES * PROBE_SETS;
+	B.gold = calloc((size_t)B.n_gold, sizeof(*B.gold));
+	B.seeds = calloc((size_t)B.n_sets, sizeof(uint64_t));
+	B.round_calls = 5;
+	B.rel_c = B.rel_r = INFINITY;
+	B.shared_ref = b->ref_ms && k < b->n_ref_ms && b->ref_ms[k] > 0 ? b->ref_ms[k] : 0;
+	B.timing_ref = !b->skip_framework && !(B.shared_ref > 0);
+	/* The harness's cost per call: from the reference's rounds, else as
+	 * measured with the shared baseline, else from rounds of empty calls
+	 * on the reference's worker. */
+	B.shared_over = !B.timing_ref && B.shared_ref > 0 && b->ref_over_ms &&
+			b->ref_over_ms[k] > 0 ? b->ref_over_ms[k] : 0;
+	B.timing_empty = !B.timing_ref && !(B.shared_over > 0);
+	B.tr.known = calloc((size_t)B.n_gold, sizeof(int));
+	B.tc.known = calloc((size_t)B.n_gold, sizeof(int));
+	B.tr.n_known = B.tc.n_known = B.n_gold;
+	/* The empty calls' outputs are the reference's own: one numbering
+	 * of distinct outputs on its worker. */
+	B.te.known = B.tr.known;
+	B.te.n_known = B.tr.n_known;
+	B.te.known_borrowed = 1;
+	B.te.empty = 1;
+	c->input_set = 1;
+	if (!B.gold || !B.seeds || !B.tr.known || !B.tc.known) {
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		goto out;
 	}
-	/* The judge's clock decides.  Each side's figure is the median over
-	 * its rounds of the round's wall time per call less the harness's
-	 * cost per call, which the reference's worker measured (its rounds'
-	 * time its own samples do not account for; or empty calls'; or the
-	 * shared baseline's): the same amount taken off both sides.  Then the
-	 * candidate's samples are checked against it (kj__judge_figures). */
-	{
-		double over = timing_ref ? kj__stat_kept(&tr.over, JUDGE_Q)
-			      : timing_empty ? kj__stat_kept(&te.over, JUDGE_Q) : shared_over;
-		double spread = timing_ref     ? kj__stat_kept(&tr.over, -1)
-				: timing_empty ? kj__stat_kept(&te.over, -1) : 0;
-		int gpu = !strcmp(tc.timer, "cuda_event"), tripped = 0;
+	for (j = 0; j < B.n_gold; j++)
+		kj__golden_init(&B.gold[j]);
+	n_seeds = B.n_sets;
+	for (j = 0; j < n_seeds; j++)
+		B.seeds[j] = o->seed_fixed ? o->seed + (uint64_t)j
+					   : kj_seed_derive(a->run_key, kj_task_identity(t), k,
+							    KJ__SEED_TIMED + j);
+	for (j = 0; j < PROBE_BATCHES * PROBE_SETS; j++)
+		B.probe_seeds[j] = o->seed_fixed
+					   ? o->seed + KJ__SEED_FIXED_PROBE + (uint64_t)j
+					   : kj_seed_derive(a->run_key, kj_task_identity(t), k,
+							    KJ__SEED_PROBE + j);
+	c->seed = B.seeds[0];
+	rc = bench_goldens(&B, &ok);
+	if (rc != KJ_OK || !ok)
+		goto out;
+	t_start = kj__judge_now();
+	rc = bench_warmup(&B, &ok);
+	if (rc != KJ_OK || !ok)
+		goto out;
+	for (;;) {
+		int tripped = 0;
 
-		if (isnan(over) || isnan(spread)) {
+		rc = bench_rounds(&B, t_start, &ok);
+		if (rc != KJ_OK || !ok)
+			goto out;
+		/* Seen once: a case timed again keeps this verdict (the sets
+		 * are no longer unseen). */
+		if (B.n_probe > 0 && !probed) {
+			rc = bench_unseen(&B, &ok);
+			if (rc != KJ_OK || !ok)
+				goto out;
+		}
+		probed = 1;
+		if (kj__latency(B.tc.ms.v, B.tc.esc.v, B.tc.ms.n, B.tc.peak_mb, B.tc.timer,
+				&c->cand) != KJ_OK ||
+		    (B.timing_ref && kj__latency(B.tr.ms.v, B.tr.esc.v, B.tr.ms.n, B.tr.peak_mb,
+						 B.tr.timer, &c->ref) != KJ_OK)) {
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
-
-		ov = timing_ref ? &tr.over : timing_empty ? &te.over : NULL;
-		res_ms = kj__judge_resolution(over, gpu);
-		if (kj__judge_figures(&tc, ov, over, res_ms, &c->cand) != KJ_OK ||
-		    (timing_ref && kj__judge_figures(&tr, &tr.over, over, 0, &c->ref) != KJ_OK)) {
-			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-			goto out;
-		}
-		rc = kj__check_samples(c, timing_ref, over, spread, res_ms, gpu, retimed, &tripped,
-				       err);
+		rc = bench_clock(&B, retimed, &ov, &res_ms, &tripped);
 		if (rc != KJ_OK || c->type != KJ_ET_NOT_JUDGED)
 			goto out;
-		if (tripped) {
-			/* Once more, from fresh rounds: what upset one set of
-			 * rounds (another process on the machine, a worker moved
-			 * between cores) seldom comes back; a forgery does. */
-			timed_reset(&tr);
-			timed_reset(&tc);
-			timed_reset(&te);
-			rounds = 0;
-			retimed = 1;
-			c->timing_rechecked = 1;
-			kj_attempt_tally(a, "timing_recheck_n", 1);
-			goto retime;
-		}
+		if (!tripped)
+			break;
+		/* Once more, from fresh rounds: what upset one set of rounds
+		 * (another process on the machine, a worker moved between
+		 * cores) seldom comes back; a forgery does. */
+		timed_reset(&B.tr);
+		timed_reset(&B.tc);
+		timed_reset(&B.te);
+		B.rounds = 0;
+		retimed = 1;
+		c->timing_rechecked = 1;
+		kj_attempt_tally(a, "timing_recheck_n", 1);
 	}
 	/* The physical floor (kj__timing_floor): the reference's samples
 	 * where it was timed, else the baseline given from earlier in the
 	 * batch. */
 	{
-		double floor_ms = kj__timing_floor(res->launch_ms, tr.ms.v, timing_ref ? tr.ms.n : 0,
-						   timing_ref ? 0 : shared_ref, out_bytes,
+		double floor_ms = kj__timing_floor(res->launch_ms, B.tr.ms.v,
+						   B.timing_ref ? B.tr.ms.n : 0,
+						   B.timing_ref ? 0 : B.shared_ref, B.out_bytes,
 						   res->copy_gbs);
 
 		/* The samples' median.  (The judge's figure is a difference
 		 * of two times, the round's and the harness's: on a busy
 		 * machine it can fall below the floor for an honest call; the
 		 * speedup's bound keeps it from counting for more.) */
-		if (med_c < floor_ms) {
+		if (B.med_c < floor_ms) {
 			rc = kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's median call took "
 					  "%.4g ms, less than the device needs for it (%.4g ms: %.0f "
-					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)", med_c,
-					  floor_ms, out_bytes, res->copy_gbs, res->launch_ms) == KJ_OK
+					  "bytes of outputs at %.4g GB/s, a kernel launch %.4g ms)",
+					  B.med_c, floor_ms, B.out_bytes, res->copy_gbs,
+					  res->launch_ms) == KJ_OK
 				     ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 			goto out;
 		}
 		cand_floor = floor_ms;
 	}
-	if (!timing_ref) {
+	if (!B.timing_ref) {
 		memset(&c->ref, 0, sizeof(c->ref));
 		c->ref.mean_ms = c->ref.median_ms = c->ref.judge_ms =
-			shared_ref > 0 ? shared_ref : b->framework_latency_ms;
-		if (shared_ref > 0 && b->ref_median_ms && b->ref_median_ms[k] > 0)
+			B.shared_ref > 0 ? B.shared_ref : b->framework_latency_ms;
+		if (B.shared_ref > 0 && b->ref_median_ms && b->ref_median_ms[k] > 0)
 			c->ref.median_ms = b->ref_median_ms[k];
 		c->ref.overhead_ms = c->cand.overhead_ms;
 		c->ref_given = 1;
-		c->ref_cached = shared_ref > 0;
+		c->ref_cached = B.shared_ref > 0;
 	}
 	c->timed = 1;
-	{
-		rc = kj__judge_speedup(&tr, &tc, timing_ref, ov, c->cand.overhead_ms, res_ms,
-				       c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
-		if (rc != KJ_OK) {
-			rc = kj_error_set(err, rc, "out of memory");
-			goto out;
-		}
+	rc = kj__judge_speedup(&B.tr, &B.tc, B.timing_ref, ov, c->cand.overhead_ms, res_ms,
+			       c->ref.judge_ms, c->ref.median_ms, cand_floor, c);
+	if (rc != KJ_OK) {
+		rc = kj_error_set(err, rc, "out of memory");
+		goto out;
 	}
-	c->compared = (int)gold[0].outputs->n;
-	c->expected = (int)gold[0].outputs->n;
+	c->compared = (int)B.gold[0].outputs->n;
+	c->expected = (int)B.gold[0].outputs->n;
 	if (kj_case_pass(c, c->compared, c->expected) != KJ_OK)
 		res->infra_errors++;
 out:
-	*redo = rc == KJ_OK && (tc.redo || tr.redo);
-	if (kept && rc == KJ_OK)
+	*redo = rc == KJ_OK && (B.tc.redo || B.tr.redo);
+	if (B.kept && rc == KJ_OK)
 		rc = kj__dev_drop(t, a, err);
-	for (j = 0; gold && j < n_gold; j++)
-		kj__golden_release(&gold[j], kj__ref_dir(t, a));
-	free(gold);
-	free(seeds);
-	timed_release(&tr);
-	timed_release(&tc);
-	timed_release(&te);
+	for (j = 0; B.gold && j < B.n_gold; j++)
+		kj__golden_release(&B.gold[j], kj__ref_dir(t, a));
+	free(B.gold);
+	free(B.seeds);
+	timed_release(&B.tr);
+	timed_release(&B.tc);
+	timed_release(&B.te);
 	kj__clear_dir(t->cand.out_dir, ".npy");
 	kj__clear_dir(t->ref.out_dir, ".npy");
 	return rc;
