@@ -2,7 +2,7 @@
  * pipeline_internal.h - what the pipeline's files share (kj_verify and
  * kj_benchmark, split by concern): pipeline.c (a side, a result),
  * golden.c, devcmp.c, verify.c, bench.c, bench_checks.c.  Internal to
- * lib/core/.
+ * lib/core/.  Each function is described where it is defined.
  */
 #ifndef KJ_CORE_PIPELINE_INTERNAL_H
 #define KJ_CORE_PIPELINE_INTERNAL_H
@@ -17,7 +17,6 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/internal.h"
-
 
 /* --- seed ranges ----------------------------------------------------------------------
  *
