@@ -667,8 +667,10 @@ static int bench_unseen(struct bcase *B, int *ok)
  * call, which the reference's worker measured (its rounds' time its own
  * samples do not account for; or empty calls'; or the shared baseline's):
  * the same amount taken off both sides.  Then the candidate's samples are
- * checked against it (kj__judge_figures, kj__check_samples; final: a
- * second time).  *ov and *res_ms: what the speedup is figured with.
+ * checked against it (kj__judge_figures, kj__cross_check): samples that
+ * claim less set *tripped the first time (the caller times the case
+ * again), and are TimingMismatch the second (final).  *ov and *res_ms:
+ * what the speedup is figured with.
  */
 static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, double *res_ms,
 		       int *tripped)
@@ -689,8 +691,20 @@ static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, d
 	if (kj__judge_figures(&B->tc, *ov, over, *res_ms, &c->cand) != KJ_OK ||
 	    (B->timing_ref && kj__judge_figures(tr, &tr->over, over, 0, &c->ref) != KJ_OK))
 		return kj_error_set(B->err, KJ_ENOMEM, "out of memory");
-	return kj__check_samples(c, B->timing_ref, over, spread, *res_ms, gpu, final, tripped,
-				 B->err);
+	c->judge_resolution_ms = *res_ms;
+	if (!kj__cross_check(&c->cand, &c->ref, B->timing_ref, spread, *res_ms, gpu,
+			     &c->check_ratio_ref, &c->check_ratio_cand, &c->check_ratio_min))
+		return KJ_OK;
+	if (!final) {
+		*tripped = 1;
+		return KJ_OK;
+	}
+	return kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate's samples say %.4g ms a call, "
+			    "its rounds on the judge's clock %.4g ms a call less the harness's %.4g "
+			    "ms: a ratio of %.3g, where the reference's is %.3g and the least "
+			    "allowed %.3g", c->cand.round_sample_ms, c->cand.judge_ms + over, over,
+			    c->check_ratio_cand, c->check_ratio_ref, c->check_ratio_min) == KJ_OK
+		       ? KJ_OK : kj_error_set(B->err, KJ_ENOMEM, "out of memory");
 }
 
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,

@@ -297,8 +297,9 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
  * (per device kind), over its figure: what two workers running the same
  * code differ by (docs/ARCHITECTURE.md, "The judge's clock", gives the
  * figures these come from).  Samples that claim less than that are not the
- * time the calls took: TimingMismatch, once it trips twice (the caller
- * times the case again after a first trip: final 0 sets *tripped).  The
+ * time the calls took: kj__cross_check returns 1 (with the two ratios and
+ * the least allowed), and the benchmark makes that TimingMismatch once it
+ * trips twice (bench.c times the case again after a first trip).  The
  * speedup never rests on them; this makes a forgery a failure instead of a
  * wasted effort.
  */
@@ -324,13 +325,14 @@ double kj__judge_resolution(double over, int gpu)
 	return (gpu ? OVER_REL_GPU : OVER_REL_CPU) * fabs(over);
 }
 
-int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spread,
-		      double res, int gpu, int final, int *tripped, struct kj_error *err)
+int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref, int timing_ref,
+		     double spread, double res, int gpu, double *ratio_ref, double *ratio_cand,
+		     double *least)
 {
-	double jc = c->cand.judge_ms, rc_ = 0, rr = 1.0, slack, least;
+	double jc = cand->judge_ms, rc_ = 0, rr = 1.0, slack;
 
-	if (timing_ref && c->ref.judge_ms > 0)
-		rr = c->ref.round_sample_ms / c->ref.judge_ms;
+	if (timing_ref && ref->judge_ms > 0)
+		rr = ref->round_sample_ms / ref->judge_ms;
 	/* The reference's ratio counts as no more than 1: its samples
 	 * claiming more than its rounds held leaves no room for a candidate's
 	 * to claim less. */
@@ -339,22 +341,10 @@ int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spr
 	slack = (gpu ? CHECK_REL_GPU : CHECK_REL_CPU) +
 		((CHECK_SPREAD * spread > res ? CHECK_SPREAD * spread : res) +
 		 (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU)) / (jc > 0 ? jc : 1e-9);
-	least = rr * (1.0 - slack);
+	*least = rr * (1.0 - slack);
 	if (jc > 0)
-		rc_ = c->cand.round_sample_ms / jc;
-	c->check_ratio_ref = rr;
-	c->check_ratio_cand = rc_;
-	c->check_ratio_min = least;
-	c->judge_resolution_ms = res;
-	if (!(jc > 0) || rc_ >= least)
-		return KJ_OK;
-	if (!final) {
-		*tripped = 1; /* the caller times the case again */
-		return KJ_OK;
-	}
-	return kj_case_fail(c, KJ_ET_TIMING_MISMATCH, "the candidate's samples say %.4g ms a call, "
-			    "its rounds on the judge's clock %.4g ms a call less the harness's %.4g "
-			    "ms: a ratio of %.3g, where the reference's is %.3g and the least "
-			    "allowed %.3g", c->cand.round_sample_ms, jc + over, over, rc_, rr,
-			    least) == KJ_OK ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+		rc_ = cand->round_sample_ms / jc;
+	*ratio_ref = rr;
+	*ratio_cand = rc_;
+	return jc > 0 && rc_ < *least;
 }

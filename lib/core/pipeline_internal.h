@@ -193,7 +193,8 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
 double kj__judge_resolution(double over, int gpu);
 double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, double shared_ref,
 			double out_bytes, double copy_gbs);
-int kj__check_samples(struct kj_case *c, int timing_ref, double over, double spread,
-		      double res, int gpu, int final, int *tripped, struct kj_error *err);
+int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref, int timing_ref,
+		     double spread, double res, int gpu, double *ratio_ref, double *ratio_cand,
+		     double *least);
 
 #endif /* KJ_CORE_PIPELINE_INTERNAL_H */

@@ -624,3 +624,31 @@ KJ_TEST(pipeline_timing_floor_over_recorded_figures)
 	/* 1 GB of outputs at 100 GB/s: 0.5 * 10 ms. */
 	KJ_CHECK(kj__timing_floor(0.01, ref, 4, 0, 1e9, 100) == 5.0);
 }
+
+/* The cross-check over two sides' figures alone: the least ratio allowed
+ * is the reference's (at most 1) less the slack (10 % on the CPU, and the
+ * larger of three spreads and the resolution, plus 0.02 ms, over the
+ * candidate's figure); below it the samples are not the calls' time. */
+KJ_TEST(pipeline_cross_check_over_recorded_figures)
+{
+	struct kj_latency cand, ref;
+	double rr, rc, least;
+
+	memset(&cand, 0, sizeof(cand));
+	memset(&ref, 0, sizeof(ref));
+	ref.judge_ms = 1.0;
+	ref.round_sample_ms = 1.2; /* counted as 1 */
+	cand.judge_ms = 1.0;
+	cand.round_sample_ms = 0.86;
+	/* slack = 0.10 + (max(3 * 0.01, 0.005) + 0.02) / 1 = 0.15 */
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
+	KJ_CHECK(rr == 1.0 && rc == 0.86 && least > 0.849 && least < 0.851);
+	cand.round_sample_ms = 0.84;
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 1);
+	/* A reference whose samples say less than its rounds lowers the bar. */
+	ref.round_sample_ms = 0.9;
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
+	/* No figure of the candidate's: nothing to check. */
+	cand.judge_ms = 0;
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
+}
