@@ -8,7 +8,7 @@
  * a time: the pipeline sends a call to both sides before it waits for
  * either, so they compute at the same time.
  *
- *   pipeline (lib/core/pipeline.c)          runner (lib/runner/torch.c, wire.c)
+ *   pipeline (lib/core/verify.c, bench.c)     runner (lib/runner/torch.c, wire.c)
  *   start(side)                 ------->    spawn its worker, load the module
  *   send(side, call) ... recv(side, reply)  run or time one case, outputs
  *                                           written as .npy into call->out_dir
@@ -57,7 +57,7 @@ enum kj_call_op {
 	KJ_CALL_RUN,     /* one call of forward on one input set: its outputs */
 	KJ_CALL_TIME,    /* a round of timed calls (benchmark) */
 	KJ_CALL_DEVICE,  /* the device's limits: copy bandwidth, launch time */
-	/* Outputs compared on the device (pipeline.c), the reference's worker
+	/* Outputs compared on the device (lib/core/devcmp.c), the reference's worker
 	 * only: */
 	KJ_CALL_TAKE,    /* copy exported outputs (items, pass_fds) into its
 			  * own memory: reply held, one number or null each */

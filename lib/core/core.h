@@ -103,6 +103,17 @@ int kj__record_signature(const json_t *rec, const uint64_t key[4], char hex[65])
 
 /* --- statistics (stats.c) ------------------------------------------------------------ */
 
+/* Order statistics, the one place they are written (the figures below, the
+ * benchmark's checks, spec's timings): kj__cmp_double orders doubles for
+ * qsort; kj__sort_doubles sorts v in place; over sorted values,
+ * kj__median_sorted is the middle one or the mean of the middle two, and
+ * kj__quantile_sorted the p-quantile interpolated between neighbours
+ * (p = 0.5: the median).  Both are 0 for n = 0. */
+int kj__cmp_double(const void *x, const void *y);
+void kj__sort_doubles(double *v, size_t n);
+double kj__median_sorted(const double *v, size_t n);
+double kj__quantile_sorted(const double *v, size_t n, double p);
+
 /* The figures of n samples (ms).  Returns KJ_OK, or KJ_ENOMEM. */
 int kj__latency(const double *samples, const double *escaped, size_t n, double peak_mb,
 		const char *timer, struct kj_latency *out);

@@ -16,11 +16,36 @@
 #include "core/core.h"
 #include "base/internal.h"
 
-static int cmp_dbl(const void *x, const void *y)
+int kj__cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
 
 	return a < b ? -1 : a > b;
+}
+
+void kj__sort_doubles(double *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(double), kj__cmp_double);
+}
+
+double kj__median_sorted(const double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double kj__quantile_sorted(const double *v, size_t n, double p)
+{
+	double pos;
+	size_t i;
+
+	if (!n)
+		return 0;
+	pos = p * (double)(n - 1);
+	i = (size_t)pos;
+	return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
 }
 
 int kj__latency(const double *samples, const double *escaped, size_t n, double peak_mb,
@@ -49,9 +74,9 @@ int kj__latency(const double *samples, const double *escaped, size_t n, double p
 	mean = sum / (double)n;
 	for (i = 0; i < n; i++)
 		sq += (v[i] - mean) * (v[i] - mean);
-	qsort(v, n, sizeof(double), cmp_dbl);
+	kj__sort_doubles(v, n);
 	out->mean_ms = mean;
-	out->median_ms = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	out->median_ms = kj__median_sorted(v, n);
 	out->stdev_ms = n > 1 ? sqrt(sq / (double)(n - 1)) : 0.0;
 	out->min_ms = v[0];
 	out->max_ms = v[n - 1];

@@ -557,7 +557,7 @@ static int cmp_tensor(struct cmp *m, const struct kj_value *r, const struct kj_v
 	char gpath[4352], why[400];
 	int rc;
 
-	/* Outputs held on a device are compared there (pipeline.c); one that
+	/* Outputs held on a device are compared there (devcmp.c); one that
 	 * reaches this comparison is never a pass. */
 	if (r->kept >= 0 || a->kept >= 0 || a->dev != KJ_DEV_NONE || r->dev != KJ_DEV_NONE)
 		return kj_error_set(m->err, KJ_EINVAL, "internal: %s is held on a device, "

@@ -73,6 +73,7 @@
 #include "kjudge/pipeline.h"
 #include "kjudge/spec.h"
 #include "spec/spec_internal.h"
+#include "core/core.h"
 #include "base/fs.h"
 #include "base/hash.h"
 #include "base/json.h"
@@ -1409,21 +1410,6 @@ static json_t *run_json(const struct ctx *x, const struct run_out *ro)
 
 /* --- timing ------------------------------------------------------------------------ */
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double quantile(const double *v, size_t n, double q)
-{
-	double pos = q * (double)(n - 1);
-	size_t lo = (size_t)pos;
-
-	return lo + 1 < n ? v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]) : v[lo];
-}
-
 static json_t *stats_json(double *v, size_t n)
 {
 	json_t *runs = json_array();
@@ -1431,10 +1417,11 @@ static json_t *stats_json(double *v, size_t n)
 
 	for (i = 0; i < n; i++)
 		json_array_append_new(runs, json_real(v[i]));
-	qsort(v, n, sizeof(*v), cmp_d);
+	kj__sort_doubles(v, n);
 	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "runs_s", runs,
-			 "median_s", quantile(v, n, 0.5), "min_s", v[0], "max_s", v[n - 1],
-			 "q1_s", quantile(v, n, 0.25), "q3_s", quantile(v, n, 0.75));
+			 "median_s", kj__quantile_sorted(v, n, 0.5), "min_s", v[0], "max_s",
+			 v[n - 1], "q1_s", kj__quantile_sorted(v, n, 0.25), "q3_s",
+			 kj__quantile_sorted(v, n, 0.75));
 }
 
 /* Warm-up and timed runs, the sides interleaved (ABBA) so that a drift of
