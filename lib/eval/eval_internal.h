@@ -1,7 +1,7 @@
 /*
  * eval_internal.h - what the files of lib/eval/ share (kj__ internals):
  * discover.c's candidate list for spec_suite.c, the translation
- * directions of a spec suite for the kinds table (kind.c), and the
+ * directions of a spec suite for the kinds table (kinds.c), and the
  * services every kind of attempt uses alike (services.c).
  */
 #ifndef KJ_EVAL_INTERNAL_H
@@ -19,6 +19,25 @@ int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why
  * set's). */
 void kj__eval_task_release(struct kj_eval_task *t);
 void kj__eval_cand_release(struct kj_eval_cand *c);
+
+/* The two kinds of kinds.c, and what they are made of: discover.c's and
+ * judge.c's for torch, spec_suite.c's and spec_attempt.c's for spec (each
+ * with kj_eval_kind's contract for its field). */
+extern const struct kj_eval_kind kj__eval_kind_torch, kj__eval_kind_spec;
+int kj__eval_torch_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err);
+int kj__eval_torch_dir(const char *path, struct kj_eval_set *set, struct kj_error *err);
+const char *kj__eval_torch_line_lacks(json_t *line);
+int kj__eval_torch_line(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+			json_t *line, const char *dir, const char *where,
+			struct kj_eval_cand *extra);
+int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+			   const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+			   size_t cand, const char *attempt_key, struct kj_eval_outcome *out,
+			   struct kj_error *err);
+const char *kj__eval_spec_line_lacks(json_t *line);
+int kj__eval_spec_line(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		       json_t *line, const char *dir, const char *where,
+		       struct kj_eval_cand *extra);
 
 /* spec_suite.c: whether dir is a spec suite (manifest.jsonl and specs/);
  * its translation directions as tasks. */

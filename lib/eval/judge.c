@@ -1,8 +1,8 @@
 /*
- * judge.c - one attempt of an eval, from its candidate's source to its
- * verdict in the store (kjudge/eval.h): validate, verify, benchmark, the
- * kernels-disabled layer, the profiler layer, every row committed as it
- * comes.
+ * judge.c - one attempt of the torch kind (kinds.c), from its candidate's
+ * source to its verdict in the store (kjudge/eval.h): validate, verify,
+ * benchmark, the kernels-disabled layer, the profiler layer, every row
+ * committed as it comes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -719,9 +719,11 @@ static void task_file_named(char *msg, size_t size, const char *dir, const char 
 	free(out);
 }
 
-int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
-		    const struct kj_eval_slot *slot, const struct kj_eval_set *set, size_t cand,
-		    const char *attempt_key, struct kj_eval_outcome *out, struct kj_error *err)
+/* The torch kind's attempt (kinds.c). */
+int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+			   const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+			   size_t cand, const char *attempt_key, struct kj_eval_outcome *out,
+			   struct kj_error *err)
 {
 	const struct kj_eval_cand *c = &set->cands[cand];
 	const struct kj_eval_task *t = &set->tasks[c->task];
@@ -734,8 +736,6 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	double t0 = kj__now_s();
 	int rc;
 
-	if (t->spec_target)
-		return kj__eval_spec_attempt(cfg, s, slot, set, cand, attempt_key, out, err);
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	memset(&rn, 0, sizeof(rn));

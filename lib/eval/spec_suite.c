@@ -610,3 +610,39 @@ int kj__eval_spec_dir(const char *path, struct kj_eval_set *set, struct kj_error
 	qsort(set->cands, set->n_cands, sizeof(*set->cands), cmp_cand);
 	return KJ_OK;
 }
+
+/* The spec kind's JSONL line (kinds.c): a translation's "files" (an
+ * object of NAME: TEXT) or its directory, "path", held under the JSONL's
+ * as a torch candidate's file is. */
+const char *kj__eval_spec_line_lacks(json_t *line)
+{
+	json_t *files = json_object_get(line, "files");
+	const char *src = json_string_value(json_object_get(line, "source"));
+	const char *path = json_string_value(json_object_get(line, "path"));
+
+	return !files == !path || src ? "exactly one of \"files\" (an object) and \"path\" (a "
+		"directory) is needed for a translation" : NULL;
+}
+
+int kj__eval_spec_line(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		       json_t *line, const char *dir, const char *where,
+		       struct kj_eval_cand *extra)
+{
+	const char *path = json_string_value(json_object_get(line, "path"));
+	char full[PATH_MAX], why[600];
+	struct kj_error e;
+	int fd = -1;
+
+	if (path && (fd = kj__open_beneath(dir, path, KJ_OPEN_DIR, &e)) < 0) {
+		if (e.code == KJ_ENOMEM)
+			return KJ_ENOMEM;
+		snprintf(why, sizeof(why), "\"path\": %s", e.msg);
+		return kj__eval_problem(set, where, why);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (path && snprintf(full, sizeof(full), "%s/%s", dir, path) >= (int)sizeof(full))
+		return kj__eval_problem(set, where, "\"path\" is too long");
+	return kj__eval_spec_cand(set, task, model, attempt, json_object_get(line, "files"),
+				  path ? full : NULL, where, extra);
+}

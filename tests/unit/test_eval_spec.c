@@ -3,7 +3,8 @@
  * and the manifest's list (lib/spec/suite.c): the bundled suite's
  * translation directions, their names and keys; translations from JSONL
  * lines and from directories, the same files giving the same candidate;
- * the lines and names that are refused.
+ * the lines and names that are refused; the kinds table (lib/eval/kinds.c)
+ * telling a spec suite from a KernelBench-style one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,57 @@ static void put(const char *path, const char *text)
 	struct kj_error err;
 
 	KJ_CHECK_INT(kj_write_file_atomic(path, text, strlen(text), &err), KJ_OK);
+}
+
+/* The kinds table: its two rows, and each suite found to be of its own
+ * kind, by detection and by discovery alike. */
+KJ_TEST(eval_kinds_table_detects_each_suite)
+{
+	const struct kj_eval_kind *spec = NULL, *torch = NULL;
+	struct kj_eval_set set;
+	struct kj_error err;
+	char dir[4200], kb[4200];
+	const char *tests = getenv("KJ_TESTS");
+	json_t *line;
+	size_t i;
+
+	for (i = 0; kj_eval_kinds[i]; i++) {
+		if (!strcmp(kj_eval_kinds[i]->name, "spec"))
+			spec = kj_eval_kinds[i];
+		else if (!strcmp(kj_eval_kinds[i]->name, "torch"))
+			torch = kj_eval_kinds[i];
+	}
+	KJ_CHECK_INT(i, 2);
+	KJ_CHECK(spec != NULL && torch != NULL);
+	if (!spec || !torch)
+		return;
+	/* A fresh set is torch's until discovery says otherwise. */
+	kj_eval_set_init(&set);
+	KJ_CHECK(set.kind == torch);
+
+	snprintf(kb, sizeof(kb), "%s/eval/suite", tests && *tests ? tests : KJ_TESTS_DIR);
+	KJ_CHECK(kj_eval_kind_of(suite_dir(dir, sizeof(dir))) == spec);
+	KJ_CHECK(kj_eval_kind_of(kb) == torch);
+	KJ_CHECK_INT(kj_eval_discover_suite(dir, &set, &err), KJ_OK);
+	KJ_CHECK(set.kind == spec);
+	kj_eval_set_release(&set);
+	KJ_CHECK_INT(kj_eval_discover_suite(kb, &set, &err), KJ_OK);
+	KJ_CHECK(set.kind == torch);
+	kj_eval_set_release(&set);
+
+	/* What differs between the rows, as eval uses it: --api scopes only
+	 * directions, a spec attempt runs programs a few times, and a JSONL
+	 * line with a module's "source" is a torch candidate, never a
+	 * translation. */
+	KJ_CHECK(spec->flags & KJ_EVAL_KIND_APIS);
+	KJ_CHECK(!(torch->flags & KJ_EVAL_KIND_APIS));
+	KJ_CHECK_INT(spec->bench_repeats, 5);
+	KJ_CHECK_INT(torch->bench_repeats, 0);
+	line = json_pack("{s:s}", "source", "class ModelNew: pass\n");
+	KJ_CHECK(line != NULL);
+	KJ_CHECK(torch->line_lacks(line) == NULL);
+	KJ_CHECK(spec->line_lacks(line) != NULL);
+	json_decref(line);
 }
 
 KJ_TEST(eval_spec_suite_directions)
