@@ -66,6 +66,14 @@ struct kj_eval_task {
 	char *api_target;
 };
 
+/* One file of a candidate: its name (relative, '/'-separated) and its
+ * bytes (data[len] is a NUL the file does not hold).  Owned by the set. */
+struct kj_eval_file {
+	char *name;
+	char *data;
+	size_t len;
+};
+
 /* One candidate.  Strings are owned by the set. */
 struct kj_eval_cand {
 	int task;                /* index into set->tasks */
@@ -74,6 +82,12 @@ struct kj_eval_cand {
 	long long round;         /* -1: not given */
 	char *source;            /* the candidate's text (read in) */
 	size_t source_len;
+	struct kj_eval_file *files;   /* a translation's files (the spec kind),
+				       * sorted by name, source their JSON object
+				       * (what the store keeps and the key hashes);
+				       * NULL for a torch candidate, whose one file
+				       * is source */
+	size_t n_files;
 	char *origin;            /* its path, or 'FILE:LINE' */
 	long long prompt_tokens, completion_tokens;   /* -1: not given */
 	double generation_s;     /* < 0: not given */
@@ -123,11 +137,12 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed,
 int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err);
 
 /* The candidates at `path` (a directory or a .jsonl file) for the suite's
- * tasks (discover the suite first; for a spec suite, translations: a
- * JSONL line's "files" {NAME: TEXT} or "path" DIR, or MODEL/TASK/ATTEMPT/
- * directories, the candidate's source the files as one JSON object).  What cannot be used is added to
- * set->problems and skipped; only a path that cannot be read at all, or
- * out of memory, is an error. */
+ * tasks, read as the set's kind reads them (discover the suite first; for
+ * a spec suite, translations: a JSONL line's "files" {NAME: TEXT} or
+ * "path" DIR, or MODEL/TASK/ATTEMPT/ directories, the candidate's files
+ * its list of files and its source the files as one JSON object).  What
+ * cannot be used is added to set->problems and skipped; only a path that
+ * cannot be read at all, or out of memory, is an error. */
 int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
 				struct kj_error *err);
 

@@ -54,11 +54,23 @@ void kj__eval_task_release(struct kj_eval_task *t)
 	free(t->api_target);
 }
 
+void kj__eval_files_free(struct kj_eval_file *files, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(files[i].name);
+		free(files[i].data);
+	}
+	free(files);
+}
+
 void kj__eval_cand_release(struct kj_eval_cand *c)
 {
 	free(c->model);
 	free(c->attempt);
 	free(c->source);
+	kj__eval_files_free(c->files, c->n_files);
 	free(c->origin);
 }
 
@@ -444,6 +456,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 		if (c->task == task && strcmp(c->model, model) == 0 &&
 		    strcmp(c->attempt, attempt) == 0) {
 			free(source);
+			if (extra)
+				kj__eval_files_free(extra->files, extra->n_files);
 			return problem(set, origin, "a second attempt '%s' of model '%s' on task "
 				       "'%s' (the first: %s)", attempt, model,
 				       set->tasks[task].name, c->origin);
@@ -451,6 +465,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 	}
 	if (KJ__RESIZE(set->cands, set->n_cands + 1) != KJ_OK) {
 		free(source);
+		if (extra)
+			kj__eval_files_free(extra->files, extra->n_files);
 		return KJ_ENOMEM;
 	}
 	cands = set->cands;
@@ -463,6 +479,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 	c->task = task;
 	c->source = source;
 	c->source_len = len;
+	c->files = extra ? extra->files : NULL;
+	c->n_files = extra ? extra->n_files : 0;
 	c->model = strdup(model);
 	c->attempt = strdup(attempt);
 	c->origin = strdup(origin);

@@ -9,9 +9,9 @@
 
 #include "kjudge/eval.h"
 
-/* discover.c: add a candidate (takes source, malloc'd, len bytes, whatever
- * happens; a duplicate is a problem), name what was skipped.  KJ_OK or
- * KJ_ENOMEM. */
+/* discover.c: add a candidate (takes source, malloc'd, len bytes, and
+ * extra's files, whatever happens; a duplicate is a problem), name what
+ * was skipped.  KJ_OK or KJ_ENOMEM. */
 int kj__eval_add_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
 		      char *source, size_t len, const char *origin, struct kj_eval_cand *extra);
 int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why);
@@ -19,6 +19,8 @@ int kj__eval_problem(struct kj_eval_set *set, const char *where, const char *why
  * set's). */
 void kj__eval_task_release(struct kj_eval_task *t);
 void kj__eval_cand_release(struct kj_eval_cand *c);
+/* n files, their names and bytes, freed (NULL: nothing). */
+void kj__eval_files_free(struct kj_eval_file *files, size_t n);
 
 /* The two kinds of kinds.c, and what they are made of: discover.c's and
  * judge.c's for torch, spec_suite.c's and spec_attempt.c's for spec (each

@@ -149,6 +149,13 @@ KJ_TEST(eval_spec_translations)
 	/* The same files, from a line and from a directory: one candidate. */
 	KJ_CHECK(strcmp(set.cands[0].sha256, set.cands[1].sha256) == 0);
 	KJ_CHECK(strcmp(set.cands[0].source, "{\"histogram.cl\":\"kernel text\\n\"}") == 0);
+	/* And as the list of files the attempt writes out. */
+	KJ_CHECK_INT(set.cands[1].n_files, 1);
+	if (set.cands[1].n_files == 1) {
+		KJ_CHECK_STR(set.cands[1].files[0].name, "histogram.cl");
+		KJ_CHECK_INT(set.cands[1].files[0].len, 12);
+		KJ_CHECK(memcmp(set.cands[1].files[0].data, "kernel text\n", 12) == 0);
+	}
 	kj_eval_set_release(&set);
 
 	/* MODEL/TASK/ATTEMPT/ */
@@ -168,6 +175,12 @@ KJ_TEST(eval_spec_translations)
 	KJ_CHECK(strcmp(set.cands[0].attempt, "a1") == 0);
 	KJ_CHECK(strcmp(set.cands[0].source,
 			"{\"histogram.cl\":\"k\\n\",\"sub/extra.txt\":\"s\\n\"}") == 0);
+	KJ_CHECK_INT(set.cands[0].n_files, 2);
+	if (set.cands[0].n_files == 2) {
+		KJ_CHECK_STR(set.cands[0].files[0].name, "histogram.cl");
+		KJ_CHECK_STR(set.cands[0].files[1].name, "sub/extra.txt");
+		KJ_CHECK_STR(set.cands[0].files[1].data, "s\n");
+	}
 	kj_eval_set_release(&set);
 	{
 		char cmd[4300];
