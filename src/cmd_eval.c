@@ -421,12 +421,8 @@ static int no_candidates(const struct kj_cli_command *cmd, const char *suite,
 	if (stat(cands, &st) == 0 && !S_ISDIR(st.st_mode))
 		what = "lines of JSON objects, each with \"task\", \"model\" and "
 		       "\"source\" or \"path\"";
-	else if (set->n_tasks > 0 && set->tasks[0].spec_target)
-		what = "directories MODEL/TASK/ATTEMPT/ holding a translation's files, "
-		       "TASK a direction SOURCE:API of the suite";
 	else
-		what = "files RUN/level_L_problem_P_sample_S_kernel.py (KernelBench's "
-		       "runs) or MODEL/TASK/ATTEMPT.py under it, TASK a task of the suite";
+		what = set->kind->cand_layout;
 	return kj_cli_error(cmd, "'%s': no candidate found: looked for %s ('%s': %zu task%s: "
 			    "%s)%s", kj_cli_shown(cands), what, kj_cli_shown(suite),
 			    set->n_tasks, set->n_tasks == 1 ? "" : "s", example, also);
@@ -984,24 +980,22 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 		exit_code = kj_cli_exit_for(cmd, rc);
 		goto out;
 	}
-	if (rc == KJ_OK && (set.n_tasks == 0 || !set.tasks[0].spec_target) &&
-	    args.opt[OPT_API].count) {
+	if (!(set.kind->flags & KJ_EVAL_KIND_APIS) && args.opt[OPT_API].count) {
 		kj_cli_error(cmd, "--api is for a suite of specs (its translation directions)");
 		exit_code = KJ_EXIT_USAGE;
 		goto out;
 	}
-	if (set.n_tasks > 0 && set.tasks[0].spec_target &&
+	if ((set.kind->flags & KJ_EVAL_KIND_APIS) &&
 	    scope_specs(cmd, &set, args.opt[OPT_API].text, !s.no_benchmark,
 			/* A plan for a cluster: its nodes say what they run. */
 			args.opt[OPT_SLURM].count ? NULL : &cfg, prog.quiet, &exit_code) != 0)
 		goto out;
-	if (set.n_tasks > 0 && set.tasks[0].spec_target) {
-		/* Whole programs: a few runs each, not a kernel's fifty calls. */
-		if (!args.opt[OPT_WARMUP].count)
-			s.bench.warmup = 1;
-		if (!args.opt[OPT_REPEATS].count)
-			s.bench.repeats = 5;
-	}
+	/* The kind's own benchmark defaults (a spec suite's whole programs: a
+	 * few runs each, not a kernel's fifty calls). */
+	if (set.kind->bench_warmup && !args.opt[OPT_WARMUP].count)
+		s.bench.warmup = set.kind->bench_warmup;
+	if (set.kind->bench_repeats && !args.opt[OPT_REPEATS].count)
+		s.bench.repeats = set.kind->bench_repeats;
 	for (i = 0; i < json_array_size(set.problems); i++) {
 		json_t *p = json_array_get(set.problems, i);
 
@@ -1190,13 +1184,13 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	 * any child: they inherit the judge's lowered OOM score). */
 	{
 		int on_cpu = strcmp(s.device, "cpu") == 0;
-		int spec_suite = set.n_tasks > 0 && set.tasks[0].spec_target;
+		int programs = (set.kind->flags & KJ_EVAL_KIND_PROGRAMS) != 0;
 		char why[96];
 
 		snprintf(why, sizeof(why), "-j %d%s", jobs,
-			 spec_suite ? ", a program an attempt"
+			 programs ? ", a program an attempt"
 			 : on_cpu ? " on the CPU, one attempt's two at a time" : ", two an attempt");
-		kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once(jobs, on_cpu, spec_suite),
+		kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once(jobs, on_cpu, programs),
 				  why);
 		if (!prog.quiet)
 			fprintf(stderr, "kjudge eval: memory: %lld MiB a worker%s, %d at once, %lld "

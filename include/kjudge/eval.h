@@ -66,6 +66,14 @@ struct kj_eval_task {
 	char *api_target;
 };
 
+/* One file of a candidate: its name (relative, '/'-separated) and its
+ * bytes (data[len] is a NUL the file does not hold).  Owned by the set. */
+struct kj_eval_file {
+	char *name;
+	char *data;
+	size_t len;
+};
+
 /* One candidate.  Strings are owned by the set. */
 struct kj_eval_cand {
 	int task;                /* index into set->tasks */
@@ -74,13 +82,24 @@ struct kj_eval_cand {
 	long long round;         /* -1: not given */
 	char *source;            /* the candidate's text (read in) */
 	size_t source_len;
+	struct kj_eval_file *files;   /* a translation's files (the spec kind),
+				       * sorted by name, source their JSON object
+				       * (what the store keeps and the key hashes);
+				       * NULL for a torch candidate, whose one file
+				       * is source */
+	size_t n_files;
 	char *origin;            /* its path, or 'FILE:LINE' */
 	long long prompt_tokens, completion_tokens;   /* -1: not given */
 	double generation_s;     /* < 0: not given */
 	char sha256[65];         /* of the source */
 };
 
+struct kj_eval_kind;
+
 struct kj_eval_set {
+	const struct kj_eval_kind *kind;   /* the suite's kind (a row of
+					    * kj_eval_kinds), set by discovery;
+					    * torch until then */
 	struct kj_eval_task *tasks;
 	size_t n_tasks;
 	struct kj_eval_cand *cands;
@@ -88,6 +107,7 @@ struct kj_eval_set {
 	json_t *problems;        /* [{"where", "why"}]: what was skipped */
 };
 
+/* An empty set, of the torch kind. */
 void kj_eval_set_init(struct kj_eval_set *set);
 void kj_eval_set_release(struct kj_eval_set *set);
 
@@ -117,11 +137,12 @@ int kj_eval_spec_scope(struct kj_eval_set *set, const char *apis, int timed,
 int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err);
 
 /* The candidates at `path` (a directory or a .jsonl file) for the suite's
- * tasks (discover the suite first; for a spec suite, translations: a
- * JSONL line's "files" {NAME: TEXT} or "path" DIR, or MODEL/TASK/ATTEMPT/
- * directories, the candidate's source the files as one JSON object).  What cannot be used is added to
- * set->problems and skipped; only a path that cannot be read at all, or
- * out of memory, is an error. */
+ * tasks, read as the set's kind reads them (discover the suite first; for
+ * a spec suite, translations: a JSONL line's "files" {NAME: TEXT} or
+ * "path" DIR, or MODEL/TASK/ATTEMPT/ directories, the candidate's files
+ * its list of files and its source the files as one JSON object).  What
+ * cannot be used is added to set->problems and skipped; only a path that
+ * cannot be read at all, or out of memory, is an error. */
 int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
 				struct kj_error *err);
 
@@ -175,6 +196,56 @@ struct kj_eval_outcome {
 				  * error type (a translation's failing strategy and
 				  * last lines); "" otherwise */
 };
+
+/*
+ * A kind of task (lib/eval/kind.c): what eval does differently for
+ * KernelBench-style tasks ("torch": a PyTorch model and a candidate module,
+ * judged through the torch workers, lib/eval/judge.c) and for the
+ * translation directions of a spec suite ("spec": whole programs built and
+ * run by their specs, lib/eval/spec_suite.c and spec_attempt.c).  Adding a
+ * kind is adding a row to kj_eval_kinds; eval asks the set's row, never
+ * the tasks, what to do.
+ */
+enum {
+	KJ_EVAL_KIND_APIS = 1 << 0,       /* --api scopes its tasks (kj_eval_spec_scope) */
+	KJ_EVAL_KIND_PROGRAMS = 1 << 1,   /* an attempt runs one program, not two
+					   * workers (eval's memory budget) */
+};
+
+struct kj_eval_kind {
+	const char *name;                 /* "torch", "spec" */
+	unsigned flags;                   /* KJ_EVAL_KIND_* */
+	int bench_warmup, bench_repeats;  /* the benchmark's defaults; 0: eval's own */
+	const char *cand_layout;          /* what a directory of candidates holds, for
+					   * the user told that none was found */
+	/* Whether the directory dir is a suite of this kind. */
+	int (*detect)(const char *dir);
+	/* The suite's tasks into set (kj_eval_discover_suite's contract). */
+	int (*discover)(const char *dir, struct kj_eval_set *set, struct kj_error *err);
+	/* The candidates of a directory (kj_eval_discover_candidates'). */
+	int (*read_dir)(const char *path, struct kj_eval_set *set, struct kj_error *err);
+	/* A JSONL line's candidate: what the line lacks (NULL: it has what
+	 * this kind needs), then the candidate read from it for task (dir:
+	 * the JSONL file's directory, where: 'FILE:LINE', extra: the line's
+	 * counts) or a problem named in the set. */
+	const char *(*line_lacks)(json_t *line);
+	int (*read_line)(struct kj_eval_set *set, int task, const char *model,
+			 const char *attempt, json_t *line, const char *dir, const char *where,
+			 struct kj_eval_cand *extra);
+	/* One attempt judged (kj_eval_attempt's contract). */
+	int (*attempt)(const struct kj_config *cfg, const struct kj_eval_settings *s,
+		       const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+		       size_t cand, const char *attempt_key, struct kj_eval_outcome *out,
+		       struct kj_error *err);
+};
+
+/* The kinds, NULL-terminated, in the order detection asks them: the first
+ * whose detect says yes is the suite's kind (torch, last, takes any
+ * directory). */
+extern const struct kj_eval_kind *const kj_eval_kinds[];
+
+/* The kind of the suite directory dir (never NULL: torch at the least). */
+const struct kj_eval_kind *kj_eval_kind_of(const char *dir);
 
 /*
  * Judge candidate c on task t and commit everything to the store: the

@@ -38,6 +38,7 @@
 void kj_eval_set_init(struct kj_eval_set *set)
 {
 	memset(set, 0, sizeof(*set));
+	set->kind = &kj__eval_kind_torch;
 }
 
 void kj__eval_task_release(struct kj_eval_task *t)
@@ -53,11 +54,23 @@ void kj__eval_task_release(struct kj_eval_task *t)
 	free(t->api_target);
 }
 
+void kj__eval_files_free(struct kj_eval_file *files, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(files[i].name);
+		free(files[i].data);
+	}
+	free(files);
+}
+
 void kj__eval_cand_release(struct kj_eval_cand *c)
 {
 	free(c->model);
 	free(c->attempt);
 	free(c->source);
+	kj__eval_files_free(c->files, c->n_files);
 	free(c->origin);
 }
 
@@ -350,14 +363,20 @@ static int walk_has(const struct walk *w, const char *rel)
 
 int kj_eval_discover_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err)
 {
+	if (!kj__is_dir(dir))
+		return kj_error_set(err, KJ_ENOENT, "'%s': the suite is not a directory", dir);
+	set->kind = kj_eval_kind_of(dir);
+	return set->kind->discover(dir, set, err);
+}
+
+/* The torch kind's tasks (kinds.c): KernelBench's layout and the verify
+ * directory's, found recursively. */
+int kj__eval_torch_suite(const char *dir, struct kj_eval_set *set, struct kj_error *err)
+{
 	struct walk w;
 	size_t i;
 	int rc;
 
-	if (!kj__is_dir(dir))
-		return kj_error_set(err, KJ_ENOENT, "'%s': the suite is not a directory", dir);
-	if (kj__eval_is_spec_suite(dir))
-		return kj__eval_discover_specs(dir, set, err);
 	rc = walk(dir, &w, set, 1, err);
 	if (rc != KJ_OK)
 		return rc;
@@ -437,6 +456,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 		if (c->task == task && strcmp(c->model, model) == 0 &&
 		    strcmp(c->attempt, attempt) == 0) {
 			free(source);
+			if (extra)
+				kj__eval_files_free(extra->files, extra->n_files);
 			return problem(set, origin, "a second attempt '%s' of model '%s' on task "
 				       "'%s' (the first: %s)", attempt, model,
 				       set->tasks[task].name, c->origin);
@@ -444,6 +465,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 	}
 	if (KJ__RESIZE(set->cands, set->n_cands + 1) != KJ_OK) {
 		free(source);
+		if (extra)
+			kj__eval_files_free(extra->files, extra->n_files);
 		return KJ_ENOMEM;
 	}
 	cands = set->cands;
@@ -456,6 +479,8 @@ static int add_cand(struct kj_eval_set *set, int task, const char *model, const 
 	c->task = task;
 	c->source = source;
 	c->source_len = len;
+	c->files = extra ? extra->files : NULL;
+	c->n_files = extra ? extra->n_files : 0;
 	c->model = strdup(model);
 	c->attempt = strdup(attempt);
 	c->origin = strdup(origin);
@@ -663,10 +688,9 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	int t, rc;
 	json_t *o = NULL, *x;
 	struct kj_eval_cand extra;
-	const char *task, *model, *attempt = NULL, *src, *path;
+	const char *task, *model, *attempt = NULL;
 	char attempt_buf[32];
-	int spec = set->n_tasks > 0 && set->tasks[0].spec_target != NULL;
-	json_t *files;
+	const char *lacks;
 
 	rc = kj_jsonx_loadb(line, len, NULL, KJ_JSONX_OBJECT, &o, &je);
 	if (rc == KJ_ENOMEM)
@@ -684,8 +708,6 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 	}
 	task = json_string_value(json_object_get(o, "task"));
 	model = json_string_value(json_object_get(o, "model"));
-	src = json_string_value(json_object_get(o, "source"));
-	path = json_string_value(json_object_get(o, "path"));
 	memset(&extra, 0, sizeof(extra));
 	if (!task || !*task) {
 		rc = problem(set, where, "no \"task\" (a string)");
@@ -695,15 +717,9 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 		rc = problem(set, where, "no \"model\" (a string of at most 200 bytes)");
 		goto out;
 	}
-	files = json_object_get(o, "files");
-	if (spec && (!files == !path || src)) {
-		rc = problem(set, where, "exactly one of \"files\" (an object) and \"path\" (a "
-			     "directory) is needed for a translation");
-		goto out;
-	}
-	if (!spec && !src == !path) {
-		rc = problem(set, where, "exactly one of \"source\" and \"path\" (a string) is "
-			     "needed");
+	lacks = set->kind->line_lacks(o);
+	if (lacks) {
+		rc = problem(set, where, "%s", lacks);
 		goto out;
 	}
 	x = json_object_get(o, "attempt");
@@ -748,44 +764,41 @@ static int jsonl_line(struct kj_eval_set *set, const char *dir, const char *wher
 		snprintf(attempt_buf, sizeof(attempt_buf), "%zu", n);
 		attempt = attempt_buf;
 	}
-	if (spec) {
-		char full[PATH_MAX];
-		struct kj_error e;
-		int fd = -1;
-
-		/* A translation's directory, held under the JSONL's as a
-		 * torch candidate's file is. */
-		if (path && (fd = kj__open_beneath(dir, path, KJ_OPEN_DIR, &e)) < 0) {
-			rc = e.code == KJ_ENOMEM ? KJ_ENOMEM : problem(set, where, "\"path\": %s",
-									e.msg);
-			goto out;
-		}
-		if (fd >= 0)
-			close(fd);
-		if (path && snprintf(full, sizeof(full), "%s/%s", dir, path) >= (int)sizeof(full)) {
-			rc = problem(set, where, "\"path\" is too long");
-			goto out;
-		}
-		rc = kj__eval_spec_cand(set, t, model, attempt, files, path ? full : NULL, where,
-					&extra);
-	} else if (src) {
-		size_t n = json_string_length(json_object_get(o, "source"));
-		char *copy = malloc(n + 1);
-
-		if (!copy) {
-			rc = KJ_ENOMEM;
-			goto out;
-		}
-		memcpy(copy, src, n);
-		copy[n] = '\0';
-		rc = add_cand(set, t, model, attempt, copy, n, where, &extra);
-	} else {
-		rc = add_cand_file(set, t, model, attempt, dir, path, &extra, where,
-				   "\"path\": ");
-	}
+	rc = set->kind->read_line(set, t, model, attempt, o, dir, where, &extra);
 out:
 	json_decref(o);
 	return rc;
+}
+
+/* The torch kind's JSONL line (kinds.c): a module's text in "source", or
+ * its file in "path" (under the JSONL's directory). */
+const char *kj__eval_torch_line_lacks(json_t *line)
+{
+	const char *src = json_string_value(json_object_get(line, "source"));
+	const char *path = json_string_value(json_object_get(line, "path"));
+
+	return !src == !path ? "exactly one of \"source\" and \"path\" (a string) is needed"
+		: NULL;
+}
+
+int kj__eval_torch_line(struct kj_eval_set *set, int t, const char *model, const char *attempt,
+			json_t *line, const char *dir, const char *where,
+			struct kj_eval_cand *extra)
+{
+	const char *src = json_string_value(json_object_get(line, "source"));
+	const char *path = json_string_value(json_object_get(line, "path"));
+
+	if (src) {
+		size_t n = json_string_length(json_object_get(line, "source"));
+		char *copy = malloc(n + 1);
+
+		if (!copy)
+			return KJ_ENOMEM;
+		memcpy(copy, src, n);
+		copy[n] = '\0';
+		return add_cand(set, t, model, attempt, copy, n, where, extra);
+	}
+	return add_cand_file(set, t, model, attempt, dir, path, extra, where, "\"path\": ");
 }
 
 /*
@@ -884,14 +897,18 @@ int kj_eval_discover_candidates(const char *path, struct kj_eval_set *set,
 	/* stat, not open: a FIFO named as the candidates is refused below,
 	 * without blocking. */
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (set->n_tasks > 0 && set->tasks[0].spec_target)
-			return kj__eval_spec_dir(path, set, err);
-		return discover_dir(path, set, err);
+		return set->kind->read_dir(path, set, err);
 	}
 	if (stat(path, &st) < 0)
 		return kj_error_set(err, KJ_ENOENT, "'%s': no such directory or JSONL file of "
 				    "candidates", path);
 	return discover_jsonl(path, set, err);
+}
+
+/* The torch kind's directory of candidates (kinds.c). */
+int kj__eval_torch_dir(const char *path, struct kj_eval_set *set, struct kj_error *err)
+{
+	return discover_dir(path, set, err);
 }
 
 /* For lib/eval/spec_suite.c (eval_internal.h). */

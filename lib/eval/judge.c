@@ -1,8 +1,8 @@
 /*
- * judge.c - one attempt of an eval, from its candidate's source to its
- * verdict in the store (kjudge/eval.h): validate, verify, benchmark, the
- * kernels-disabled layer, the profiler layer, every row committed as it
- * comes.
+ * judge.c - one attempt of the torch kind (kinds.c), from its candidate's
+ * source to its verdict in the store (kjudge/eval.h): validate, verify,
+ * benchmark, the kernels-disabled layer, the profiler layer, every row
+ * committed as it comes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,85 +70,6 @@ int kj_eval_attempt_key(const struct kj_eval_task *t, const struct kj_eval_cand 
 		? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 }
 
-/*
- * An attempt's scratch directory, WORK/PREFIX-KEY16-XXXXXX, made by mkdtemp:
- * its own whatever its key, since two judges of the same key (a task twice
- * in a suite, or a second eval of another store on the same batch
- * directory) must never stage into one folder and remove each other's
- * files.  On failure dir is "" (nothing to remove) and err says why.
- */
-int kj__eval_scratch(const struct kj_eval_slot *slot, const char *prefix, const char *key,
-		     char *dir, size_t size, struct kj_error *err)
-{
-	if (snprintf(dir, size, "%s/%s-%.16s-XXXXXX", slot->work_dir, prefix, key) >= (int)size) {
-		*dir = '\0';
-		return kj_error_set(err, KJ_EINVAL, "'%s': path too long", slot->work_dir);
-	}
-	if (!mkdtemp(dir)) {
-		int e = errno;
-
-		*dir = '\0';
-		return kj_error_set(err, kj_err_from_errno(e), "'%s': cannot make a scratch "
-				    "directory: %s", slot->work_dir, strerror(e));
-	}
-	return KJ_OK;
-}
-
-/* --- where the figures were measured --------------------------------------------------- */
-
-/* The judge's Slurm variables that attempts.env keeps, under their own names. */
-static const char *const slurm_vars[] = { "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
-					  "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT",
-					  "SLURMD_NODENAME", "SLURM_CLUSTER_NAME" };
-
-/* o[key] = s made valid UTF-8 and bounded (a host name or a variable is
- * the machine's text, not necessarily UTF-8); -1 when out of memory. */
-static int set_clean(json_t *o, const char *key, const char *s)
-{
-	char *clean = kj__text_cleans(s, 256);
-	int rc = clean ? json_object_set_new(o, key, json_string(clean)) : -1;
-
-	free(clean);
-	return rc;
-}
-
-json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base)
-{
-	json_t *env = json_is_object(base) ? json_copy((json_t *)(uintptr_t)base) : json_object();
-	json_t *slurm = json_object();
-	char host[256];
-	size_t i;
-
-	if (!env || !slurm)
-		goto oom;
-	/* The judge's own host: a sharded study's figures come from many
-	 * nodes, and the worker's word for it is not the judge's. */
-	memset(host, 0, sizeof(host));
-	if (gethostname(host, sizeof(host) - 1) == 0 && *host) {
-		if (set_clean(env, "node", host) != 0)
-			goto oom;
-	} else if (json_object_set_new(env, "node", json_null()) != 0) {
-		goto oom;
-	}
-	for (i = 0; i < sizeof(slurm_vars) / sizeof(slurm_vars[0]); i++) {
-		const char *v = kj_config_env(cfg, slurm_vars[i]);
-
-		if (v && *v && set_clean(slurm, slurm_vars[i], v) != 0)
-			goto oom;
-	}
-	/* Only a judge under Slurm says so; a "slurm" of the worker's never
-	 * stands. */
-	json_object_del(env, "slurm");
-	if (json_object_size(slurm) && json_object_set(env, "slurm", slurm) != 0)
-		goto oom;
-	json_decref(slurm);
-	return env;
-oom:
-	json_decref(env);
-	json_decref(slurm);
-	return NULL;
-}
-
 /* --- the store's statements ------------------------------------------------------------ */
 
 struct ctx {
@@ -161,20 +82,10 @@ struct ctx {
 	json_t *params;         /* the task's cases' parameters, or NULL */
 };
 
-/* The attempt's row as 'running', its earlier rows gone: one transaction. */
+/* The attempt's row as 'running', its earlier rows gone (services.c). */
 static int record_start(struct ctx *x, const struct kj_eval_slot *slot, struct kj_error *err)
 {
-	const struct kj_eval_cand *c = x->cand;
-	struct kj_store_attempt a = {
-		.key = x->key, .run_id = slot->run_id, .task_key = x->task->key,
-		.task = x->task->name, .model = c->model, .attempt = c->attempt,
-		.round = c->round, .cand_sha256 = c->sha256, .source = c->source,
-		.source_len = c->source_len, .origin = c->origin,
-		.prompt_tokens = c->prompt_tokens, .completion_tokens = c->completion_tokens,
-		.generation_s = c->generation_s, .device = slot->device,
-	};
-
-	return kj_store_attempt_begin(x->store, &a, err);
+	return kj__eval_record_start(x->store, x->key, x->task, x->cand, slot, err);
 }
 
 /* The case's own record: what verify_result.json says of it. */
@@ -353,48 +264,6 @@ static int static_layer(const char *cand_file, struct layers *l, struct kj_error
 
 /* --- one phase on a task --------------------------------------------------------------- */
 
-/* The batch's locks (flock on WORK/NAME.lock, op LOCK_EX or LOCK_SH):
- * the device's (no two timed phases share a device) and the quiet one
- * (shared by every worker start, taken whole by a timing run again alone).
- * Returns the descriptor (held until closed) or -1 with err filled. */
-static int lock_file(const struct kj_eval_slot *slot, const char *name, int op,
-		     struct kj_error *err)
-{
-	char path[PATH_MAX], dev[32];
-	size_t i;
-	int fd;
-
-	snprintf(dev, sizeof(dev), "%s", name);
-	for (i = 0; dev[i]; i++)
-		if (dev[i] == ':' || dev[i] == '/')
-			dev[i] = '_';
-	snprintf(path, sizeof(path), "%s/%s.lock", slot->work_dir, dev);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
-		return -1;
-	}
-	/* Another attempt's timed phase may hold it for minutes while this
-	 * attempt's workers wait: no lack of progress of this judge's. */
-	kj_proc_watchdog_pause();
-	while (flock(fd, op) < 0) {
-		if (errno != EINTR) {
-			kj_error_set(err, kj_err_from_errno(errno), "'%s': %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
-}
-
-static int lock_device(const struct kj_eval_slot *slot, struct kj_error *err)
-{
-	char name[48];
-
-	snprintf(name, sizeof(name), "device-%s", slot->device);
-	return lock_file(slot, name, LOCK_EX, err);
-}
-
 /* What a phase saw, summed up. */
 struct phase {
 	int ran;                /* the pipeline returned KJ_OK */
@@ -498,7 +367,7 @@ static int retime(struct run *rn, struct kj_task *t, struct kj_attempt *a,
 	if (!bench->have_first || bench->worst != KJ_STATUS_FAIL ||
 	    kj_etype_category(bench->first_type) != KJ_CAT_TIMING)
 		return KJ_OK;
-	quiet = lock_file(rn->slot, "quiet", LOCK_EX, &bench->err);
+	quiet = kj__eval_lock_file(rn->slot, "quiet", LOCK_EX, &bench->err);
 	if (quiet < 0)
 		return bench->err.code;
 	rc = kj_seed_run_key(a->key, NULL, a->run_key, &bench->err);
@@ -580,7 +449,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	/* On the CPU the judge's own work (another attempt's imports) would
 	 * run on the cores being timed: there the device is the whole machine,
 	 * taken before the workers start. */
-	if (strcmp(rn->slot->device, "cpu") == 0 && (lock = lock_device(rn->slot, err)) < 0)
+	if (strcmp(rn->slot->device, "cpu") == 0 && (lock = kj__eval_lock_device(rn->slot, err)) < 0)
 		return err->code;
 	rc = kj_attempt_open(&a, rn->cfg, &verify->err);
 	if (rc != KJ_OK) {
@@ -604,7 +473,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		/* Workers start (imports, CUDA contexts) under the quiet lock,
 		 * shared: a timing run again alone waits for the starts under
 		 * way and holds the others back. */
-		int quiet = lock_file(rn->slot, "quiet", LOCK_SH, &verify->err);
+		int quiet = kj__eval_lock_file(rn->slot, "quiet", LOCK_SH, &verify->err);
 
 		task_open = 1;
 		rn->x->params = t.case_params;
@@ -622,7 +491,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		rn->env = json_incref(t.env);
 	t_started = kj__now_s();
 	built = json_number_value(json_object_get(a.timings, "build_s"));
-	if (rc == KJ_OK && lock < 0 && (lock = lock_device(rn->slot, &verify->err)) < 0)
+	if (rc == KJ_OK && lock < 0 && (lock = kj__eval_lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
 	t_device = kj__now_s();
 	if (rc == KJ_OK) {
@@ -850,9 +719,11 @@ static void task_file_named(char *msg, size_t size, const char *dir, const char 
 	free(out);
 }
 
-int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
-		    const struct kj_eval_slot *slot, const struct kj_eval_set *set, size_t cand,
-		    const char *attempt_key, struct kj_eval_outcome *out, struct kj_error *err)
+/* The torch kind's attempt (kinds.c). */
+int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
+			   const struct kj_eval_slot *slot, const struct kj_eval_set *set,
+			   size_t cand, const char *attempt_key, struct kj_eval_outcome *out,
+			   struct kj_error *err)
 {
 	const struct kj_eval_cand *c = &set->cands[cand];
 	const struct kj_eval_task *t = &set->tasks[c->task];
@@ -865,8 +736,6 @@ int kj_eval_attempt(const struct kj_config *cfg, const struct kj_eval_settings *
 	double t0 = kj__now_s();
 	int rc;
 
-	if (t->spec_target)
-		return kj__eval_spec_attempt(cfg, s, slot, set, cand, attempt_key, out, err);
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	memset(&rn, 0, sizeof(rn));
@@ -968,30 +837,4 @@ out:
 	layers_release(&l);
 	kj_store_close(x.store);
 	return rc;
-}
-
-/* For spec_attempt.c (eval_internal.h): the same first transaction and the
- * same locks as a torch attempt's. */
-int kj__eval_record_start(struct kj_store *store, const char *key, const struct kj_eval_task *t,
-			  const struct kj_eval_cand *c, const struct kj_eval_slot *slot,
-			  struct kj_error *err)
-{
-	struct ctx x;
-
-	memset(&x, 0, sizeof(x));
-	x.store = store;
-	x.key = key;
-	x.task = t;
-	x.cand = c;
-	return record_start(&x, slot, err);
-}
-
-int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_error *err)
-{
-	return lock_file(slot, name, LOCK_EX, err);
-}
-
-double kj__eval_mono(void)
-{
-	return kj__now_s();
 }

@@ -249,25 +249,21 @@ static int record_done(struct kj_store *store, const char *key, const struct kj_
 
 /* --- the attempt --------------------------------------------------------------------------- */
 
-/* The translation's files (its source: one JSON object) under dir. */
+/* The translation's files (discovery's list of them) under dir. */
 static int write_translation(const struct kj_eval_cand *c, const char *dir, struct kj_error *err)
 {
-	json_error_t je;
-	int is_oom = 0;
-	json_t *files = kj__json_loadb(c->source, c->source_len, 0, &je, &is_oom), *v;
-	const char *name;
+	size_t i;
 	int rc = KJ_OK;
 
-	if (!json_is_object(files)) {
-		json_decref(files);
-		return kj_error_set(err, KJ_EINVAL, "the translation's files are not a JSON object");
-	}
-	json_object_foreach(files, name, v) {
+	if (!c->n_files)
+		return kj_error_set(err, KJ_EINVAL, "the translation holds no file");
+	for (i = 0; i < c->n_files; i++) {
+		const struct kj_eval_file *f = &c->files[i];
 		char path[PATH_MAX], *slash;
 		int fd;
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-			rc = kj_error_set(err, KJ_EINVAL, "'%s': a name too long", name);
+		if (snprintf(path, sizeof(path), "%s/%s", dir, f->name) >= (int)sizeof(path)) {
+			rc = kj_error_set(err, KJ_EINVAL, "'%s': a name too long", f->name);
 			break;
 		}
 		slash = strrchr(path, '/');
@@ -278,7 +274,7 @@ static int write_translation(const struct kj_eval_cand *c, const char *dir, stru
 		}
 		*slash = '/';
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 || kj__write_full(fd, json_string_value(v), json_string_length(v)) < 0) {
+		if (fd < 0 || kj__write_full(fd, f->data, f->len) < 0) {
 			rc = kj_error_set(err, KJ_EIO, "'%s': %s", path, strerror(errno));
 			if (fd >= 0)
 				close(fd);
@@ -286,7 +282,6 @@ static int write_translation(const struct kj_eval_cand *c, const char *dir, stru
 		}
 		close(fd);
 	}
-	json_decref(files);
 	return rc;
 }
 

@@ -480,11 +480,48 @@ static int read_tree(struct reading *r, const char *rel, int depth)
 	return *r->why || r->oom;
 }
 
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct kj_eval_file *)a)->name, ((const struct kj_eval_file *)b)->name);
+}
+
+/* The translation's files of obj (NAME: TEXT, checked) as a list sorted by
+ * name, into ex; KJ_OK or KJ_ENOMEM (nothing left to free). */
+static int file_list(json_t *obj, struct kj_eval_cand *ex)
+{
+	size_t n = 0, len;
+	const char *name;
+	json_t *v;
+
+	ex->files = calloc(json_object_size(obj), sizeof(*ex->files));
+	if (!ex->files)
+		return KJ_ENOMEM;
+	json_object_foreach(obj, name, v) {
+		struct kj_eval_file *f = &ex->files[n++];
+
+		len = json_string_length(v);
+		f->name = strdup(name);
+		f->data = malloc(len + 1);
+		if (!f->name || !f->data) {
+			kj__eval_files_free(ex->files, n);
+			ex->files = NULL;
+			return KJ_ENOMEM;
+		}
+		memcpy(f->data, json_string_value(v), len);
+		f->data[len] = '\0';
+		f->len = len;
+	}
+	ex->n_files = n;
+	qsort(ex->files, n, sizeof(*ex->files), cmp_file);
+	return KJ_OK;
+}
+
 int kj__eval_spec_cand(struct kj_eval_set *set, int task, const char *model, const char *attempt,
 		       json_t *files, const char *dir, const char *where,
 		       struct kj_eval_cand *extra)
 {
 	struct reading r;
+	struct kj_eval_cand ex;
 	const char *name;
 	json_t *v, *obj;
 	char *text;
@@ -532,11 +569,27 @@ int kj__eval_spec_cand(struct kj_eval_set *set, int task, const char *model, con
 		json_decref(obj);
 		return kj__eval_problem(set, where, "the translation holds no file");
 	}
+	/* The files as a list for the attempt to write out, and as one JSON
+	 * object, the candidate's source: what the store keeps and the
+	 * attempt's key hashes. */
+	memset(&ex, 0, sizeof(ex));
+	if (extra) {
+		ex = *extra;
+	} else {
+		ex.round = ex.prompt_tokens = ex.completion_tokens = -1;
+		ex.generation_s = -1;
+	}
+	if (file_list(obj, &ex) != KJ_OK) {
+		json_decref(obj);
+		return KJ_ENOMEM;
+	}
 	text = kj__json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS, &is_oom);
 	json_decref(obj);
-	if (!text)
+	if (!text) {
+		kj__eval_files_free(ex.files, ex.n_files);
 		return KJ_ENOMEM;
-	return kj__eval_add_cand(set, task, model, attempt, text, strlen(text), where, extra);
+	}
+	return kj__eval_add_cand(set, task, model, attempt, text, strlen(text), where, &ex);
 }
 
 /* MODEL/TASK/ATTEMPT/: three levels of directories. */
@@ -609,4 +662,40 @@ int kj__eval_spec_dir(const char *path, struct kj_eval_set *set, struct kj_error
 	/* Directory order is the file system's: sorted, runs agree. */
 	qsort(set->cands, set->n_cands, sizeof(*set->cands), cmp_cand);
 	return KJ_OK;
+}
+
+/* The spec kind's JSONL line (kinds.c): a translation's "files" (an
+ * object of NAME: TEXT) or its directory, "path", held under the JSONL's
+ * as a torch candidate's file is. */
+const char *kj__eval_spec_line_lacks(json_t *line)
+{
+	json_t *files = json_object_get(line, "files");
+	const char *src = json_string_value(json_object_get(line, "source"));
+	const char *path = json_string_value(json_object_get(line, "path"));
+
+	return !files == !path || src ? "exactly one of \"files\" (an object) and \"path\" (a "
+		"directory) is needed for a translation" : NULL;
+}
+
+int kj__eval_spec_line(struct kj_eval_set *set, int task, const char *model, const char *attempt,
+		       json_t *line, const char *dir, const char *where,
+		       struct kj_eval_cand *extra)
+{
+	const char *path = json_string_value(json_object_get(line, "path"));
+	char full[PATH_MAX], why[600];
+	struct kj_error e;
+	int fd = -1;
+
+	if (path && (fd = kj__open_beneath(dir, path, KJ_OPEN_DIR, &e)) < 0) {
+		if (e.code == KJ_ENOMEM)
+			return KJ_ENOMEM;
+		snprintf(why, sizeof(why), "\"path\": %s", e.msg);
+		return kj__eval_problem(set, where, why);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (path && snprintf(full, sizeof(full), "%s/%s", dir, path) >= (int)sizeof(full))
+		return kj__eval_problem(set, where, "\"path\" is too long");
+	return kj__eval_spec_cand(set, task, model, attempt, json_object_get(line, "files"),
+				  path ? full : NULL, where, extra);
 }

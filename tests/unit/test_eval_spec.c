@@ -3,7 +3,8 @@
  * and the manifest's list (lib/spec/suite.c): the bundled suite's
  * translation directions, their names and keys; translations from JSONL
  * lines and from directories, the same files giving the same candidate;
- * the lines and names that are refused.
+ * the lines and names that are refused; the kinds table (lib/eval/kinds.c)
+ * telling a spec suite from a KernelBench-style one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,57 @@ static void put(const char *path, const char *text)
 	struct kj_error err;
 
 	KJ_CHECK_INT(kj_write_file_atomic(path, text, strlen(text), &err), KJ_OK);
+}
+
+/* The kinds table: its two rows, and each suite found to be of its own
+ * kind, by detection and by discovery alike. */
+KJ_TEST(eval_kinds_table_detects_each_suite)
+{
+	const struct kj_eval_kind *spec = NULL, *torch = NULL;
+	struct kj_eval_set set;
+	struct kj_error err;
+	char dir[4200], kb[4200];
+	const char *tests = getenv("KJ_TESTS");
+	json_t *line;
+	size_t i;
+
+	for (i = 0; kj_eval_kinds[i]; i++) {
+		if (!strcmp(kj_eval_kinds[i]->name, "spec"))
+			spec = kj_eval_kinds[i];
+		else if (!strcmp(kj_eval_kinds[i]->name, "torch"))
+			torch = kj_eval_kinds[i];
+	}
+	KJ_CHECK_INT(i, 2);
+	KJ_CHECK(spec != NULL && torch != NULL);
+	if (!spec || !torch)
+		return;
+	/* A fresh set is torch's until discovery says otherwise. */
+	kj_eval_set_init(&set);
+	KJ_CHECK(set.kind == torch);
+
+	snprintf(kb, sizeof(kb), "%s/eval/suite", tests && *tests ? tests : KJ_TESTS_DIR);
+	KJ_CHECK(kj_eval_kind_of(suite_dir(dir, sizeof(dir))) == spec);
+	KJ_CHECK(kj_eval_kind_of(kb) == torch);
+	KJ_CHECK_INT(kj_eval_discover_suite(dir, &set, &err), KJ_OK);
+	KJ_CHECK(set.kind == spec);
+	kj_eval_set_release(&set);
+	KJ_CHECK_INT(kj_eval_discover_suite(kb, &set, &err), KJ_OK);
+	KJ_CHECK(set.kind == torch);
+	kj_eval_set_release(&set);
+
+	/* What differs between the rows, as eval uses it: --api scopes only
+	 * directions, a spec attempt runs programs a few times, and a JSONL
+	 * line with a module's "source" is a torch candidate, never a
+	 * translation. */
+	KJ_CHECK(spec->flags & KJ_EVAL_KIND_APIS);
+	KJ_CHECK(!(torch->flags & KJ_EVAL_KIND_APIS));
+	KJ_CHECK_INT(spec->bench_repeats, 5);
+	KJ_CHECK_INT(torch->bench_repeats, 0);
+	line = json_pack("{s:s}", "source", "class ModelNew: pass\n");
+	KJ_CHECK(line != NULL);
+	KJ_CHECK(torch->line_lacks(line) == NULL);
+	KJ_CHECK(spec->line_lacks(line) != NULL);
+	json_decref(line);
 }
 
 KJ_TEST(eval_spec_suite_directions)
@@ -97,6 +149,13 @@ KJ_TEST(eval_spec_translations)
 	/* The same files, from a line and from a directory: one candidate. */
 	KJ_CHECK(strcmp(set.cands[0].sha256, set.cands[1].sha256) == 0);
 	KJ_CHECK(strcmp(set.cands[0].source, "{\"histogram.cl\":\"kernel text\\n\"}") == 0);
+	/* And as the list of files the attempt writes out. */
+	KJ_CHECK_INT(set.cands[1].n_files, 1);
+	if (set.cands[1].n_files == 1) {
+		KJ_CHECK_STR(set.cands[1].files[0].name, "histogram.cl");
+		KJ_CHECK_INT(set.cands[1].files[0].len, 12);
+		KJ_CHECK(memcmp(set.cands[1].files[0].data, "kernel text\n", 12) == 0);
+	}
 	kj_eval_set_release(&set);
 
 	/* MODEL/TASK/ATTEMPT/ */
@@ -116,6 +175,12 @@ KJ_TEST(eval_spec_translations)
 	KJ_CHECK(strcmp(set.cands[0].attempt, "a1") == 0);
 	KJ_CHECK(strcmp(set.cands[0].source,
 			"{\"histogram.cl\":\"k\\n\",\"sub/extra.txt\":\"s\\n\"}") == 0);
+	KJ_CHECK_INT(set.cands[0].n_files, 2);
+	if (set.cands[0].n_files == 2) {
+		KJ_CHECK_STR(set.cands[0].files[0].name, "histogram.cl");
+		KJ_CHECK_STR(set.cands[0].files[1].name, "sub/extra.txt");
+		KJ_CHECK_STR(set.cands[0].files[1].data, "s\n");
+	}
 	kj_eval_set_release(&set);
 	{
 		char cmd[4300];
