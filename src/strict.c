@@ -46,10 +46,10 @@ int kj_cli_strict_static(const struct kj_cli_command *cmd, const struct kj_cli_t
 		return 0;
 	if (kj_static_layer(run->task.cand_file, &s->st, &err) != KJ_OK) {
 		kj_cli_error(cmd, "the static check: %s", err.msg);
-		/* Memory or a file the judge could not read is the machine's
-		 * failure (1); anything else the input's (2). */
-		return err.code == KJ_ENOMEM || err.code == KJ_EIO || err.code == KJ_ENOSPC
-			       ? KJ_EXIT_FAIL : KJ_EXIT_USAGE;
+		/* Memory the judge could not get is the machine's failure (the
+		 * command's judge exit: 1 for benchmark, 2 for verify, whose 1
+		 * says the candidate failed); anything else the input's (2). */
+		return kj_cli_exit_for(cmd, err.code);
 	}
 	s->have_static = 1;
 	if (s->st.layer.ok != 1) {
