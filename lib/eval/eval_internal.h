@@ -86,9 +86,6 @@ json_t *kj__eval_env(const struct kj_config *cfg, const json_t *base);
 int kj__eval_scratch(const struct kj_eval_slot *slot, const char *prefix, const char *key,
 		     char *dir, size_t size, struct kj_error *err);
 
-/* services.c: the monotonic clock in seconds. */
-double kj__eval_mono(void);
-
 /* spec_attempt.c: kj_eval_attempt for a translation direction. */
 int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
 			  const struct kj_eval_slot *slot, const struct kj_eval_set *set,

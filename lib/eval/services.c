@@ -1,7 +1,8 @@
 /*
  * services.c - what every kind of attempt uses alike (eval_internal.h):
  * the attempt's first row in the store, its scratch directory, the batch's
- * locks, the environment attempts.env keeps, the clock.
+ * locks, the environment attempts.env keeps (the clock is lib/base's
+ * kj__now_s).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,6 @@
 #include "kjudge/proc.h"
 #include "kjudge/store.h"
 #include "eval/eval_internal.h"
-#include "base/internal.h"
 #include "base/text.h"
 #include "base/banned.h"
 
@@ -169,9 +169,4 @@ oom:
 int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_error *err)
 {
 	return kj__eval_lock_file(slot, name, LOCK_EX, err);
-}
-
-double kj__eval_mono(void)
-{
-	return kj__now_s();
 }

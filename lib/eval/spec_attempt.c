@@ -300,7 +300,7 @@ int kj__eval_spec_attempt(const struct kj_config *cfg, const struct kj_eval_sett
 	json_t *rec = NULL, *env = NULL;
 	const char *charged = "none";
 	char dir[PATH_MAX], msg[1024] = "";
-	double t0 = kj__eval_mono(), impl_s = 0;
+	double t0 = kj__now_s(), impl_s = 0;
 	int rc, ran = 0, samples = 0, lock = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -441,7 +441,7 @@ judge_error:
 	out->clean = 0;
 	out->speedup = 0;
 done:
-	out->judge_s = kj__eval_mono() - t0;
+	out->judge_s = kj__now_s() - t0;
 	snprintf(out->message, sizeof(out->message), "%s", msg);
 	/* Every verdict, a judge error's too, says which node gave it. */
 	{
