@@ -147,6 +147,7 @@ struct kj_proc {
 	int *reply_fds;
 	size_t n_reply_fds;
 	int fds_over;                   /* more descriptors than KJ_PROC_FDS_MAX */
+	int fds_nomem;                  /* the judge could not keep a descriptor sent */
 	/* Descriptors for the worker, set by the caller: the next
 	 * kj_proc_send passes them (SCM_RIGHTS) with the first bytes of its
 	 * request and sets these back to none.  The caller keeps them (they

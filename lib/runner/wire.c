@@ -849,6 +849,13 @@ int kj__wire_op_recv(struct kj_side *s, struct kj_reply *r, struct kj_error *err
 	if (rc != KJ_OK)
 		return proc_failed(ts, rc, &e, r, err);
 	kj_proc_take_fds(&ts->proc, &r->fds, &r->n_fds);
+	if (ts->proc.fds_nomem) {
+		/* The judge dropped descriptors it could not keep: its own
+		 * failure, no one's verdict; the worker goes with them. */
+		json_decref(rep);
+		side_kill(ts);
+		return kj_error_set(err, KJ_ENOMEM, "out of memory (keeping a worker's descriptors)");
+	}
 	if (ts->proc.fds_over) {
 		/* Descriptors were dropped: what came may not be what was sent.
 		 * The worker is killed, as after any broken protocol. */

@@ -518,7 +518,13 @@ static void keep_fds(struct kj_proc *p, struct msghdr *m, size_t at)
 					? realloc(p->fds, cap * sizeof(*v)) : NULL;
 
 				if (!v) {
-					p->fds_over = 1;
+					/* Over the cap the worker broke the
+					 * protocol; under it the judge ran
+					 * out of memory (its own failure). */
+					if (cap <= KJ_PROC_FDS_MAX)
+						p->fds_nomem = 1;
+					else
+						p->fds_over = 1;
 					close(fd);
 					continue;
 				}
