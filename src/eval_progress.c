@@ -1,13 +1,19 @@
 /*
- * eval_progress.c - `kjudge eval`'s progress line (eval_progress.h).
+ * eval_progress.c - what `kjudge eval` says (eval_progress.h): a study
+ * with nothing to judge, a spec suite's scope, each attempt's line, the
+ * progress line below them, the batch's end.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "eval_progress.h"
+#include "interrupt.h"
 #include "base/internal.h"
 
 /* The terminal's width, asked at every redraw, so that a resized window
@@ -130,3 +136,267 @@ void kj__progress_say(struct progress *p, const char *fmt, ...)
 	va_end(ap);
 	fflush(stderr);
 }
+
+/* --- candidates ---------------------------------------------------------------------- */
+
+/*
+ * Nothing to judge: a mistyped or empty candidates folder, a layout kjudge
+ * does not read, a generations file of skipped lines.  Said with what was
+ * looked for, so that the fix is plain; exit 2, as any input that cannot be
+ * judged, before a store is made.
+ */
+int kj__eval_no_candidates(const struct kj_cli_command *cmd, const char *suite,
+			    const char *cands, const struct kj_eval_set *set)
+{
+	struct stat st;
+	size_t skipped = json_array_size(set->problems);
+	char also[96] = "", example[320];
+	const char *what;
+
+	if (skipped)
+		snprintf(also, sizeof(also), "; %zu %s skipped (named above)", skipped,
+			 skipped == 1 ? "entry was" : "entries were");
+	snprintf(example, sizeof(example), "%s%s", set->n_tasks ?
+		 kj_cli_shown(set->tasks[0].name) : "", set->n_tasks > 1 ? ", ..." : "");
+	if (stat(cands, &st) == 0 && !S_ISDIR(st.st_mode))
+		what = "lines of JSON objects, each with \"task\", \"model\" and "
+		       "\"source\" or \"path\"";
+	else
+		what = set->kind->cand_layout;
+	return kj_cli_error(cmd, "'%s': no candidate found: looked for %s ('%s': %zu task%s: "
+			    "%s)%s", kj_cli_shown(cands), what, kj_cli_shown(suite),
+			    set->n_tasks, set->n_tasks == 1 ? "" : "s", example, also);
+}
+
+/* --- a suite of specs: the study's scope ---------------------------------------------- */
+
+/*
+ * The directions of a suite of specs that the study holds (--api, those a
+ * translation attempts, those that can run here), the others said on
+ * stderr: a direction that cannot run here is not run, never a failure.
+ * 0, or -1 with *exit_code set after printing why.
+ */
+int kj__eval_scope_specs(const struct kj_cli_command *cmd, struct kj_eval_set *set,
+			  const char *apis, int timed, const struct kj_config *here, int quiet,
+			  int *exit_code)
+{
+	struct kj_error err;
+	json_t *not_run = NULL, *v;
+	size_t counts[4], i;
+	int rc;
+
+	rc = kj_eval_spec_scope(set, apis, timed, here, &not_run, counts, &err);
+	if (rc != KJ_OK) {
+		kj_cli_error(cmd, "%s", err.msg);
+		*exit_code = kj_cli_exit_for(cmd, rc);
+		return -1;
+	}
+	json_array_foreach(not_run, i, v)
+		fprintf(stderr, "kjudge eval: not run here: %s: %s\n",
+			kj_cli_shown(json_string_value(json_object_get(v, "task"))),
+			kj_cli_shown(json_string_value(json_object_get(v, "why"))));
+	if (!quiet && (counts[0] || counts[1] || counts[2]))
+		fprintf(stderr, "kjudge eval: the study: %zu direction%s (%zu outside --api, %zu "
+			"that no translation attempts, %zu not run here, left out with their %zu "
+			"translation%s)\n", set->n_tasks, set->n_tasks == 1 ? "" : "s", counts[0],
+			counts[1], counts[2], counts[3], counts[3] == 1 ? "" : "s");
+	rc = 0;
+	/* The directions not run are the run's too (runs.env, "not_run"),
+	 * for the report to name. */
+	if (json_array_size(not_run) && !set->problems && !(set->problems = json_array()))
+		rc = -1;
+	json_array_foreach(not_run, i, v) {
+		json_t *p = rc ? NULL : json_pack("{s:O, s:O, s:b}", "where",
+						  json_object_get(v, "task"), "why",
+						  json_object_get(v, "why"), "not_run", 1);
+
+		if (!p || json_array_append_new(set->problems, p) != 0)
+			rc = -1;
+	}
+	json_decref(not_run);
+	if (rc) {
+		kj_cli_error(cmd, "out of memory");
+		*exit_code = KJ_EXIT_FAIL;
+		return -1;
+	}
+	if (set->n_tasks == 0) {
+		kj_cli_error(cmd, "no direction left to judge: %zu outside --api, %zu that no "
+			     "translation attempts, %zu not run here", counts[0], counts[1],
+			     counts[2]);
+		*exit_code = KJ_EXIT_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+/* --- the batch: what is said of it ------------------------------------------------------ */
+
+static void batch_child(void *ctx)
+{
+	if (kj_cli_guard(((struct kj__eval_batch *)ctx)->cmd))
+		_exit(3);
+}
+
+static void batch_start_failed(void *ctx, const char *why)
+{
+	struct kj__eval_batch *b = ctx;
+
+	kj_cli_error(b->cmd, "%s", why);
+	b->exit_code = KJ_EXIT_FAIL;
+	*b->stop = SIGTERM;
+}
+
+static void batch_warn(void *ctx, const char *why)
+{
+	kj_cli_error(((struct kj__eval_batch *)ctx)->cmd, "%s", why);
+}
+
+static void batch_tick(void *ctx)
+{
+	kj__progress_bar(((struct kj__eval_batch *)ctx)->prog);
+}
+
+/* An attempt's line: its task, model and attempt (names from the suite
+ * and the generations: shown, never raw), then what. */
+static void say_attempt(struct kj__eval_batch *b, size_t cand, const char *pre, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say_attempt(struct kj__eval_batch *b, size_t cand, const char *pre, const char *fmt, ...)
+{
+	const struct kj_eval_cand *c = &b->set->cands[cand];
+	char what[KJ_ERROR_MSG_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	kj__progress_say(b->prog, "%s%s %s/%s: %s\n", pre,
+			 kj_cli_shown(b->set->tasks[c->task].name), kj_cli_shown(c->model),
+			 kj_cli_shown(c->attempt), what);
+}
+
+static void batch_aside(void *ctx, size_t cand, const char *why)
+{
+	struct kj__eval_batch *b = ctx;
+
+	if (!b->prog->quiet)
+		say_attempt(b, cand, "", "%s", kj_cli_shown(why));
+}
+
+static void batch_again(void *ctx, size_t n)
+{
+	struct kj__eval_batch *b = ctx;
+
+	if (!b->prog->quiet)
+		kj__progress_say(b->prog, "kjudge eval: %zu attempts again, each alone on its "
+				 "device\n", n);
+}
+
+/* An attempt's verdict in the counts and on its line. */
+static void say_verdict(struct kj__eval_batch *b, size_t cand, const struct kj_eval_outcome *o)
+{
+	struct progress *prog = b->prog;
+	const char *st = o->status, *type = *o->error_type ? o->error_type : "-";
+	char speed[40] = "", why[sizeof(o->message)];
+	size_t n;
+
+	if (strcmp(st, "pass") == 0) {
+		prog->passed++;
+		prog->clean += o->clean != 0;
+	} else if (strcmp(st, "fail") == 0) {
+		prog->failed++;
+	} else {
+		prog->errors++;
+	}
+	if (strcmp(st, "judge_error") == 0)
+		b->exit_code = b->exit_code ? b->exit_code : KJ_EXIT_FAIL;
+	if (prog->quiet)
+		return;
+	/* The why stays on its line. */
+	snprintf(why, sizeof(why), "%s", o->message);
+	for (n = 0; why[n]; n++)
+		if (why[n] == '\n' || why[n] == '\r')
+			why[n] = ' ';
+	if (o->speedup > 0)
+		snprintf(speed, sizeof(speed), ", %.3gx", o->speedup);
+	if (strcmp(st, "pass") == 0)
+		say_attempt(b, cand, "", "pass, %s%s%s", o->clean ? "clean" : "not clean: ",
+			    o->clean ? "" : kj_cli_shown(type), speed);
+	else
+		say_attempt(b, cand, "", "%s %s%s%s", kj_cli_shown(st), kj_cli_shown(type),
+			    *why ? ": " : "", kj_cli_shown(why));
+}
+
+static void batch_done(void *ctx, size_t cand, const struct kj_eval_result *r, int status)
+{
+	struct kj__eval_batch *b = ctx;
+	struct progress *prog = b->prog;
+
+	prog->done++;
+	prog->done_here++;
+	prog->last_done = kj__now_s();
+	if (r && r->code == KJ_OK) {
+		say_verdict(b, cand, &r->outcome);
+		return;
+	}
+	/* The attempt's verdict could not be committed: it stays running in
+	 * the store, for the next run. */
+	prog->errors++;
+	b->exit_code = KJ_EXIT_FAIL;
+	say_attempt(b, cand, "kjudge eval: ", "not judged: %s",
+		    r && *r->error ? kj_cli_shown(r->error)
+		    : WIFSIGNALED(status) ? "its judge was killed" : "its judge ended early");
+}
+
+/* The batch's end said: interrupted, stopped for a device that is not
+ * there, or its summary (the run's row finished).  Returns the exit
+ * status. */
+int kj__eval_batch_end(struct kj__eval_batch *b, struct kj_eval_study *st,
+		       const struct kj_eval_run *run, int rc, const struct kj_error *err)
+{
+	struct progress *prog = b->prog;
+	struct kj_error e;
+	int exit_code = b->exit_code;
+
+	if (rc == KJ_ENOMEM) {
+		kj_cli_error(b->cmd, "%s", err->msg);
+		return KJ_EXIT_FAIL;
+	}
+	int stop = *b->stop;
+
+	if (stop || *run->no_device) {
+		if (prog->drawn)
+			fputc('\n', stderr);
+		if (stop) {
+			fprintf(stderr, "kjudge eval: interrupted (signal %d): %zu of %zu attempts "
+				"done; the same command goes on from here\n", stop,
+				prog->done, prog->total);
+			return 128 + stop;
+		}
+		fprintf(stderr, "kjudge eval: %s\nkjudge eval: stopped, nothing charged: %zu of %zu "
+			"attempts done; the same command where the device is goes on from here\n",
+			kj_cli_shown(run->no_device), prog->done, prog->total);
+		return KJ_EXIT_USAGE;
+	}
+	if (kj_eval_study_end(st, &e) != KJ_OK)
+		exit_code = KJ_EXIT_FAIL;
+	if (prog->tty && !prog->quiet) {
+		kj__progress_bar(prog);
+		fputc('\n', stderr);
+	}
+	if (st->counts.judge_errors) {
+		fprintf(stderr, "kjudge eval: %zu attempts ended as judge errors in earlier runs; "
+			"--retry-failed runs them again\n", st->counts.judge_errors);
+		if (!exit_code)
+			exit_code = KJ_EXIT_FAIL;
+	}
+	fprintf(stderr, "kjudge eval: %zu attempts: %zu passed (%zu clean), %zu failed, %zu judge or "
+		"task errors (%zu of them from earlier runs); results in %s (kjudge report %s)\n",
+		prog->total, prog->passed, prog->clean, prog->failed, prog->errors, prog->skipped,
+		kj_cli_shown(run->slot.store_path), kj_cli_shown(run->slot.store_path));
+	return exit_code;
+}
+
+const struct kj_eval_run_hooks kj__eval_hooks = {
+	batch_child, batch_done, batch_aside, batch_again, batch_start_failed, batch_warn,
+	batch_tick
+};

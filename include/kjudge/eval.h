@@ -356,10 +356,120 @@ struct kj_eval_pool {
 int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops *ops,
 		     void *ctx, struct kj_error *err);
 
+/* A list of GPUs, "0,1,3", into devices "cuda:0", ... (at most max, each
+ * at most once).  KJ_OK, or KJ_EINVAL saying what is wrong (services.c). */
+int kj_eval_parse_gpus(const char *list, char devs[][16], int max, int *n, struct kj_error *err);
+
 /* The device a batch runs on when none is named: "cuda" where NVIDIA's
  * driver is loaded, else "cpu" (as the runner decides, near enough,
  * without starting torch). */
 const char *kj_eval_default_device(void);
+
+/* --- a study in its store (lib/eval/study.c) --------------------------------------------
+ *
+ * What `kjudge eval` does between reading its options and printing its
+ * summary: kj_eval_study_open (the store, locked against a second eval),
+ * kj_eval_study_begin (the batch's secret bytes, the run's row with the
+ * suite's tasks, every attempt's key, a shard's attempts, which of them are
+ * left to judge), kj_eval_study_run (those through the batch runner),
+ * kj_eval_study_end (the run's row finished), kj_eval_study_close.  The
+ * library prints nothing: the run says what happens through its hooks.
+ */
+
+/* Attempts counted: those of the study (of the shard), and how they ended
+ * in earlier runs (kj_eval_study_begin); the command adds this run's. */
+struct kj_eval_counts {
+	size_t total, done, passed, clean, failed, errors, skipped;
+	size_t judge_errors;          /* earlier runs' judge errors, not retried */
+};
+
+struct kj_eval_study {
+	struct kj_store *store;       /* owned: open for writing */
+	int lock;                     /* owned: the store's eval lock, or -1 */
+	long long run_id;
+	unsigned char batch[16];      /* the batch's secret bytes */
+	char batch_hex[33];
+	char (*keys)[65];             /* owned: per candidate, its attempt key */
+	size_t *todo, n_todo;         /* owned: the candidates left to judge */
+	unsigned char *in_shard;      /* owned: per candidate (a shard), else NULL */
+	struct kj_eval_counts counts;
+};
+
+/* What kj_eval_study_begin records and selects by: borrowed. */
+struct kj_eval_study_opts {
+	int argc;
+	char **argv;                  /* the command line (the run's row) */
+	const char *suite, *cands;    /* as given (the run's row) */
+	const char *settings_text;    /* kj_eval_settings_json's text */
+	const char *device;           /* the device kind: cpu, cuda */
+	const char *gpus;             /* --gpus as given, or NULL */
+	const char *shard;            /* "I/K", or NULL */
+	int shard_i, shard_k;         /* shard_k 0: the whole study */
+	const struct kj_eval_plan *plan; /* the shard's plan, or NULL */
+	int retry;                    /* run again earlier runs' judge errors */
+};
+
+void kj_eval_study_init(struct kj_eval_study *st);
+void kj_eval_study_close(struct kj_eval_study *st);
+
+/* The store at db_path, created when missing, and its eval lock (waited
+ * for up to wait_s seconds).  The codes of kj_store_open and
+ * kj_eval_lock_store (KJ_EBUSY: another eval holds it). */
+int kj_eval_study_open(struct kj_eval_study *st, const char *db_path, int wait_s,
+		       struct kj_error *err);
+
+/* See above.  KJ_OK; KJ_EINVAL (a plan's batch that is not the store's);
+ * a suite's file that cannot be read (nothing written); the store's codes;
+ * KJ_ENOMEM. */
+int kj_eval_study_begin(struct kj_eval_study *st, const struct kj_config *cfg,
+			const struct kj_eval_set *set, const struct kj_eval_study_opts *o,
+			struct kj_error *err);
+
+/* The run's row finished (runs.finished_at). */
+int kj_eval_study_end(struct kj_eval_study *st, struct kj_error *err);
+
+/* How the study's attempts are run: set by the caller, except the last
+ * two. */
+struct kj_eval_run {
+	const struct kj_config *cfg;
+	const struct kj_eval_settings *s;
+	const struct kj_eval_set *set;
+	struct kj_eval_slot slot;     /* store_path, work_dir, settings_text;
+				       * the rest is the run's */
+	int jobs;
+	const char (*devices)[16];
+	int n_devices;
+	const volatile sig_atomic_t *stop; /* the caller's signal flag */
+	const char *publish_dir;      /* a shard publishing (--publish), or NULL */
+	int shard_i;
+	/* Out: a start failed (the batch stopped); the device is not there
+	 * (the batch stopped, nothing charged: why). */
+	int start_failed;
+	char no_device[KJ_ERROR_MSG_MAX];
+};
+
+/* What the run says, in the parent (child: in each judging child before it
+ * judges; tick may be NULL). */
+struct kj_eval_run_hooks {
+	void (*child)(void *ctx);
+	/* cand's verdict, committed (r->code KJ_OK), or why it was not (r
+	 * NULL: its judge was killed or ended early; status its wait status). */
+	void (*done)(void *ctx, size_t cand, const struct kj_eval_result *r, int status);
+	/* cand's device memory ran out while others shared the device: set
+	 * aside, uncharged, for the pass alone. */
+	void (*aside)(void *ctx, size_t cand, const char *why);
+	/* The pass alone begins, with n attempts. */
+	void (*again)(void *ctx, size_t n);
+	/* A start failed: the batch stops. */
+	void (*start_failed)(void *ctx, const char *why);
+	/* A failure the run goes on from (a shard's store not published). */
+	void (*warn)(void *ctx, const char *why);
+	void (*tick)(void *ctx);
+};
+
+/* The study's attempts left (st->todo) judged; KJ_OK, or KJ_ENOMEM. */
+int kj_eval_study_run(const struct kj_eval_study *st, struct kj_eval_run *run,
+		      const struct kj_eval_run_hooks *h, void *ctx, struct kj_error *err);
 
 /* --- shards (lib/eval/plan.c) ------------------------------------------------------------
  *

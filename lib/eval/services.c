@@ -170,3 +170,28 @@ int kj__eval_lock(const struct kj_eval_slot *slot, const char *name, struct kj_e
 {
 	return kj__eval_lock_file(slot, name, LOCK_EX, err);
 }
+
+int kj_eval_parse_gpus(const char *list, char devs[][16], int max, int *n, struct kj_error *err)
+{
+	const char *p = list;
+	int k;
+
+	*n = 0;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v < 0 || v > 1023 || (*end && *end != ',') || *n == max)
+			return kj_error_set(err, KJ_EINVAL, "--gpus '%s': a comma list of GPU "
+					    "numbers, e.g. 0,1", list);
+		for (k = 0; k < *n; k++)
+			if (strtol(devs[k] + 5, NULL, 10) == v)
+				return kj_error_set(err, KJ_EINVAL, "--gpus '%s': GPU %ld is named "
+						    "twice", list, v);
+		snprintf(devs[(*n)++], 16, "cuda:%ld", v);
+		p = *end ? end + 1 : end;
+	}
+	if (*n == 0)
+		return kj_error_set(err, KJ_EINVAL, "--gpus: no GPU named");
+	return KJ_OK;
+}
