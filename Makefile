@@ -214,6 +214,7 @@ $(BUILD)/kjudge: $(CLI_OBJ) $(FAULT_OBJ) $(BUILD)/libkjudge.a
 # test_eval.c reads tests/eval/ (when $KJ_TESTS does not say where).
 $(BUILD)/tests/unit/test_eval.o: CPPFLAGS += -DKJ_TESTS_DIR='"$(CURDIR)/tests"'
 $(BUILD)/tests/unit/test_eval_spec.o: CPPFLAGS += -DKJ_TESTS_DIR='"$(CURDIR)/tests"'
+$(BUILD)/tests/unit/test_study.o: CPPFLAGS += -DKJ_TESTS_DIR='"$(CURDIR)/tests"'
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/src/cli.o $(BUILD)/src/man.o $(BUILD)/libkjudge.a | $(HELPERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
