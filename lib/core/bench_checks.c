@@ -9,18 +9,12 @@
 #include <string.h>
 
 #include "core/pipeline_internal.h"
+#include "base/vec.h"
 
 int kj__dvec_add(struct kj__dvec *d, double x)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 256;
-		double *v = realloc(d->v, cap * sizeof(double));
-
-		if (!v)
-			return KJ_ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
+	if (KJ__GROW(d->v, d->cap, d->n + 1) != KJ_OK)
+		return KJ_ENOMEM;
 	d->v[d->n++] = x;
 	return KJ_OK;
 }

@@ -820,13 +820,11 @@ static int next_line(FILE *f, char **line, size_t *cap, size_t *len)
 			continue;
 		if (*len + 1 >= *cap) {
 			size_t n = *cap ? *cap * 2 : 4096;
-			char *p;
 
 			if (n > (size_t)MAX_LINE + 2)
 				n = (size_t)MAX_LINE + 2;
-			if (!(p = realloc(*line, n)))
+			if (KJ__RESIZE(*line, n) != KJ_OK)
 				return -1;
-			*line = p;
 			*cap = n;
 		}
 		(*line)[(*len)++] = (char)c;

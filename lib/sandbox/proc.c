@@ -25,6 +25,7 @@
 #include "sandbox/spawn.h"
 #include "base/json.h"
 #include "base/internal.h"
+#include "base/vec.h"
 
 /*
  * Orphans: a worker's descendant that left its process group (setsid, a
@@ -512,24 +513,16 @@ static void keep_fds(struct kj_proc *p, struct msghdr *m, size_t at)
 		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (k = 0; k < nfd; k++) {
 			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-			if (p->n_fds == p->cap_fds) {
-				size_t cap = p->cap_fds ? 2 * p->cap_fds : 64;
-				struct kj_proc_fd *v = cap <= KJ_PROC_FDS_MAX
-					? realloc(p->fds, cap * sizeof(*v)) : NULL;
-
-				if (!v) {
-					/* Over the cap the worker broke the
-					 * protocol; under it the judge ran
-					 * out of memory (its own failure). */
-					if (cap <= KJ_PROC_FDS_MAX)
-						p->fds_nomem = 1;
-					else
-						p->fds_over = 1;
-					close(fd);
-					continue;
-				}
-				p->fds = v;
-				p->cap_fds = cap;
+			/* Over the cap the worker broke the protocol; under
+			 * it a failed growth is the judge's own failure. */
+			if (p->n_fds >= KJ_PROC_FDS_MAX ||
+			    KJ__GROW(p->fds, p->cap_fds, p->n_fds + 1) != KJ_OK) {
+				if (p->n_fds >= KJ_PROC_FDS_MAX)
+					p->fds_over = 1;
+				else
+					p->fds_nomem = 1;
+				close(fd);
+				continue;
 			}
 			p->fds[p->n_fds].fd = fd;
 			p->fds[p->n_fds++].at = at;
@@ -544,14 +537,11 @@ static int read_proto(struct kj_proc *p)
 
 		if (p->line_cap - p->line_len < 65536) {
 			size_t cap = p->line_cap ? p->line_cap * 2 : 131072;
-			char *nl;
 
 			if (cap > KJ_PROC_LINE_MAX + 65536)
 				return KJ_EPROTOCOL;
-			nl = realloc(p->line, cap);
-			if (!nl)
+			if (KJ__RESIZE(p->line, cap) != KJ_OK)
 				return KJ_ENOMEM;
-			p->line = nl;
 			p->line_cap = cap;
 		}
 		{
