@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -730,6 +731,57 @@ out:
 	return rc;
 }
 
+/*
+ * Set in every environment the judge starts, whatever the caller's says:
+ * NVLink multicast off in NCCL, PyTorch and NVSHMEM.  A program that uses
+ * it (a candidate's NCCL call on a multi-GPU host, say) can put every GPU
+ * of the host out of service, others' work included, and nothing a judge
+ * runs needs it.
+ */
+const char *const kj__spawn_fixed_env[] = {
+	"NCCL_NVLS_ENABLE=0",
+	"TORCH_SYMM_MEM_DISABLE_MULTICAST=1",
+	"NVSHMEM_DISABLE_NVLS=1",
+	NULL,
+};
+
+/* Whether entry ("NAME=value") sets a variable of kj__spawn_fixed_env. */
+static int fixed_name(const char *entry)
+{
+	size_t i;
+
+	for (i = 0; kj__spawn_fixed_env[i]; i++) {
+		const char *f = kj__spawn_fixed_env[i];
+		size_t n = (size_t)(strchr(f, '=') - f) + 1;
+
+		if (strncmp(entry, f, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* envp (NULL: empty) less any setting of the fixed variables, then the
+ * fixed ones: a new array of borrowed strings, the caller's to free (not
+ * the strings); NULL when out of memory. */
+static char **with_fixed_env(char *const *envp)
+{
+	size_t n = 0, k = 0, i;
+	char **v;
+
+	while (envp && envp[n])
+		n++;
+	v = calloc(n + sizeof(kj__spawn_fixed_env) / sizeof(kj__spawn_fixed_env[0]),
+		   sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!fixed_name(envp[i]))
+			v[k++] = envp[i];
+	for (i = 0; kj__spawn_fixed_env[i]; i++)
+		v[k++] = (char *)(uintptr_t)kj__spawn_fixed_env[i];
+	return v;
+}
+
 int kj__spawn(struct kj__spawn *s, struct kj_error *err)
 {
 	static const enum mode sandbox[] = { MODE_SANDBOX };
@@ -737,6 +789,8 @@ int kj__spawn(struct kj__spawn *s, struct kj_error *err)
 	static const enum mode plain[] = { MODE_FORK };
 	static int swept;
 	const enum mode *modes;
+	char *const *given;
+	char **env;
 	size_t n, i;
 	int rc = 1;
 
@@ -771,8 +825,15 @@ int kj__spawn(struct kj__spawn *s, struct kj_error *err)
 		modes = plain;
 		n = 1;
 	}
+	env = with_fixed_env(s->envp);
+	if (!env)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	given = s->envp;
+	s->envp = env;
 	for (i = 0; i < n && rc == 1; i++)
 		rc = launch(s, modes[i], err);
+	s->envp = given;
+	free(env);
 	/* The last mode (fork, the sandbox) never answers 1. */
 	return rc;
 }

@@ -81,10 +81,15 @@ enum {
 	KJ__SPAWN_PIDNS = 1 << 3, /* its own PID namespace where allowed */
 };
 
+/* The settings every environment the judge starts holds, whatever the
+ * caller's says (NVLink multicast off), NULL-terminated. */
+extern const char *const kj__spawn_fixed_env[];
+
 struct kj__spawn {
 	/* What to start: the caller's, read during the call only. */
 	char *const *argv;            /* argv[0] an absolute path */
-	char *const *envp;            /* the whole environment; NULL: empty */
+	char *const *envp;            /* the whole environment (NULL: empty), and
+				       * kj__spawn_fixed_env over it */
 	const char *cwd;              /* NULL: the judge's */
 	unsigned flags;               /* KJ__SPAWN_* */
 	const struct kj_sandbox *sb;  /* non-NULL: in this sandbox */

@@ -123,3 +123,30 @@ KJ_TEST(program_exit_status_is_its_outcome)
 	KJ_CHECK_INT(kj__program_outcome("sh", 10, &r, line, sizeof(line)), 0);
 	kj__program_release(&r);
 }
+
+KJ_TEST(program_environment_has_nvlink_multicast_off_whatever_it_was_given)
+{
+	/* The caller's environment turns it on; the spawn core's fixed
+	 * settings win, and the caller's other variables stay. */
+	char sh[] = "/bin/sh", dash_c[] = "-c";
+	char script[] = "echo \"$NCCL_NVLS_ENABLE $TORCH_SYMM_MEM_DISABLE_MULTICAST "
+			"$NVSHMEM_DISABLE_NVLS $KEPT\"; env | grep -c '^NCCL_NVLS_ENABLE='";
+	char e1[] = "NCCL_NVLS_ENABLE=1", e2[] = "KEPT=yes", e3[] = "NVSHMEM_DISABLE_NVLS=0";
+	char *argv[] = { sh, dash_c, script, NULL };
+	char *envp[] = { e1, e2, e3, NULL };
+	struct kj__run_req q;
+	struct kj__run_res r;
+	struct kj_error err;
+
+	memset(&q, 0, sizeof(q));
+	q.argv = argv;
+	q.envp = envp;
+	q.timeout_s = 10;
+	kj__program_init(&r, 4096, KJ__SINK_HEAD, 4096, KJ__SINK_TAIL);
+	KJ_CHECK_OK(kj__program_run(&q, &r, &err), &err);
+	KJ_CHECK(r.started && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	KJ_CHECK_STR(r.out.buf, "0 1 1 yes\n1\n");
+	kj__program_release(&r);
+	/* The caller's array is as it was. */
+	KJ_CHECK_STR(envp[0], "NCCL_NVLS_ENABLE=1");
+}
