@@ -29,6 +29,7 @@ enum {
 	OPT_DEVICE,
 	OPT_JOBS,
 	OPT_JSON,
+	OPT_CANARIES,
 	OPT_TIMEOUT,
 	OPT_PYTHON,
 	OPT_COUNT_
@@ -49,6 +50,10 @@ const struct kj_cli_option kj_audit_options[] = {
 	[OPT_JSON] = { .name = "json", .type = KJ_CLI_STRING, .metavar = "FILE",
 		       .help = "write the audit as JSON: {\"tasks\": [{\"task\", \"weak\", "
 			       "\"canaries\", \"reasons\", ...}]}" },
+	[OPT_CANARIES] = { .name = "canaries", .type = KJ_CLI_CHOICES, .metavar = "LIST",
+			   .choices = kj_audit_canary_names, .def = "all",
+			   .help = "only these canaries (the others are reported as skipped); "
+				   "repeats add up" },
 	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
 			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,
 			  .def = "900", .help = "seconds each request to a worker may take" },
@@ -62,19 +67,23 @@ const struct kj_cli_option kj_audit_options[] = {
 static void print_task(const struct kj_audit_result *r)
 {
 	size_t i;
-	int c;
+	int c, skipped = 0;
 
+	for (c = 0; c < KJ_AUDIT_N_; c++)
+		skipped += r->canary[c] == KJ_AUDIT_SKIPPED;
 	printf("%s: %s", kj_cli_shown(r->task), r->weak ? "weak" : r->errors ? "not proven"
-	       : "strong");
+	       : skipped ? "no canary asked for passes" : "strong");
 	for (c = 0; c < KJ_AUDIT_N_; c++)
 		if (r->canary[c] == KJ_AUDIT_PASS)
 			printf(" [%s passes]", kj_audit_canary_name((enum kj_audit_canary)c));
 	if (!isnan(r->lowp_ratio[0]) || !isnan(r->lowp_ratio[1])) {
-		printf("; lowp uses");
+		/* The tolerance headroom: under 1, a float16 or bfloat16
+		 * kernel passes. */
+		printf("; lowp at");
 		if (!isnan(r->lowp_ratio[0]))
-			printf(" %.3g (float16)", r->lowp_ratio[0]);
+			printf(" %.3gx (float16)", r->lowp_ratio[0]);
 		if (!isnan(r->lowp_ratio[1]))
-			printf(" %.3g (bfloat16)", r->lowp_ratio[1]);
+			printf(" %.3gx (bfloat16)", r->lowp_ratio[1]);
 		printf(" of the thresholds");
 	}
 	printf(" (device %s)\n", kj_cli_shown(r->device));
@@ -140,6 +149,7 @@ int kj_cmd_audit(const struct kj_cli_command *cmd, int argc, char **argv)
 	o.device = args.opt[OPT_DEVICE].count ? args.opt[OPT_DEVICE].text : NULL;
 	o.jobs = args.opt[OPT_JOBS].count ? (int)args.opt[OPT_JOBS].integer : 2;
 	o.timeout_s = args.opt[OPT_TIMEOUT].count ? args.opt[OPT_TIMEOUT].number : 0;
+	o.only = args.opt[OPT_CANARIES].count ? args.opt[OPT_CANARIES].mask : 0;
 	json_path = args.opt[OPT_JSON].count ? args.opt[OPT_JSON].text : NULL;
 	python = args.opt[OPT_PYTHON].count ? args.opt[OPT_PYTHON].text : NULL;
 	if (!tasks) {

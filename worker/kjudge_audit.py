@@ -189,12 +189,15 @@ def _flops(model, args):
     return int(mode.get_total_flops())
 
 
-def _bytes(args, out):
+def _bytes(model, args, out):
+    """What a kernel must move at least: every input (the forward's
+    tensors and the model's parameters and buffers) read once and every
+    output written once."""
     import torch
-    total = 0
-    for t in [a for a in args if isinstance(a, torch.Tensor)] + _leaves(out):
-        total += t.numel() * t.element_size()
-    return total
+    tensors = [a for a in args if isinstance(a, torch.Tensor)] + _leaves(out)
+    if hasattr(model, "parameters"):
+        tensors += list(model.parameters()) + list(model.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def _load(path):
@@ -248,7 +251,7 @@ def measure(task_path, device, params, canaries):
         with torch.no_grad():
             golden = model(*args)
         rec = {"outputs": _describe(golden), "canaries": {},
-               "flops": None, "bytes": _bytes(args, golden)}
+               "flops": None, "bytes": _bytes(model, args, golden)}
         try:
             rec["flops"] = _flops(model, args)
         except Exception as e:  # the counter cannot trace every model

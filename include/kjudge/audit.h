@@ -63,6 +63,9 @@ enum kj_audit_canary {
 	KJ_AUDIT_N_
 };
 
+/* The canaries' names in enum order, NULL-terminated (an option's choices). */
+extern const char *const kj_audit_canary_names[KJ_AUDIT_N_ + 1];
+
 /* "zeros", ...; "?" out of range.  Static storage. */
 const char *kj_audit_canary_name(enum kj_audit_canary c);
 
@@ -71,10 +74,11 @@ enum kj_audit_outcome {
 	KJ_AUDIT_NA = 0,   /* applies to no case */
 	KJ_AUDIT_FAIL,     /* rejected by the comparator on every case it applies to */
 	KJ_AUDIT_PASS,     /* passed some case: the task is weak */
-	KJ_AUDIT_ERROR     /* could not be judged: nothing proven */
+	KJ_AUDIT_ERROR,    /* could not be judged: nothing proven */
+	KJ_AUDIT_SKIPPED   /* not asked for (struct kj_audit_opts' only) */
 };
 
-/* "n/a", "fail", "pass", "error".  Static storage. */
+/* "n/a", "fail", "pass", "error", "skipped".  Static storage. */
 const char *kj_audit_outcome_name(enum kj_audit_outcome o);
 
 struct kj_audit_opts {
@@ -82,6 +86,7 @@ struct kj_audit_opts {
 	double timeout_s;    /* per request of a case, and the measurement's own
 			      * (0: 900) */
 	int jobs;            /* canaries judged at once (< 1: 1) */
+	unsigned only;       /* bit c: canary c is judged; 0: every canary */
 };
 
 /* A task's audit.  Strings and JSON owned by it (kj_audit_release). */

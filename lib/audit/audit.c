@@ -34,15 +34,16 @@
  * the directory sees it. */
 #define OP "task"
 
-static const char *const canary_names[] = {
+const char *const kj_audit_canary_names[KJ_AUDIT_N_ + 1] = {
 #define KJ__AUDIT_NAME(e, name) name,
 	KJ_AUDIT_CANARY_MAP(KJ__AUDIT_NAME)
 #undef KJ__AUDIT_NAME
+	NULL
 };
 
 const char *kj_audit_canary_name(enum kj_audit_canary c)
 {
-	return (unsigned)c < KJ_AUDIT_N_ ? canary_names[c] : "?";
+	return (unsigned)c < KJ_AUDIT_N_ ? kj_audit_canary_names[c] : "?";
 }
 
 const char *kj_audit_outcome_name(enum kj_audit_outcome o)
@@ -52,6 +53,7 @@ const char *kj_audit_outcome_name(enum kj_audit_outcome o)
 	case KJ_AUDIT_FAIL: return "fail";
 	case KJ_AUDIT_PASS: return "pass";
 	case KJ_AUDIT_ERROR: return "error";
+	case KJ_AUDIT_SKIPPED: return "skipped";
 	}
 	return "error";
 }

@@ -35,6 +35,55 @@ static const char *const answer_of[KJ_AUDIT_N_] = {
 	[KJ_AUDIT_PARTIAL] = "the golden with its second half zeroed",
 };
 
+/* The measurement's environment: the judge's, with every temporary and
+ * cache directory torch may make (its inductor cache under TMPDIR) in the
+ * private directory, which goes with the audit.  NULL when out of memory;
+ * the caller frees the array and its strings. */
+static char **measure_env(const struct kj_config *cfg, const char *dir)
+{
+	static const char *const ours[] = { "TMPDIR=", "TORCHINDUCTOR_CACHE_DIR=",
+					    "TRITON_CACHE_DIR=", NULL };
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (cfg->environ && cfg->environ[n])
+		n++;
+	env = calloc(n + 4, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t j;
+		int skip = 0;
+
+		for (j = 0; ours[j]; j++)
+			skip |= !strncmp(cfg->environ[i], ours[j], strlen(ours[j]));
+		if (!skip && !(env[k++] = strdup(cfg->environ[i])))
+			goto oom;
+	}
+	for (i = 0; ours[i]; i++) {
+		size_t len = strlen(ours[i]) + strlen(dir) + 1;
+
+		if (!(env[k] = malloc(len)))
+			goto oom;
+		snprintf(env[k++], len, "%s%s", ours[i], dir);
+	}
+	return env;
+oom:
+	for (i = 0; i < k; i++)
+		free(env[i]);
+	free(env);
+	return NULL;
+}
+
+static void env_free(char **env)
+{
+	size_t i;
+
+	for (i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
 int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o,
 		      const char *dir, const json_t *params, json_t **out, struct kj_error *err)
 {
@@ -43,7 +92,7 @@ int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o
 	struct kj__run_res r;
 	json_t *req;
 	char *req_text;
-	char *argv[5];
+	char *argv[5], **env;
 	char measure_word[] = "measure";
 	double timeout = o->timeout_s > 0 ? o->timeout_s : 900;
 	json_error_t je;
@@ -69,13 +118,18 @@ int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o
 	argv[4] = NULL;
 	memset(&q, 0, sizeof(q));
 	q.argv = argv;
-	q.envp = cfg->environ;
+	q.envp = env = measure_env(cfg, dir);
+	if (!env) {
+		free(req_text);
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	}
 	q.cwd = dir;
 	q.timeout_s = timeout;
 	q.flags = KJ__PROGRAM_PIDNS;
 	kj__program_init(&r, 8u << 20, KJ__SINK_LIMIT, 16u << 10, KJ__SINK_TAIL);
 	rc = kj__program_run(&q, &r, err);
 	free(req_text);
+	env_free(env);
 	if (rc != KJ_OK) {
 		kj__program_release(&r);
 		return rc;
@@ -216,7 +270,7 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 		  struct kj_error *err)
 {
 	struct kj__audit_verdict v[KJ_AUDIT_N_];
-	int run[KJ_AUDIT_N_];
+	int run[KJ_AUDIT_N_], skipped[KJ_AUDIT_N_];
 	char dir[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65];
 	const char *tmp = kj_config_env(cfg, "TMPDIR");
 	json_t *params = NULL;
@@ -248,11 +302,15 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 		run[c] = 0;
 		for (i = 0; i < n_cases; i++)
 			run[c] |= applies(r, i, (enum kj_audit_canary)c);
+		skipped[c] = run[c] && o->only && !(o->only & (1u << c));
+		run[c] &= !skipped[c];
 	}
 	memset(v, 0, sizeof(v));
 	rc = kj__audit_judge_all(cfg, o, dir, run, n_cases, v, err);
 	for (c = 0; c < KJ_AUDIT_N_; c++) {
 		fold(r, (enum kj_audit_canary)c, run[c], &v[c], n_cases);
+		if (skipped[c])
+			r->canary[c] = KJ_AUDIT_SKIPPED;
 		if (v[c].device[0])
 			snprintf(r->device, sizeof(r->device), "%s", v[c].device);
 	}
@@ -271,6 +329,8 @@ static enum kj_audit_outcome lowp_of(const struct kj_audit_result *r)
 		return KJ_AUDIT_PASS;
 	if (a == KJ_AUDIT_ERROR || b == KJ_AUDIT_ERROR)
 		return KJ_AUDIT_ERROR;
+	if (a == KJ_AUDIT_SKIPPED || b == KJ_AUDIT_SKIPPED)
+		return KJ_AUDIT_SKIPPED;
 	return a == KJ_AUDIT_FAIL || b == KJ_AUDIT_FAIL ? KJ_AUDIT_FAIL : KJ_AUDIT_NA;
 }
 
