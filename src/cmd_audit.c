@@ -86,7 +86,7 @@ static void print_task(const struct kj_audit_result *r)
 			printf(" %.3gx (bfloat16)", r->lowp_ratio[1]);
 		printf(" of the thresholds");
 	}
-	printf(" (device %s)\n", kj_cli_shown(r->device));
+	printf(" (device %s%s)\n", kj_cli_shown(r->device), r->cached ? ", cached" : "");
 	for (i = 0; i < json_array_size(r->reasons); i++)
 		printf("  %s\n", kj_cli_shown(json_string_value(json_array_get(r->reasons, i))));
 }

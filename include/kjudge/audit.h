@@ -96,6 +96,10 @@ struct kj_audit_result {
 	enum kj_audit_outcome canary[KJ_AUDIT_N_];
 	int weak;                        /* some canary passed */
 	int errors;                      /* canaries that could not be judged */
+	int cached;                      /* read from the audit's cache (an audit
+					  * of the same task content, judge
+					  * version and options, every canary
+					  * judged), not judged now */
 	json_t *reasons;                 /* [TEXT, ...]: why weak, why not judged */
 	json_t *measure;                 /* the measurement's reply ({"cases": [...]}) */
 	double lowp_ratio[2];            /* float16, bfloat16: the larger of MERE / its
@@ -108,7 +112,9 @@ void kj_audit_result_release(struct kj_audit_result *r);
 
 /*
  * Audit the task named `name` (its file task_file, its cases file
- * cases_file or NULL) under cfg.  KJ_OK with r filled (weak or not,
+ * cases_file or NULL) under cfg, or read its audit from the cache in
+ * cfg->cache_dir/audit/ (kept by the task's content, the judge's version
+ * and o; docs/AUDIT.md).  KJ_OK with r filled (weak or not,
  * canaries that could not be judged in r->errors and r->reasons); a code
  * with err filled when the task itself cannot be audited (it does not
  * load, the measurement fails: the task's or the machine's), r then holds

@@ -271,7 +271,7 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 {
 	struct kj__audit_verdict v[KJ_AUDIT_N_];
 	int run[KJ_AUDIT_N_], skipped[KJ_AUDIT_N_];
-	char dir[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65];
+	char dir[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65], key[65];
 	const char *tmp = kj_config_env(cfg, "TMPDIR");
 	json_t *params = NULL;
 	int rc, c, i, n_cases;
@@ -280,6 +280,10 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 	r->reasons = json_array();
 	if (!r->reasons)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if ((rc = kj__audit_cache_key(cfg, o, task_file, cases_file, key, err)) != KJ_OK)
+		return rc;
+	if (kj__audit_cache_get(cfg, key, r))
+		return KJ_OK;
 	snprintf(dir, sizeof(dir), "%s/kjudge-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return kj_error_set(err, KJ_EIO, "cannot make a directory in '%s': %s",
@@ -315,6 +319,8 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 			snprintf(r->device, sizeof(r->device), "%s", v[c].device);
 	}
 	headroom(r, n_cases);
+	if (rc == KJ_OK)
+		kj__audit_cache_put(cfg, key, r);
 out:
 	kj__rm_rf(dir);
 	return rc;

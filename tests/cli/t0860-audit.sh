@@ -6,7 +6,8 @@
 # headroom; the FLOPs and bytes of a matmul, a convolution and an
 # elementwise task are the hand-computed ones; bad input exits 2.  The
 # suite runs with two canaries only (every canary is a verify of its own:
-# the whole set runs once, on the strong task).
+# the whole set runs once, on the strong task); an audit again of the same
+# tasks with the same options comes from the cache, other options do not.
 . "$(dirname "$0")/lib.sh"
 AUD=$KJ_TESTS/audit
 
@@ -28,7 +29,7 @@ test_expect 'audit --help and bad input: exit 2' '
 
 test_expect 'a suite: exactly the weak tasks are flagged, with canary and figure' '
 	mkdir tmp &&
-	expect_exit 1 env TMPDIR=$PWD/tmp "$KJUDGE" audit "$AUD/suite" --device cpu -j 2 \
+	expect_exit 1 env TMPDIR=$PWD/tmp KJ_CACHE_DIR=$PWD/cache "$KJUDGE" audit "$AUD/suite" --device cpu -j 2 \
 		--canaries zeros,input --json a.json >out 2>err &&
 	test -z "$(ls tmp)" &&
 	grep -q "^4 tasks: 3 weak, 0 not proven" out &&
@@ -52,7 +53,7 @@ assert len(r) == 1 and r[0].startswith(\"input passes case 1: 100.0 % of the gol
 
 test_expect 'a strong task rejects every canary: exit 0, lowp headroom said' '
 	mkdir t && cp "$AUD/suite/level1/4_Softmax.py" t/softmax_torch.py &&
-	"$KJUDGE" audit --op_name softmax --verify_dir t --device cpu -j 2 --json a.json >out 2>err &&
+	KJ_CACHE_DIR=$PWD/cache "$KJUDGE" audit --op_name softmax --verify_dir t --device cpu -j 2 --json a.json >out 2>err &&
 	grep -q "^softmax: strong; lowp at" out &&
 	py "
 import json
@@ -67,9 +68,17 @@ assert h[\"float16\"] > 1 and h[\"bfloat16\"] > h[\"float16\"], h
 "
 '
 
-test_expect 'FLOPs and bytes of a matmul, a convolution and an elementwise task' '
+test_expect 'FLOPs and bytes of a matmul, a convolution and an elementwise task; the cache' '
+	export KJ_CACHE_DIR=$PWD/cache &&
 	expect_exit 0 "$KJUDGE" audit "$AUD/sol" --device cpu -j 2 --canaries zeros \
 		--json a.json >out 2>err &&
+	! grep -q cached out &&
+	expect_exit 0 "$KJUDGE" audit "$AUD/sol" --device cpu -j 2 --canaries zeros \
+		--json b.json >out2 2>err &&
+	test "$(grep -c "cpu, cached)" out2)" = 3 && cmp a.json b.json &&
+	mkdir v && cp "$AUD/sol/level1/3_Scale.py" v/scale_torch.py &&
+	expect_exit 0 "$KJUDGE" audit --op_name scale --verify_dir v --device cpu \
+		--canaries ones >out3 2>err && ! grep -q cached out3 &&
 	py "
 import json
 d = {t[\"task\"]: t[\"cases\"][0] for t in json.load(open(\"a.json\"))[\"tasks\"]}
