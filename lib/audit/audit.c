@@ -20,6 +20,7 @@
 #include "kjudge/dtype.h"
 #include "kjudge/fileio.h"
 #include "kjudge/pipeline.h"
+#include "kjudge/proc.h"
 #include "kjudge/torch.h"
 #include "base/fs.h"
 #include "base/json.h"
@@ -393,6 +394,12 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 		int idx[KJ_AUDIT_N_], n = 0;
 		double t;
 
+		/* A signal the guard caught: every child goes (its workers
+		 * with it, by their death signal) and no verdict is made. */
+		if (kj_proc_interrupted()) {
+			rc = kj_error_set(err, KJ_EINTR, "interrupted");
+			break;
+		}
 		while (rc == KJ_OK && live < jobs && next < KJ_AUDIT_N_) {
 			if (run[next] && (rc = start_child(cfg, o, dir, (enum kj_audit_canary)next,
 							   batch, budget, &kids[next], err)) == KJ_OK)

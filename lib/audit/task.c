@@ -311,6 +311,8 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 	}
 	memset(v, 0, sizeof(v));
 	rc = kj__audit_judge_all(cfg, o, dir, run, n_cases, v, err);
+	if (rc == KJ_EINTR)
+		goto out;
 	for (c = 0; c < KJ_AUDIT_N_; c++) {
 		fold(r, (enum kj_audit_canary)c, run[c], &v[c], n_cases);
 		if (skipped[c])

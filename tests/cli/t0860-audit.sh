@@ -24,7 +24,12 @@ test_expect 'audit --help and bad input: exit 2' '
 	expect_exit 2 "$KJUDGE" audit "$AUD/suite" --canaries zeros,bogus 2>err &&
 	expect_exit 2 "$KJUDGE" audit --op_name "../x" 2>err &&
 	mkdir empty && expect_exit 2 "$KJUDGE" audit empty 2>err &&
-	grep -q "no task" err
+	grep -q "no task" err &&
+	mkdir b && printf "import torch\nclass Model(:\n" >b/broken_torch.py &&
+	expect_exit 2 "$KJUDGE" audit --op_name broken --verify_dir b --device cpu \
+		--json b.json >out 2>err &&
+	grep -q "^broken: not audited: the audit.s measurement exited with status 1: SyntaxError" out &&
+	test "$(jget b.json "d[\"tasks\"][0][\"weak\"]")" = False
 '
 
 test_expect 'a suite: exactly the weak tasks are flagged, with canary and figure' '
