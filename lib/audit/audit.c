@@ -141,7 +141,8 @@ static int write_canary(const char *dir, const char *source, size_t len, enum kj
 		     "        super().__init__()\n"
 		     "        self.ref = Model(*args, **kwargs)\n\n"
 		     "    def forward(self, *args):\n"
-		     "        return _kja.canary(%s%s%s, self.ref, args)\n",
+		     "        return _kja.canary(%s%s%s, self.ref, args,\n"
+		     "                           globals().get(\"get_inputs\"))\n",
 		     kj_audit_canary_name(c), thresholds, "\"", kj_audit_canary_name(c), "\"");
 	if (n < 0 || (size_t)n >= sizeof(tail))
 		return kj_error_set(err, KJ_EOVERFLOW, "the canary's source does not fit");
