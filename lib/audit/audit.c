@@ -217,7 +217,7 @@ static void judge_canary(const struct kj_config *cfg, const struct kj_audit_opts
 	struct kj_result res;
 	struct kj_error err;
 	char impl[64];
-	int rc, i, task_open = 0;
+	int rc, i, task_open = 0, attempt_open = 0;
 
 	memset(&a, 0, sizeof(a));
 	memset(&t, 0, sizeof(t));
@@ -234,6 +234,7 @@ static void judge_canary(const struct kj_config *cfg, const struct kj_audit_opts
 	rc = kj_attempt_open(&a, cfg, &err);
 	if (rc != KJ_OK)
 		goto out;
+	attempt_open = 1;
 	rc = kj_seed_key(cfg->state_dir, a.key, &err);
 	if (rc == KJ_OK) {
 		a.have_key = 1;
@@ -275,7 +276,8 @@ out:
 	kj_result_release(&res);
 	if (task_open)
 		kj_task_close(&t);
-	if (a.cfg)
+	/* Only an attempt that opened: a failed open released what it made. */
+	if (attempt_open)
 		kj_attempt_close(&a);
 }
 
