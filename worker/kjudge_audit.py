@@ -231,6 +231,59 @@ def _bytes(model, args, out):
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def _peaks(dev):
+    """The device's peak rates as this process measures them: a square
+    matmul per float dtype (2 n^3 FLOPs over the best of 5 calls) and a
+    device-to-device copy (bytes read and written over the best of 5); a
+    dtype the device cannot multiply is left out."""
+    import time
+    import torch
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
+    def best(fn):
+        fn()
+        sync()
+        ts = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            ts.append(time.perf_counter() - t0)
+        return min(ts)
+
+    n = 4096 if dev.type == "cuda" else 512
+    rates = {}
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        try:
+            a = torch.randn(n, n, device=dev).to(dt)
+            b = torch.randn(n, n, device=dev).to(dt)
+            rates[str(dt).replace("torch.", "")] = 2.0 * n ** 3 / best(lambda: a @ b)
+        except RuntimeError:
+            continue
+    x = torch.empty((1 << 26) if dev.type == "cuda" else (1 << 22), device=dev)
+    y = torch.empty_like(x)
+    bw = 2.0 * x.numel() * x.element_size() / best(lambda: y.copy_(x))
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    return {"device_name": name, "torch": torch.__version__, "matmul_flops_per_s": rates,
+            "copy_bytes_per_s": bw}
+
+
+def _sol_ms(rec, peaks):
+    """The case's speed of light: the larger of its FLOPs over the matmul
+    peak of its first output's dtype (float32's when that dtype has none)
+    and its bytes over the copy bandwidth."""
+    rates = peaks["matmul_flops_per_s"]
+    dts = [o["dtype"] for o in rec["outputs"]]
+    peak = rates.get(dts[0] if dts else "float32") or rates.get("float32")
+    flops = rec["flops"] or 0
+    if not peak or not peaks["copy_bytes_per_s"]:
+        return None
+    return max(flops / peak, rec["bytes"] / peaks["copy_bytes_per_s"]) * 1e3
+
+
 def _load(path):
     import importlib.util
     spec = importlib.util.spec_from_file_location("kjudge_audit_task", path)
@@ -303,7 +356,10 @@ def measure(task_path, device, params, canaries):
             s["applies"] = True
             rec["canaries"][name] = s
         cases.append(rec)
-    return {"device": str(dev), "cases": cases}
+    peaks = _peaks(dev)
+    for rec in cases:
+        rec["sol_ms"] = _sol_ms(rec, peaks)
+    return {"device": str(dev), "peaks": peaks, "cases": cases}
 
 
 def main(argv):

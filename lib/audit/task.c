@@ -347,6 +347,7 @@ json_t *kj_audit_json(const struct kj_audit_result *r)
 	json_t *o = json_object(), *cs = json_object(), *hr = json_object(), *cases = json_array();
 	static const char *const lp[2] = { "float16", "bfloat16" };
 	json_t *m = json_object_get(r->measure, "cases");
+	json_t *peaks = json_object_get(r->measure, "peaks");
 	size_t i;
 	int c, bad = !o || !cs || !hr || !cases;
 
@@ -363,10 +364,11 @@ json_t *kj_audit_json(const struct kj_audit_result *r)
 	for (i = 0; !bad && i < json_array_size(m); i++) {
 		json_t *e = json_array_get(m, i);
 
-		bad |= json_array_append_new(cases, json_pack("{s:O?, s:O?, s:O?}", "outputs",
-					     json_object_get(e, "outputs"), "flops",
+		bad |= json_array_append_new(cases, json_pack("{s:O?, s:O?, s:O?, s:O?}",
+					     "outputs", json_object_get(e, "outputs"), "flops",
 					     json_object_get(e, "flops"), "bytes",
-					     json_object_get(e, "bytes"))) < 0;
+					     json_object_get(e, "bytes"), "sol_ms",
+					     json_object_get(e, "sol_ms"))) < 0;
 	}
 	if (bad) {
 		json_decref(cs);
@@ -382,6 +384,7 @@ json_t *kj_audit_json(const struct kj_audit_result *r)
 	    json_object_set_new(o, "reasons", r->reasons ? json_incref(r->reasons)
 				: json_array()) < 0 ||
 	    json_object_set_new(o, "lowp_limit_used", hr) < 0 ||
+	    json_object_set_new(o, "peaks", peaks ? json_incref(peaks) : json_null()) < 0 ||
 	    json_object_set_new(o, "cases", cases) < 0) {
 		json_decref(o);
 		return NULL;
