@@ -44,10 +44,13 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 			struct kj__audit_verdict out[KJ_AUDIT_N_], struct kj_error *err);
 
 /* The measurement step (task.c): kjudge_audit.py over the task in dir
- * with the cases' parameters params (NULL: no cases file), its reply into
- * *out (a new reference).  KJ_OK or a code with err filled. */
+ * with the cases' parameters params (NULL: no cases file) and the peak
+ * rates kept for the device (NULL: none; the step measures them when they
+ * are not its device's), its reply into *out (a new reference).  KJ_OK or
+ * a code with err filled. */
 int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o,
-		      const char *dir, const json_t *params, json_t **out, struct kj_error *err);
+		      const char *dir, const json_t *params, const json_t *peaks, json_t **out,
+		      struct kj_error *err);
 
 /* The private verify directory's layout (audit.c). */
 int kj__audit_layout(const struct kj_config *cfg, const char *dir, const char *task_file,
@@ -63,5 +66,13 @@ int kj__audit_cache_key(const struct kj_config *cfg, const struct kj_audit_opts 
 int kj__audit_cache_get(const struct kj_config *cfg, const char *key, struct kj_audit_result *r);
 void kj__audit_cache_put(const struct kj_config *cfg, const char *key,
 			 const struct kj_audit_result *r);
+
+/* The device's peak rates kept in the cache (cache.c), by the judge's
+ * version, the Python and the device asked for: a new reference or NULL;
+ * and kept (best effort).  The measurement step checks that the kept
+ * rates are its device's (its name, torch's version) before it uses them. */
+json_t *kj__audit_peaks_get(const struct kj_config *cfg, const struct kj_audit_opts *o);
+void kj__audit_peaks_put(const struct kj_config *cfg, const struct kj_audit_opts *o,
+			 const json_t *peaks);
 
 #endif /* KJ_AUDIT_INTERNAL_H */

@@ -10,11 +10,14 @@
  * with every canary judged is kept (an error may be the machine's of the
  * moment).  An entry that does not read back as a whole audit is ignored
  * and the task audited again: the cache can cost time, never a verdict
- * other than the pipeline's.
+ * other than the pipeline's.  The device's peak rates are kept beside
+ * the entries, so that every task of a suite is measured against the same
+ * rates (kj__audit_peaks_get).
  */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kjudge/audit.h"
@@ -125,6 +128,56 @@ void kj__audit_cache_put(const struct kj_config *cfg, const char *key,
 	json_decref(doc);
 	/* Best effort: an entry that cannot be written costs the next run
 	 * its time only. */
+	if (text)
+		kj_write_file_atomic(path, text, strlen(text), &err);
+	free(text);
+}
+
+/* CACHE_DIR/audit/KEY.json, KEY of "kjudge-audit-peaks", the judge's
+ * version, the Python and the device asked for.  0, or -1 without a cache. */
+static int peaks_path(const struct kj_config *cfg, const struct kj_audit_opts *o, char *out,
+		      size_t size)
+{
+	char text[PATH_MAX + 128], key[65];
+	int n = snprintf(text, sizeof(text), "kjudge-audit-peaks 1|%s|%s|%s", KJ_VERSION,
+			 cfg->python ? cfg->python : "", o->device ? o->device : "auto");
+
+	if (n < 0 || (size_t)n >= sizeof(text) || kj__sha256_hex(text, (size_t)n, key) != 0)
+		return -1;
+	return entry_path(cfg, key, out, size) < 0 ? -1 : 0;
+}
+
+json_t *kj__audit_peaks_get(const struct kj_config *cfg, const struct kj_audit_opts *o)
+{
+	char path[PATH_MAX];
+	json_error_t je;
+	json_t *p;
+	int oom = 0;
+
+	if (peaks_path(cfg, o, path, sizeof(path)) < 0 || !kj__is_file(path))
+		return NULL;
+	p = kj__json_load_file(path, 0, &je, &oom);
+	if (!json_is_object(p)) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
+void kj__audit_peaks_put(const struct kj_config *cfg, const struct kj_audit_opts *o,
+			 const json_t *peaks)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct kj_error err;
+	char *text;
+	int oom = 0;
+
+	if (!json_is_object(peaks) || peaks_path(cfg, o, path, sizeof(path)) < 0 ||
+	    snprintf(dir, sizeof(dir), "%s/audit", cfg->cache_dir) >= (int)sizeof(dir) ||
+	    kj__mkdirs(dir, 0700) != 0)
+		return;
+	text = kj__json_dumps(peaks, JSON_COMPACT, &oom);
+	/* Best effort: rates not kept are measured again by the next task. */
 	if (text)
 		kj_write_file_atomic(path, text, strlen(text), &err);
 	free(text);

@@ -85,7 +85,8 @@ static void env_free(char **env)
 }
 
 int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o,
-		      const char *dir, const json_t *params, json_t **out, struct kj_error *err)
+		      const char *dir, const json_t *params, const json_t *peaks, json_t **out,
+		      struct kj_error *err)
 {
 	char python[PATH_MAX], helper[PATH_MAX + 32], task[PATH_MAX + 32], why[300];
 	struct kj__run_req q;
@@ -104,9 +105,9 @@ int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o
 				    "or KJ_PYTHON)", cfg->python, cfg->python_source);
 	snprintf(helper, sizeof(helper), "%s/kjudge_audit.py", dir);
 	snprintf(task, sizeof(task), "%s/task_torch.py", dir);
-	req = json_pack("{s:s, s:s, s:s, s:O?, s:o?}", "task", task, "dir", dir, "device",
-			o->device ? o->device : "", "params", params, "thresholds",
-			kj__audit_thresholds());
+	req = json_pack("{s:s, s:s, s:s, s:O?, s:o?, s:O?}", "task", task, "dir", dir,
+			"device", o->device ? o->device : "", "params", params, "thresholds",
+			kj__audit_thresholds(), "peaks", peaks);
 	req_text = req ? kj__json_dumps(req, JSON_COMPACT, &oom) : NULL;
 	json_decref(req);
 	if (!req_text)
@@ -273,7 +274,7 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 	int run[KJ_AUDIT_N_], skipped[KJ_AUDIT_N_];
 	char dir[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65], key[65];
 	const char *tmp = kj_config_env(cfg, "TMPDIR");
-	json_t *params = NULL;
+	json_t *params = NULL, *peaks;
 	int rc, c, i, n_cases;
 
 	snprintf(r->task, sizeof(r->task), "%s", name);
@@ -293,9 +294,13 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 		snprintf(cases_copy, sizeof(cases_copy), "%s/task_cases.json", dir);
 		rc = kj__cases_load(cases_copy, &params, sha, err);
 	}
+	peaks = kj__audit_peaks_get(cfg, o);
 	if (rc == KJ_OK)
-		rc = kj__audit_measure(cfg, o, dir, params, &r->measure, err);
+		rc = kj__audit_measure(cfg, o, dir, params, peaks, &r->measure, err);
+	if (rc == KJ_OK && !json_equal(peaks, json_object_get(r->measure, "peaks")))
+		kj__audit_peaks_put(cfg, o, json_object_get(r->measure, "peaks"));
 	json_decref(params);
+	json_decref(peaks);
 	if (rc != KJ_OK)
 		goto out;
 	n_cases = (int)json_array_size(json_object_get(r->measure, "cases"));

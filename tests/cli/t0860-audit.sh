@@ -92,7 +92,9 @@ assert mm[\"flops\"] == 2 * 32 * 64 * 16 and mm[\"bytes\"] == (32 * 64 + 64 * 16
 assert conv[\"flops\"] == 2 * (2 * 8 * 14 * 14) * (3 * 3 * 3), conv
 assert conv[\"bytes\"] == (2 * 3 * 16 * 16 + 8 * 3 * 3 * 3 + 2 * 8 * 14 * 14) * 4, conv
 assert ew[\"flops\"] == 0 and ew[\"bytes\"] == 2 * 64 * 128 * 4, ew
-for t in json.load(open(\"a.json\"))[\"tasks\"]:
+tasks = json.load(open(\"a.json\"))[\"tasks\"]
+assert all(t[\"peaks\"] == tasks[0][\"peaks\"] for t in tasks), \"the rates are measured once\"
+for t in tasks:
     p, c = t[\"peaks\"], t[\"cases\"][0]
     assert p[\"device_name\"] == \"cpu\" and p[\"copy_bytes_per_s\"] > 0, p
     peak = p[\"matmul_flops_per_s\"][\"float32\"]
