@@ -18,8 +18,9 @@
 #      max(FLOPs / matmul peak of its dtype, bytes / copy bandwidth), the
 #      FLOPs and bytes those of the audit's measurement step (FlopCounterMode;
 #      every input, parameter and output once), and its fraction
-#      sol_ms / reference_ms.  These peaks are the script's, not yet the
-#      judge's (docs/AUDIT.md, "Not done yet").
+#      sol_ms / reference_ms.  Beside it, the audit's own sol_ms and peak
+#      rates (smaller matmuls and copies, kept once per device), so the two
+#      measurements of the peaks can be compared.
 # Outputs under $OUT: audit_kb.log, audit_level<L>.json, sol_level1.json,
 # audit_kb.json (the summary).
 #
@@ -155,7 +156,8 @@ for f in sorted(glob.glob(os.path.join(tasks_dir, "*.py"))):
     flops = c.get("flops") or 0
     sol_ms = max(flops / peak, (c.get("bytes") or 0) / bw) * 1e3
     sol.append({"task": task, "flops": flops, "bytes": c.get("bytes"), "sol_ms": sol_ms,
-                "ref_ms": ref_ms, "fraction": sol_ms / ref_ms if ref_ms > 0 else None})
+                "ref_ms": ref_ms, "fraction": sol_ms / ref_ms if ref_ms > 0 else None,
+                "audit_sol_ms": c.get("sol_ms"), "audit_peaks": t.get("peaks")})
     print("  %-45s sol %.4g ms, reference %.4g ms, fraction %.3g" % (task, sol_ms, ref_ms,
                                                                     sol_ms / ref_ms))
 json.dump({"device": name, "peaks_flops": peaks, "copy_bytes_per_s": bw, "tasks": sol},
