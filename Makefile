@@ -159,10 +159,16 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/kjudge_timer.so \
+	$(BUILD)/kjudge_audit.py \
 	$(BUILD)/man/.stamp
 
 # The torch worker is installed beside the binary, where kjudge looks for it.
 $(BUILD)/kjudge_worker.py: worker/kjudge_worker.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# The audit's canaries and measurement step, beside the worker.
+$(BUILD)/kjudge_audit.py: worker/kjudge_audit.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -243,6 +249,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MAN1DIR)
 	install -m 755 $(BUILD)/kjudge $(DESTDIR)$(BINDIR)/kjudge
 	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
+	install -m 644 worker/kjudge_audit.py $(DESTDIR)$(LIBEXECDIR)/kjudge_audit.py
 	install -m 644 $(BUILD)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
 	@# The Python the installed kjudge's workers run without KJ_PYTHON
@@ -260,7 +267,8 @@ install: all
 # The pages are removed by name pattern, so that uninstall needs no build.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py \
-	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt \
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_audit.py
 	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 

@@ -407,6 +407,8 @@ extern const struct kj_cli_option kj_merge_options[];
 int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_benchmark_options[];
 int kj_cmd_check(const struct kj_cli_command *cmd, int argc, char **argv);
+int kj_cmd_audit(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_audit_options[];
 extern const struct kj_cli_option kj_check_options[];
 int kj_cmd_validate(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_validate_options[];

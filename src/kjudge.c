@@ -13,6 +13,37 @@
 
 static const struct kj_cli_command commands[] = {
 	{
+		.name = "audit",
+		.run = kj_cmd_audit,
+		.summary = "Prove that every task of a suite rejects cheap answers: built-in "
+			   "canary candidates, each judged as any candidate, must all fail.",
+		.usage = "SUITE [options] | --op_name OP --verify_dir DIR [options]",
+		.description =
+			"For every task (eval's discovery of SUITE, or one task of the verify\n"
+			"layout), canary candidates are written as candidates (a ModelNew\n"
+			"around the task's Model) and judged as kjudge verify judges any:\n"
+			"zeros, ones, empty (an uninitialised tensor), constant (the golden's\n"
+			"mean), input (an input returned as the output; n/a when no input has\n"
+			"the output's size), lowp_float16 and lowp_bfloat16 (the reference\n"
+			"computed in that precision and cast back; float32 tasks), noise (the\n"
+			"golden plus noise at twice the threshold), stale (the golden of\n"
+			"another input set) and partial (the golden on the first half of the\n"
+			"elements, zeros after).  Each must fail; one that passes a case makes\n"
+			"the task weak, with the figures that explain it (the share of the\n"
+			"golden's elements within the threshold, MERE and MARE against their\n"
+			"limits).  For float32 tasks the line says how much of the thresholds\n"
+			"the float16 and bfloat16 references use (the tolerance headroom).\n"
+			"docs/AUDIT.md has the theory and the JSON.\n",
+		.options = kj_audit_options,
+		.environment = kj_cli_torch_env,
+		.min_operands = 0,
+		.max_operands = 1,
+		.operands = "SUITE",
+		.exit_codes = "  0  no task is weak and every canary was judged\n"
+			      "  1  a task is weak\n"
+			      "  2  bad input, or a task or canary the audit could not judge\n",
+	},
+	{
 		.name = "validate",
 		.run = kj_cmd_validate,
 		.summary = "Check statically that a candidate is really a kernel "
