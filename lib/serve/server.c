@@ -890,10 +890,11 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	/* One judge per store, as eval: a second would take this one's
 	 * running requests for a killed server's.  The children of a killed
 	 * server die with it, and their lock with them: a few seconds. */
-	s->store_lock = kj_eval_lock_store(o->db_path, 30, err);
-	rc = s->store_lock < 0 ? err->code : KJ_OK;
-	if (rc == KJ_OK)
-		rc = kj_store_open(o->db_path, KJ_STORE_CREATE, 30000, &s->store, err);
+	rc = kj_store_open(o->db_path, KJ_STORE_CREATE, 30000, &s->store, err);
+	if (rc == KJ_OK) {
+		s->store_lock = kj_eval_lock_store(o->db_path, 30, err);
+		rc = s->store_lock < 0 ? err->code : KJ_OK;
+	}
 	if (rc == KJ_OK)
 		rc = batch_of(s, err);
 	if (rc == KJ_OK)
