@@ -880,13 +880,6 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 		kj_serve_close(s);
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
-	snprintf(s->work, sizeof(s->work), "%s/kjudge-serve-XXXXXX", o->cfg->tmp_dir);
-	if (!mkdtemp(s->work)) {
-		rc = kj_error_write(err, errno, s->work, "cannot make the server's directory");
-		*s->work = '\0';
-		kj_serve_close(s);
-		return rc;
-	}
 	/* One judge per store, as eval: a second would take this one's
 	 * running requests for a killed server's.  The children of a killed
 	 * server die with it, and their lock with them: a few seconds. */
@@ -894,6 +887,17 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	if (rc == KJ_OK) {
 		s->store_lock = kj_eval_lock_store(o->db_path, 30, err);
 		rc = s->store_lock < 0 ? err->code : KJ_OK;
+	}
+	/* The server's directory beside the store (staged tasks, the
+	 * devices' locks): what a killed server left there is removed, as
+	 * the store's lock says no other server uses it. */
+	if (rc == KJ_OK) {
+		snprintf(s->work, sizeof(s->work), "%s.serve", o->db_path);
+		kj__rm_rf(s->work);
+		if (mkdir(s->work, 0700) != 0) {
+			rc = kj_error_write(err, errno, s->work, "cannot make the server's directory");
+			*s->work = '\0';
+		}
 	}
 	if (rc == KJ_OK)
 		rc = batch_of(s, err);
