@@ -25,6 +25,10 @@ struct kj_serve {
 	pthread_mutex_t mu;
 	pthread_cond_t changed;          /* a request ended (broadcast, under mu) */
 	struct kj_serve_queue *q;        /* under mu */
+	struct kj_serve_queue *alone;    /* ran out of device memory beside
+					  * others: judged again with the
+					  * devices to itself (under mu) */
+	long long alone_seq;             /* the one judged so now, or 0 */
 	long long run_id;
 	unsigned char batch[16];
 	char work[PATH_MAX];             /* staged tasks, device locks */
@@ -34,6 +38,8 @@ struct kj_serve {
 	struct MHD_Daemon *daemon;
 	volatile sig_atomic_t draining;  /* set once the dispatcher saw drain_flag */
 	const volatile sig_atomic_t *drain_flag; /* kj_serve_run's caller's */
+	int closing;                     /* judging is over: long polls end
+					  * (under mu) */
 	/* What /metrics says (under mu). */
 	long long finished[5];           /* pass, fail, task_error, judge_error, cancelled */
 	json_t *busy;                    /* {device: seconds judged} */

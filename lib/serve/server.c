@@ -339,7 +339,7 @@ json_t *kj__serve_answer(struct kj_serve *s, const char *id, double wait_s, int 
 		*found = 1;
 		state = json_string_value(json_object_get(row, "state"));
 		if (!state || strcmp(state, "done") == 0 || strcmp(state, "cancelled") == 0 ||
-		    kj__now_s() >= until) {
+		    s->closing || kj__now_s() >= until) {
 			break;
 		} else {
 			double left = until - kj__now_s();
@@ -515,6 +515,23 @@ static int next(void *ctx, size_t *cand)
 		return 0;
 	}
 	pthread_mutex_lock(&s->mu);
+	/* One that ran out of device memory beside others goes next, alone:
+	 * nothing starts while it waits for the running ones, or runs. */
+	if (s->alone_seq || kj_serve_queue_depth(s->alone)) {
+		int changed = 0;
+		struct kj_error err;
+
+		if (!s->alone_seq && s->running == 0 && kj_serve_queue_pop(s->alone, &seq) &&
+		    kj_store_serve_set_state(s->store, seq, "queued", "running", NULL, &changed,
+					     &err) == KJ_OK && changed) {
+			s->alone_seq = seq;
+			*cand = (size_t)seq;
+			s->running++;
+			got = 1;
+		}
+		pthread_mutex_unlock(&s->mu);
+		return got;
+	}
 	while (got < 0 && kj_serve_queue_pop(s->q, &seq)) {
 		struct kj_error err;
 		json_t *row = NULL;
@@ -565,6 +582,10 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	err.code = 0;
 	kj_eval_set_init(&own);
 	*dir = '\0';
+	/* A group of its own: a terminal's Ctrl-C drains the server, it
+	 * does not interrupt the evaluations the drain lets finish (the
+	 * server's death still ends this child: the pool's PDEATHSIG). */
+	setpgid(0, 0);
 	if (s->o.child_setup && s->o.child_setup() != 0) {
 		r->code = KJ_EINTR;
 		snprintf(r->error, sizeof(r->error), "the judging child could not start");
@@ -627,7 +648,7 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	slot.device = device;
 	slot.batch = s->batch;
 	slot.settings_text = settings;
-	slot.shared = s->o.jobs > s->o.n_devices;
+	slot.shared = s->o.jobs > s->o.n_devices && s->alone_seq != (long long)cand;
 	r->code = kj_eval_attempt(s->o.cfg, &es, &slot, set, set->n_cands - 1, key, &r->outcome,
 				  &err);
 out:
@@ -663,6 +684,20 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 	const char *st = "judge_error";
 	int i;
 
+	if (r && r->code == KJ_EDEVMEM && s->alone_seq != (long long)cand) {
+		/* A side ran out of device memory beside other evaluations:
+		 * nothing charged, judged again with the device to itself. */
+		pthread_mutex_lock(&s->mu);
+		kj_store_serve_set_state(s->store, (long long)cand, "running", "queued", NULL, NULL,
+					 &err);
+		s->running--;
+		if (kj_serve_queue_push(s->alone, (long long)cand, "") != KJ_OK)
+			kj_serve_queue_push(s->q, (long long)cand, "");
+		pthread_mutex_unlock(&s->mu);
+		return 0;
+	}
+	if (s->alone_seq == (long long)cand)
+		s->alone_seq = 0;
 	if (!r || r->code != KJ_OK) {
 		/* No verdict committed: the evaluation ends as the judge's
 		 * error, charged to nobody, with why. */
@@ -874,9 +909,10 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->changed, NULL);
 	s->q = kj_serve_queue_new();
+	s->alone = kj_serve_queue_new();
 	s->busy = json_object();
 	s->since = json_object();
-	if (!s->q || !s->busy || !s->since) {
+	if (!s->q || !s->alone || !s->busy || !s->since) {
 		kj_serve_close(s);
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
@@ -935,6 +971,12 @@ int kj_serve_run(struct kj_serve *s, const volatile sig_atomic_t *drain, struct 
 	s->drain_flag = drain;
 	rc = kj_eval_pool_run(&pool, &ops, s, err);
 	s->draining = 1;
+	/* Nothing more will end: a long poll on a queued evaluation answers
+	 * now rather than hold the server's exit. */
+	pthread_mutex_lock(&s->mu);
+	s->closing = 1;
+	pthread_cond_broadcast(&s->changed);
+	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
 
@@ -957,6 +999,7 @@ void kj_serve_close(struct kj_serve *s)
 	if (*s->work)
 		kj__rm_rf(s->work);
 	kj_serve_queue_free(s->q);
+	kj_serve_queue_free(s->alone);
 	json_decref(s->busy);
 	json_decref(s->since);
 	pthread_mutex_destroy(&s->mu);
