@@ -36,7 +36,7 @@ def cand(name):
     return open(os.path.join(CANDS, name, "candidate.py")).read()
 
 
-# Right, but a second and a half a call: still being judged when the test
+# Right, but two and a half seconds a call: still being judged when the test
 # drains the server.
 SLOW = """import time
 import torch.nn as nn
@@ -44,7 +44,7 @@ import torch.nn as nn
 
 class ModelNew(nn.Module):
     def forward(self, x, y):
-        time.sleep(1.5)
+        time.sleep(2.5)
         return x * y + x
 """
 
@@ -178,11 +178,26 @@ def errors():
     st, h, j = raw(url, "POST", "/v1/evaluations", dict(one, id="third", model="c"), auth)
     expect_error((st, h, j), 429, "queue_full")
     check(int(h.get("Retry-After", "0")) > 0, "429 without Retry-After: %r" % h)
+    # The client waits what Retry-After says and tries again: the queue
+    # has room once the second is cancelled.
+    client = Client(url, token="sesame", retry_for=60)
+    got = {}
+
+    def third():
+        t0 = time.monotonic()
+        got["id"] = client.submit(TASK, SLOW, mode="verify", model="c", id="third")
+        got["waited"] = time.monotonic() - t0
+    th = threading.Thread(target=third)
+    th.start()
+    time.sleep(0.3)
     expect_error(raw(url, "DELETE", "/v1/evaluations/first", None, auth), 409, "running")
     st, _, j = raw(url, "DELETE", "/v1/evaluations/second", None, auth)
     check(st == 200 and j["status"] == "cancelled", "DELETE of a queued one: %s %r" % (st, j))
+    th.join(30)
+    check(got.get("id") == "third" and got["waited"] >= 1.5,
+          "the client's retry after 429: %r" % got)
     st, _, text = raw(url, "GET", "/metrics", None, auth)
-    check(st == 200 and "kjudge_serve_queue_depth 0" in text and
+    check(st == 200 and "kjudge_serve_queue_depth 1" in text and
           'kjudge_serve_finished_total{status="cancelled"} 1' in text,
           "/metrics: %s %r" % (st, text))
     # A drain: new work 503, the running one finishes, exit 0.
@@ -191,10 +206,18 @@ def errors():
     st, h, j = raw(url, "POST", "/v1/evaluations", dict(one, id="fourth"), auth)
     expect_error((st, h, j), 503, "draining")
     check(int(h.get("Retry-After", "0")) > 0, "503 without Retry-After: %r" % h)
+    try:
+        Client(url, token="sesame", retry_for=0).submit(TASK, SLOW, id="fifth")
+        fail("the client did not raise on 503")
+    except ServeError as e:
+        check(e.status == 503 and e.code == "draining", "the client's error: %s" % e)
+    except OSError:
+        pass  # the drain had ended: nothing answers any more
     check(srv.p.wait(120) == 0, "the drain: exit %s" % srv.p.returncode)
     db = sqlite3.connect("s.db")
     rows = dict(db.execute("SELECT eval_id, state FROM serve_requests"))
-    check(rows == {"first": "done", "second": "cancelled"}, "the store: %r" % rows)
+    check(rows == {"first": "done", "second": "cancelled", "third": "queued"},
+          "the store: %r" % rows)
     check(db.execute("SELECT state, status FROM attempts").fetchall() == [("done", "pass")],
           "the drained evaluation's attempt")
     print("errors: 400 401 404 405 409 413 429 503, each with its JSON; the drain finished")
