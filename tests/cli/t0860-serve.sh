@@ -14,10 +14,10 @@ check() {
 	}
 }
 
-test_expect 'honest and hostile candidates at once: verify'"'"'s verdicts, and report reads the store' '
+test_expect 'honest and hostile candidates at once: verify'"'"'s verdicts (a task by source or by its name in --suite), and report reads the store' '
 	check verdicts
 	"$KJUDGE" report s.db --json r.json >/dev/null
-	test "$(jget r.json "\"%d %s\" % (len(d[\"attempts\"]), \" \".join(d[\"models\"]))")" = "4 m"
+	test "$(jget r.json "\"%d %s\" % (len(d[\"attempts\"]), \" \".join(d[\"models\"]))")" = "5 m"
 '
 
 test_expect 'each error code with its JSON, and SIGTERM drains: 503, the running one finishes, exit 0' '

@@ -109,11 +109,19 @@ def expect_error(got, status, code, words=""):
 
 
 def verdicts():
-    srv = Server("-j", "2")
+    suite = os.path.join(os.environ["KJ_TESTS"], "eval", "suite")
+    srv = Server("-j", "2", "--suite", suite)
     c = Client(srv.url)
     names = ["pass", "golden_thief", "crash_forward"]
+    # A task of the suite by its name, beside the three given by source.
+    wrong = c.submit(None, open(os.path.join(os.environ["KJ_TESTS"], "eval", "cands",
+                                              "scale_wrong_on_2.py")).read(),
+                     task_name="2_Scale", mode="verify", model="m")
     results = c.evaluate_many([(TASK, cand(n)) for n in names], concurrency=3, mode="verify",
                               model="m", timeout=300)
+    r = c.wait(wrong, 300)
+    check(r.status == "fail" and r.error_type == "AccuracyError" and r.raw["task"] == "2_Scale",
+          "2_Scale by name: %s %s %s" % (r.status, r.error_type, r.message))
     for n, r in zip(names, results):
         want = json.load(open(os.path.join(CANDS, n, "expect.json")))
         check(r.cases_total == want["total_cases"] and r.cases_passed == want["passed_cases"],
