@@ -59,12 +59,14 @@ struct kj_serve_req {
 
 /*
  * The body (len bytes, not NUL-terminated) as *n requests (*out, the
- * caller's, freed with kj_serve_reqs_free).  Not JSON, not an object, a
- * missing or mistyped field, an unknown field or option: KJ_EINVAL with
- * err naming the field ("evaluations[2].candidate.source: missing").
+ * caller's, freed with kj_serve_reqs_free); *many (may be NULL) 1 when
+ * the body was {"evaluations": [...]}.  Not JSON, not an object, a
+ * missing or mistyped field, an unknown field or option, an id of other
+ * characters than letters, digits and . _ : -: KJ_EINVAL with err naming
+ * the field ("evaluations[2].candidate.source: missing").
  */
 int kj_serve_parse(const char *body, size_t len, struct kj_serve_req **out, size_t *n,
-		   struct kj_error *err);
+		   int *many, struct kj_error *err);
 void kj_serve_reqs_free(struct kj_serve_req *r, size_t n);
 
 /* The settings a request is judged with: base, with its mode (verify: no

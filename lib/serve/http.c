@@ -26,13 +26,6 @@ static char *dumps(const json_t *v, size_t flags)
 	return kj__json_dumps(v, flags, &oom);
 }
 
-static json_t *loadb(const char *b, size_t n, size_t flags, json_error_t *je)
-{
-	int oom;
-
-	return kj__json_loadb(b, n, flags, je, &oom);
-}
-
 /* Seconds of silence after which a connection is closed. */
 #define IDLE_S 30
 /* The longest long poll. */
@@ -119,16 +112,9 @@ static enum MHD_Result post_evaluations(struct kj_serve *s, struct MHD_Connectio
 	int batch = 0;
 
 	err.code = 0;
-	if (kj_serve_parse(k->body ? k->body : "", k->n, &reqs, &n, &err) != KJ_OK)
+	if (kj_serve_parse(k->body ? k->body : "", k->n, &reqs, &n, &batch, &err) != KJ_OK)
 		return send_error(c, err.code == KJ_ENOMEM ? 500 : 400, err.code == KJ_ENOMEM
 				  ? "internal" : "bad_request", err.msg, NULL);
-	/* A body of many holds "evaluations". */
-	{
-		json_t *root = loadb(k->body, k->n, 0, NULL);
-
-		batch = json_object_get(root, "evaluations") != NULL;
-		json_decref(root);
-	}
 	ids = json_array();
 	for (i = 0; ids && i < n; i++) {
 		char id[KJ_SERVE_NAME_MAX + 8];

@@ -95,6 +95,19 @@ static int name_ok(const char *s, const char *where, const char *key, struct kj_
 	return KJ_OK;
 }
 
+/* An id is a path segment of the API (/v1/evaluations/ID): letters,
+ * digits and . _ : - only, so it reads back as it was given. */
+static int id_ok(const char *s, const char *where, struct kj_error *err)
+{
+	const char *p;
+
+	for (p = s; p && *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("._:-", *p)))
+			return bad(err, where, "id", "not letters, digits and . _ : - only");
+	return KJ_OK;
+}
+
 static int options(const json_t *v, const char *where, char **out, struct kj_error *err)
 {
 	static const char *const known[] = { "timeout_s", "warmup", "repeats", NULL };
@@ -199,7 +212,7 @@ static int one(const json_t *o, const char *where, struct kj_serve_req *r, struc
 	if ((rc = text(o, "model", 0, KJ_SERVE_NAME_MAX, where, &r->model, NULL, err)) != KJ_OK ||
 	    (rc = name_ok(r->model, where, "model", err)) != KJ_OK ||
 	    (rc = text(o, "id", 0, KJ_SERVE_NAME_MAX, where, &r->id, NULL, err)) != KJ_OK ||
-	    (rc = name_ok(r->id, where, "id", err)) != KJ_OK)
+	    (rc = id_ok(r->id, where, err)) != KJ_OK)
 		return rc;
 	if (!r->model && !(r->model = strdup("default")))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
@@ -248,7 +261,7 @@ void kj_serve_reqs_free(struct kj_serve_req *r, size_t n)
 }
 
 int kj_serve_parse(const char *body, size_t len, struct kj_serve_req **out, size_t *n,
-		   struct kj_error *err)
+		   int *many, struct kj_error *err)
 {
 	json_error_t je;
 	json_t *root = loadb(body, len, JSON_REJECT_DUPLICATES, &je), *list;
@@ -258,6 +271,8 @@ int kj_serve_parse(const char *body, size_t len, struct kj_serve_req **out, size
 
 	*out = NULL;
 	*n = 0;
+	if (many)
+		*many = 0;
 	if (!root)
 		return kj_error_set(err, KJ_EINVAL, "body: not JSON (%s, line %d)", je.text,
 				    je.line);
@@ -294,6 +309,8 @@ int kj_serve_parse(const char *body, size_t len, struct kj_serve_req **out, size
 	}
 	*out = r;
 	*n = k;
+	if (many)
+		*many = list != NULL;
 	return KJ_OK;
 }
 

@@ -17,7 +17,7 @@
 
 static int parse(const char *body, struct kj_serve_req **r, size_t *n, struct kj_error *err)
 {
-	return kj_serve_parse(body, strlen(body), r, n, err);
+	return kj_serve_parse(body, strlen(body), r, n, NULL, err);
 }
 
 /* The message a bad body gets, which must name what is wrong. */
@@ -68,13 +68,16 @@ KJ_TEST(serve_parse_one)
 
 KJ_TEST(serve_parse_many)
 {
+	const char *body = "{\"evaluations\": [{\"task\": {\"name\": \"a\"}, \"candidate\": "
+			   "{\"source\": \"1\"}}, {\"task\": {\"name\": \"b\"}, \"candidate\": "
+			   "{\"source\": \"2\"}, \"model\": \"z\"}]}";
 	struct kj_serve_req *r;
 	struct kj_error err;
 	size_t n;
+	int many = 0;
 
-	KJ_CHECK_INT(parse("{\"evaluations\": [{\"task\": {\"name\": \"a\"}, \"candidate\": "
-			   "{\"source\": \"1\"}}, {\"task\": {\"name\": \"b\"}, \"candidate\": "
-			   "{\"source\": \"2\"}, \"model\": \"z\"}]}", &r, &n, &err), KJ_OK);
+	KJ_CHECK_INT(kj_serve_parse(body, strlen(body), &r, &n, &many, &err), KJ_OK);
+	KJ_CHECK_INT(many, 1);
 	KJ_CHECK_INT(n, 2);
 	KJ_CHECK_STR(r[1].task_name, "b");
 	KJ_CHECK_STR(r[1].model, "z");
@@ -114,6 +117,8 @@ KJ_TEST(serve_parse_refuses_and_names)
 	refused("{\"evaluations\": [{\"task\": {\"name\": \"a\"}, \"candidate\": {\"source\": "
 		"\"1\"}}, {\"task\": {\"name\": \"b\"}}]}", "evaluations[1].candidate: missing");
 	refused("{\"evaluations\": [1], \"model\": \"m\"}", "evaluations given with other fields");
+	refused("{\"task\": {\"source\": \"T\"}, \"candidate\": {\"source\": \"C\"}, \"id\": "
+		"\"a/b\"}", "id: not letters, digits and . _ : - only");
 }
 
 KJ_TEST(serve_settings_of_a_request)
