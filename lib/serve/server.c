@@ -172,8 +172,11 @@ static int make_id(char *id, size_t size)
 	return 0;
 }
 
-enum kj__serve_verdict kj__serve_submit(struct kj_serve *s, const struct kj_serve_req *r,
-					char *id, size_t size, struct kj_error *err)
+/* kj__serve_submit under mu: the whole of it, the task's staging and
+ * hashing too, so that no thread is inside SQLite or libcrypto when the
+ * dispatcher forks (fork_prepare). */
+static enum kj__serve_verdict submit_locked(struct kj_serve *s, const struct kj_serve_req *r,
+					    char *id, size_t size, struct kj_error *err)
 {
 	struct kj_eval_set set;
 	struct kj_store_task row;
@@ -244,7 +247,6 @@ enum kj__serve_verdict kj__serve_submit(struct kj_serve *s, const struct kj_serv
 	sr.source_len = r->source_len;
 	sr.attempt_key = key;
 	sr.deadline_s = r->deadline_s;
-	pthread_mutex_lock(&s->mu);
 	if (kj__serve_draining(s)) {
 		v = KJ__SERVE_DRAINING;
 	} else if (kj_serve_queue_depth(s->q) >= (size_t)s->o.queue_max) {
@@ -269,7 +271,6 @@ enum kj__serve_verdict kj__serve_submit(struct kj_serve *s, const struct kj_serv
 			json_decref(got);
 		}
 	}
-	pthread_mutex_unlock(&s->mu);
 out:
 	if (have_row)
 		task_row_free(&row);
@@ -277,6 +278,17 @@ out:
 	if (*stage)
 		kj__rm_rf(stage);
 	free(settings);
+	return v;
+}
+
+enum kj__serve_verdict kj__serve_submit(struct kj_serve *s, const struct kj_serve_req *r,
+					char *id, size_t size, struct kj_error *err)
+{
+	enum kj__serve_verdict v;
+
+	pthread_mutex_lock(&s->mu);
+	v = submit_locked(s, r, id, size, err);
+	pthread_mutex_unlock(&s->mu);
 	return v;
 }
 
@@ -754,6 +766,37 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 	return 0;
 }
 
+/* --- fork ---------------------------------------------------------------------------------- */
+
+/*
+ * The dispatcher forks a judging child while the HTTP threads go on.  A
+ * thread inside SQLite or libcrypto at that moment would leave their
+ * global locks held in the child, whose own store connection would then
+ * wait forever.  Every use of them in the server's threads is under mu, so
+ * mu is taken around each fork of the process: the child starts with none
+ * of those locks held.  One server a process (kj_serve_open refuses a
+ * second).
+ */
+static struct kj_serve *forking;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	if (forking)
+		pthread_mutex_lock(&forking->mu);
+}
+
+static void fork_after(void)
+{
+	if (forking)
+		pthread_mutex_unlock(&forking->mu);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
 /* --- open, run, close ---------------------------------------------------------------------- */
 
 /* The listening socket: TCP on host:port, or a unix socket (mode 0600). */
@@ -903,11 +946,17 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	*out = NULL;
 	if (!s)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	if (forking) {
+		free(s);
+		return kj_error_set(err, KJ_EBUSY, "a server is already open in this process");
+	}
 	s->o = *o;
 	s->store_lock = -1;
 	s->listen_fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->changed, NULL);
+	pthread_once(&fork_once, fork_register);
+	forking = s;
 	s->q = kj_serve_queue_new();
 	s->alone = kj_serve_queue_new();
 	s->busy = json_object();
@@ -987,6 +1036,7 @@ void kj_serve_close(struct kj_serve *s)
 	if (!s)
 		return;
 	kj__serve_http_stop(s);
+	forking = NULL;
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->o.socket_path && strncmp(s->address, "unix:", 5) == 0)
