@@ -12,8 +12,9 @@
  *              round-robin over the models that have work, first come
  *              first served within one
  *   server.c   the store (one connection, under the server's lock), the
- *              dispatcher (eval's batch runner, kj_eval_pool_run, fed from
- *              the queue) and the judging child (kj_eval_attempt)
+ *              accepted requests and their answers, the metrics
+ *   dispatch.c the dispatcher (eval's batch runner, kj_eval_pool_run, fed
+ *              from the queue) and the judging child (kj_eval_attempt)
  *   http.c     libmicrohttpd's glue: the routes, the token, the body's
  *              bound, long polls
  *

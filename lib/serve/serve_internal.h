@@ -84,6 +84,18 @@ int kj__serve_cancel(struct kj_serve *s, const char *id, char *state, size_t siz
 /* /metrics' text (malloc'd), or NULL when out of memory. */
 char *kj__serve_metrics(struct kj_serve *s);
 
+/* server.c, for dispatch.c: the statuses /metrics counts, in the order of
+ * kj_serve.finished; a task given by source staged as a verify directory
+ * of one task (task_HASH12_torch.py, named by its content) in dir and
+ * discovered into set; the index of the suite's task of that name, or -1;
+ * the settings' text of a request (what its attempt key hashes), malloc'd,
+ * NULL when out of memory. */
+extern const char *const kj__serve_finish_names[5];
+int kj__serve_stage_task(const char *dir, const char *src, size_t len, const char *cases,
+			 struct kj_eval_set *set, struct kj_error *err);
+int kj__serve_task_named(const struct kj_eval_set *set, const char *name);
+char *kj__serve_settings_text(const struct kj_serve *s, const char *mode, const char *options);
+
 /* http.c: start and stop answering on s->listen_fd. */
 int kj__serve_http_start(struct kj_serve *s, struct kj_error *err);
 void kj__serve_http_stop(struct kj_serve *s);
