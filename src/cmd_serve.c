@@ -9,10 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <jansson.h>
-
 #include "kjudge/eval.h"
-#include "kjudge/fileio.h"
 #include "kjudge/serve.h"
 #include "cli.h"
 #include "interrupt.h"
@@ -154,7 +151,8 @@ static char *read_token(const struct kj_cli_command *cmd, const char *path)
 	return t;
 }
 
-static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cli_args *a)
+static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cli_args *a,
+			    int argc, char **argv)
 {
 	const struct kj_cli_value *v = a->opt;
 	struct kj_eval_settings s;
@@ -164,9 +162,8 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	struct kj_serve *srv = NULL;
 	struct kj_error err;
 	struct sigaction sa;
-	char host[256] = "127.0.0.1", devs[1][16], *token = NULL, *command = NULL;
-	int port = 0, rc, exit_code = KJ_EXIT_OK, k;
-	json_t *argj;
+	char host[256] = "127.0.0.1", devs[1][16], *token = NULL;
+	int port = 0, rc, exit_code = KJ_EXIT_OK;
 
 	kj_eval_set_init(&set);
 	if (v[OPT_LISTEN].count && v[OPT_SOCKET].count)
@@ -225,18 +222,14 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	kj_cli_mem_budget(cmd, &cfg, kj_eval_workers_at_once((int)v[OPT_JOBS].integer ?
 			  (int)v[OPT_JOBS].integer : 2, strcmp(s.device, "cpu") == 0, 0),
 			  "serve's -j");
-	argj = json_array();
-	for (k = 0; argj && k < 2; k++)
-		json_array_append_new(argj, json_string(k ? "serve" : "kjudge"));
-	command = argj ? kj_json_text(argj, JSON_COMPACT, &err) : NULL;
-	json_decref(argj);
 	memset(&o, 0, sizeof(o));
 	o.host = host;
 	o.port = port;
 	o.socket_path = v[OPT_SOCKET].count ? v[OPT_SOCKET].text : NULL;
 	o.token = token;
 	o.db_path = v[OPT_DB].text;
-	o.command = command ? command : "[\"kjudge\",\"serve\"]";
+	o.argc = argc;
+	o.argv = argv;
 	o.suite_dir = v[OPT_SUITE].count ? v[OPT_SUITE].text : NULL;
 	o.cfg = &cfg;
 	o.base = &s;
@@ -268,7 +261,6 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 		}
 		kj_serve_close(srv);
 	}
-	free(command);
 	free(token);
 	kj_eval_set_release(&set);
 	return exit_code;
@@ -282,7 +274,7 @@ int kj_cmd_serve(const struct kj_cli_command *cmd, int argc, char **argv)
 	kj_cli_args_init(&args);
 	if ((rc = kj_cli_start(cmd, argc, argv, &args)) >= 0)
 		return rc;
-	rc = kj_cmd_serve_run(cmd, &args);
+	rc = kj_cmd_serve_run(cmd, &args, argc, argv);
 	kj_cli_args_release(&args);
 	return rc;
 }

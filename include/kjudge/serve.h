@@ -98,7 +98,8 @@ struct kj_serve_opts {
 	const char *socket_path; /* --socket, or NULL */
 	const char *token;       /* the bearer token, or NULL: none asked */
 	const char *db_path;
-	const char *command;     /* the command line, JSON array (runs.command) */
+	int argc;                /* the command line (the run's row) */
+	char **argv;
 	const char *suite_dir;   /* --suite, or NULL */
 	struct kj_config *cfg;   /* the judge's configuration (the workers') */
 	const struct kj_eval_settings *base;

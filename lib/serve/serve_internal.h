@@ -21,7 +21,8 @@ struct MHD_Daemon;
 
 struct kj_serve {
 	struct kj_serve_opts o;
-	struct kj_store *store;          /* under mu */
+	struct kj_eval_study study;      /* the store, its lock, the run */
+	struct kj_store *store;          /* study's, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t changed;          /* a request ended (broadcast, under mu) */
 	struct kj_serve_queue *q;        /* under mu */
@@ -32,7 +33,6 @@ struct kj_serve {
 	long long run_id;
 	unsigned char batch[16];
 	char work[PATH_MAX];             /* staged tasks, device locks */
-	int store_lock;                  /* eval's flock on the store */
 	char address[PATH_MAX + 16];
 	int listen_fd;
 	struct MHD_Daemon *daemon;

@@ -599,52 +599,25 @@ static int bind_socket(struct kj_serve *s, struct kj_error *err)
 	return KJ_OK;
 }
 
-/* The store's batch (16 bytes, made at its first run), as eval's. */
-static int batch_of(struct kj_serve *s, struct kj_error *err)
-{
-	unsigned char fresh[16];
-	char hex[33], have[33];
-	int i, rc;
-
-	if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
-		return kj_error_set(err, KJ_EIO, "getrandom: %s", strerror(errno));
-	for (i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", fresh[i]);
-	rc = kj_store_batch(s->store, hex, have, err);
-	if (rc != KJ_OK)
-		return rc;
-	for (i = 0; i < 16; i++) {
-		unsigned v;
-
-		if (sscanf(have + 2 * i, "%2x", &v) != 1)
-			return kj_error_set(err, KJ_ESTORE, "the store's batch is not 32 hex digits");
-		s->batch[i] = (unsigned char)v;
-	}
-	return KJ_OK;
-}
-
-/* The run's row with the suite's tasks, and the queue as the store holds it. */
+/* The run of the store (eval's study, kj_eval_study_begin: the batch's
+ * secret bytes, the run's row with --suite's tasks), the requests a killed
+ * server left, and the queue as the store holds it. */
 static int begin_run(struct kj_serve *s, struct kj_error *err)
 {
-	const struct kj_eval_set *set = s->o.suite;
-	struct kj_store_task *rows = calloc(set->n_tasks + 1, sizeof(*rows));
-	struct kj_store_run run = { .judge_version = KJ_VERSION, .command = s->o.command,
-				    .suite = s->o.suite_dir ? s->o.suite_dir : "",
-				    .candidates = "serve" };
-	json_t *queued = NULL, *e;
 	char *settings = kj__serve_settings_text(s, "full", NULL);
-	size_t i, n = 0;
-	int rc = rows && settings ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
+	struct kj_eval_study_opts so = { .argc = s->o.argc, .argv = s->o.argv,
+					 .suite = s->o.suite_dir ? s->o.suite_dir : "",
+					 .cands = "serve", .settings_text = settings,
+					 .device = s->o.base->device };
+	json_t *queued = NULL, *e;
+	size_t i;
+	int rc = settings ? kj_eval_study_begin(&s->study, s->o.cfg, s->o.suite, &so, err)
+			  : kj_error_set(err, KJ_ENOMEM, "out of memory");
 
-	for (i = 0; rc == KJ_OK && i < set->n_tasks; i++, n++)
-		rc = task_row(&set->tasks[i], &rows[i], err);
-	run.settings = settings;
-	if (rc == KJ_OK)
-		rc = kj_store_run_begin(s->store, &run, rows, n, &s->run_id, err);
-	for (i = 0; i < n; i++)
-		task_row_free(&rows[i]);
-	free(rows);
 	free(settings);
+	s->store = s->study.store;
+	s->run_id = s->study.run_id;
+	memcpy(s->batch, s->study.batch, sizeof(s->batch));
 	if (rc == KJ_OK)
 		rc = kj_store_serve_open(s->store, s->run_id, err);
 	if (rc == KJ_OK)
@@ -675,7 +648,7 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 		return kj_error_set(err, KJ_EBUSY, "a server is already open in this process");
 	}
 	s->o = *o;
-	s->store_lock = -1;
+	kj_eval_study_init(&s->study);
 	s->listen_fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->changed, NULL);
@@ -692,11 +665,7 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	/* One judge per store, as eval: a second would take this one's
 	 * running requests for a killed server's.  The children of a killed
 	 * server die with it, and their lock with them: a few seconds. */
-	rc = kj_store_open(o->db_path, KJ_STORE_CREATE, 30000, &s->store, err);
-	if (rc == KJ_OK) {
-		s->store_lock = kj_eval_lock_store(o->db_path, 30, err);
-		rc = s->store_lock < 0 ? err->code : KJ_OK;
-	}
+	rc = kj_eval_study_open(&s->study, o->db_path, 30, err);
 	/* The server's directory beside the store (staged tasks, the
 	 * devices' locks): what a killed server left there is removed, as
 	 * the store's lock says no other server uses it. */
@@ -708,8 +677,6 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 			*s->work = '\0';
 		}
 	}
-	if (rc == KJ_OK)
-		rc = batch_of(s, err);
 	if (rc == KJ_OK)
 		rc = begin_run(s, err);
 	if (rc == KJ_OK)
@@ -741,11 +708,9 @@ void kj_serve_close(struct kj_serve *s)
 		close(s->listen_fd);
 	if (s->o.socket_path && strncmp(s->address, "unix:", 5) == 0)
 		unlink(s->o.socket_path);
-	if (s->store && s->run_id)
-		kj_store_run_end(s->store, s->run_id, &err);
-	kj_store_close(s->store);
-	if (s->store_lock >= 0)
-		close(s->store_lock);
+	if (s->study.store && s->study.run_id)
+		kj_eval_study_end(&s->study, &err);
+	kj_eval_study_close(&s->study);
 	if (*s->work)
 		kj__rm_rf(s->work);
 	kj_serve_queue_free(s->q);
