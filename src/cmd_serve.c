@@ -22,6 +22,7 @@ enum {
 	OPT_DB,
 	OPT_SUITE,
 	OPT_DEVICE,
+	OPT_GPUS,
 	OPT_JOBS,
 	OPT_TOKEN_FILE,
 	OPT_QUEUE_MAX,
@@ -51,6 +52,8 @@ const struct kj_cli_option kj_serve_options[] = {
 	[OPT_DEVICE] = { .name = "device", .type = KJ_CLI_CHOICE, .metavar = "DEV",
 			 .choices = kj_cli_devices, .def = "cuda when there is one, else cpu",
 			 .help = "where both sides run" },
+	[OPT_GPUS] = { .name = "gpus", .type = KJ_CLI_STRING, .metavar = "LIST",
+		       .help = "GPUs to use, e.g. 0,1,3 (one timed phase per GPU at a time)" },
 	[OPT_JOBS] = { .name = "jobs", .short_name = 'j', .type = KJ_CLI_INT, .metavar = "N",
 		       .min = 1, .max = 256, .def = "2",
 		       .help = "evaluations judged at once (one timed phase per device at a "
@@ -162,8 +165,8 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	struct kj_serve *srv = NULL;
 	struct kj_error err;
 	struct sigaction sa;
-	char host[256] = "127.0.0.1", devs[1][16], *token = NULL;
-	int port = 0, rc, exit_code = KJ_EXIT_OK;
+	char host[256] = "127.0.0.1", devs[64][16], *token = NULL;
+	int port = 0, rc, exit_code = KJ_EXIT_OK, n_devs = 1;
 
 	kj_eval_set_init(&set);
 	if (v[OPT_LISTEN].count && v[OPT_SOCKET].count)
@@ -203,7 +206,20 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 		s.bench.budget_s = cfg.time_budget_s;
 	if (s.bench.max_repeats < s.bench.repeats)
 		s.bench.max_repeats = s.bench.repeats;
-	snprintf(devs[0], sizeof(devs[0]), "%s", s.device ? s.device : kj_eval_default_device());
+	if (v[OPT_GPUS].count) {
+		if (s.device && strcmp(s.device, "cpu") == 0) {
+			free(token);
+			return kj_cli_error(cmd, "--gpus with --device cpu");
+		}
+		if (kj_eval_parse_gpus(v[OPT_GPUS].text, devs, 64, &n_devs, &err) != KJ_OK) {
+			free(token);
+			return kj_cli_error(cmd, "%s", err.msg);
+		}
+		s.device = "cuda";
+	}
+	if (!v[OPT_GPUS].count)
+		snprintf(devs[0], sizeof(devs[0]), "%s", s.device ? s.device
+			 : kj_eval_default_device());
 	if (!s.device)
 		s.device = strncmp(devs[0], "cuda", 4) == 0 ? "cuda" : "cpu";
 	else if (strncmp(s.device, "cuda", 4) == 0)
@@ -236,7 +252,7 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	o.suite = &set;
 	o.jobs = v[OPT_JOBS].count ? (int)v[OPT_JOBS].integer : 2;
 	o.devices = (const char (*)[16])devs;
-	o.n_devices = 1;
+	o.n_devices = n_devs;
 	o.queue_max = v[OPT_QUEUE_MAX].count ? (int)v[OPT_QUEUE_MAX].integer : 10000;
 	o.max_body = (size_t)(v[OPT_MAX_BODY].count ? v[OPT_MAX_BODY].integer : 16) << 20;
 	o.child_setup = child_setup;

@@ -43,6 +43,11 @@ test_expect 'the token rule: an address off the loopback needs --token-file, kep
 	grep -q "is not HOST:PORT" err
 	expect_exit 2 "$KJUDGE" serve --db s.db --listen 127.0.0.1:0 --socket x.sock 2>err
 	grep -q "one or the other" err
+	expect_exit 2 "$KJUDGE" serve --db s.db --gpus 0 --device cpu 2>err
+	grep -q "^kjudge serve: --gpus with --device cpu" err
+	expect_exit 2 "$KJUDGE" serve --db s.db --gpus 0,x 2>err
+	grep -q "gpus" err
+	test ! -e s.db
 '
 
 test_expect 'a unix socket: mode 0600, the first line names it, SIGTERM ends it with exit 0' '
