@@ -62,7 +62,7 @@ else
 BUILD   ?= $(BASE_BUILD)
 endif
 
-PKGS    := jansson libcrypto sqlite3 libpcre2-8
+PKGS    := jansson libcrypto sqlite3 libpcre2-8 libmicrohttpd
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

@@ -420,6 +420,8 @@ extern const struct kj_cli_option kj_skill_options[];
 int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv);
 extern const struct kj_cli_option kj_report_options[];
 int kj_cmd_spec(const struct kj_cli_command *cmd, int argc, char **argv);
+int kj_cmd_serve(const struct kj_cli_command *cmd, int argc, char **argv);
+extern const struct kj_cli_option kj_serve_options[];
 extern const struct kj_cli_option kj_spec_options[];
 extern const struct kj_cli_env kj_spec_env[];
 

@@ -423,6 +423,33 @@ static const struct kj_cli_command commands[] = {
 			      "     candidate target, or a sandbox that cannot be set up; pairs: a\n"
 			      "     contract file refused; argc: a spec that is not JSON\n",
 	},
+	{
+		.name = "serve",
+		.run = kj_cmd_serve,
+		.summary = "Answer evaluations over HTTP, each judged as eval judges an "
+			   "attempt, into a results store.",
+		.usage = "--db FILE [--listen HOST:PORT | --socket PATH] [options]",
+		.description =
+			"The judge as a service for RL loops and agents (docs/serve.md):\n"
+			"POST /v1/evaluations with a task (its source, or the name of a\n"
+			"task of --suite) and a candidate answers 202 with an id once the\n"
+			"request is committed to the store; GET /v1/evaluations/ID?wait=S\n"
+			"answers its verdict (eval's attempt: validate, verify on secret\n"
+			"seeds, benchmark, the anti-cheat layers), judged in a child\n"
+			"process of its own.  The first line on stdout is exactly\n"
+			"'listening on http://HOST:PORT' (or 'listening on unix:PATH').\n"
+			"SIGTERM drains: new work gets 503, the running evaluations\n"
+			"finish, the queued ones stay in the store for the next start.\n"
+			"A server killed at any moment and started again with the same\n"
+			"--db judges every accepted evaluation to exactly one result;\n"
+			"'kjudge report DB' reads the store.\n",
+		.options = kj_serve_options,
+		.environment = kj_cli_torch_env,
+		.exit_codes = "  0  drained after SIGTERM or SIGINT\n"
+			      "  1  the judge failed (the store, the machine)\n"
+			      "  2  bad input: bad flags, an address in use, a non-loopback\n"
+			      "     --listen without --token-file, a suite that does not load\n",
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

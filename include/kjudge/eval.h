@@ -317,7 +317,9 @@ struct kj_eval_result {
 };
 
 struct kj_eval_pool_ops {
-	/* The next attempt to start into *cand: 1, or 0 when none is left. */
+	/* The next attempt to start into *cand: 1, or 0 when none is left;
+	 * -1: none now, but more may come (a server's queue): the pool asks
+	 * again within a tenth of a second, and ends only on 0. */
 	int (*next)(void *ctx, size_t *cand);
 	/* In the child, with SIGINT, SIGTERM, SIGHUP and SIGCHLD at their
 	 * defaults and the signal mask as the pool found it: judge cand on

@@ -269,4 +269,61 @@ int kj_store_publish(struct kj_store *s, const char *dest, struct kj_error *err)
 int kj_store_kernelbench(struct kj_store *s, const char *model, int level, json_t **out,
 			 long long *left_out, struct kj_error *err);
 
+/*
+ * What serve writes (lib/store/serve.c, docs/serve.md): a table of its own,
+ * serve_requests, made when a server first opens the store, one row a
+ * request from its acceptance ('queued') through 'running' to 'done' or
+ * 'cancelled'.  The verdict itself is the attempt's row, which the judging
+ * child writes as eval's do.
+ */
+struct kj_store_serve_req {
+	const char *id;          /* the evaluation's id (the client's, or made) */
+	const char *model, *attempt, *mode;
+	const char *options;     /* the request's options, JSON text, or NULL */
+	const char *task_key, *task_name;
+	int by_name;             /* 1: a task of the server's suite */
+	const char *source;      /* the candidate's text, source_len bytes */
+	size_t source_len;
+	const char *attempt_key;
+	double deadline_s;       /* <= 0: none */
+};
+
+/* The table made where missing, the requests a killed server left running
+ * queued again, and every request's task added to run_id's suite: one
+ * transaction after the table. */
+int kj_store_serve_open(struct kj_store *s, long long run_id, struct kj_error *err);
+
+/* A request accepted, with its task's row when task is not NULL (a task
+ * given by its source) and the task in run_id's suite, in one transaction.
+ * A request of an id the store holds, or of an attempt key a request that
+ * is not cancelled holds, is not written: id (size bytes) gets that
+ * request's id; else id is "" and the request is committed. */
+int kj_store_serve_submit(struct kj_store *s, long long run_id, const struct kj_store_task *task,
+			  const struct kj_store_serve_req *r, char *id, size_t size,
+			  struct kj_error *err);
+
+/* The request of id (or, id NULL, of seq) as an object of its columns
+ * (seq, id, model, attempt, mode, options, task_key, task_name, by_name,
+ * source, attempt_key, deadline_s, state, outcome, submitted_at,
+ * finished_at) and its task's task_source and task_cases; *out NULL when
+ * there is none.  New reference. */
+int kj_store_serve_get(struct kj_store *s, const char *id, long long seq, json_t **out,
+		       struct kj_error *err);
+
+/* The queued requests, [[seq, model], ...] in the order they came. */
+int kj_store_serve_queued(struct kj_store *s, json_t **out, struct kj_error *err);
+
+/* A request's state set (only when it is `from`, unless from is NULL), and
+ * its outcome when outcome is not NULL (the JSON of a verdict the judge
+ * could not commit); *changed (may be NULL) says whether the row changed. */
+int kj_store_serve_set_state(struct kj_store *s, long long seq, const char *from,
+			     const char *state, const char *outcome, int *changed,
+			     struct kj_error *err);
+
+/* The attempt's result as serve answers it: its state, verdict, counts,
+ * speedup, layers and each timed case's latencies (no input, no seed);
+ * *out NULL when the store has no such attempt.  New reference. */
+int kj_store_serve_result(struct kj_store *s, const char *attempt_key, json_t **out,
+			  struct kj_error *err);
+
 #endif /* KJUDGE_STORE_H */

@@ -183,7 +183,7 @@ int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops
 	int *load = calloc((size_t)(p->n_devices > 0 ? p->n_devices : 1), sizeof(*load));
 	struct sigaction sa, old_chld;
 	sigset_t chld, start_mask, wait_mask;
-	int running = 0, stopped = 0, more = 1, k;
+	int running = 0, stopped = 0, more = 1, idle, k;
 
 	if (!kids || !load) {
 		free(kids);
@@ -207,9 +207,17 @@ int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops
 		size_t cand;
 
 		/* Fill the free slots. */
+		idle = 0;
 		while (more && running < p->jobs && !*p->stop && !stopped) {
+			int got;
+
 			slot = pick(kids, p->jobs, load, p->n_devices, &device);
-			if (!ops->next(ctx, &cand)) {
+			got = ops->next(ctx, &cand);
+			if (got < 0) {
+				idle = 1;
+				break;
+			}
+			if (got == 0) {
 				more = 0;
 				break;
 			}
@@ -222,13 +230,14 @@ int kj_eval_pool_run(const struct kj_eval_pool *p, const struct kj_eval_pool_ops
 		}
 		if (ops->tick)
 			ops->tick(ctx);
-		if (running == 0)
+		if (running == 0 && !idle)
 			break;
-		pid = waitpid(-1, &status, WNOHANG);
+		pid = running ? waitpid(-1, &status, WNOHANG) : 0;
 		if (pid == 0) {
 			/* None has ended: sleep until one does (SIGCHLD), a
-			 * signal stops the batch, or the next second. */
-			struct timespec tick = { 1, 0 };
+			 * signal stops the batch, or the next second (a tenth
+			 * of one while next() waits for work to come). */
+			struct timespec tick = { idle ? 0 : 1, idle ? 100000000L : 0 };
 
 			ppoll(NULL, 0, &tick, &wait_mask);
 			continue;

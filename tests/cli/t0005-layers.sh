@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0005-layers.sh - the library's folders depend on each other one way only:
-# base, tensor, validate, sandbox, core, runner, spec, store, audit, eval, doctor, each using only
+# base, tensor, validate, sandbox, core, runner, spec, store, audit, eval, doctor, serve, each using only
 # itself and the folders before it (docs/ARCHITECTURE.md, "Layers").  The
 # public headers belong to the folder that implements them.  Checked twice:
 # on the #include lines of the sources, and on the symbols of the built
@@ -10,7 +10,7 @@
 root=$(cd "$KJ_TESTS/.." && pwd)
 build=${KJ_BUILD:-$root/build}
 # The layers, lowest first.
-layers="base tensor validate sandbox core runner spec store audit eval doctor"
+layers="base tensor validate sandbox core runner spec store audit eval doctor serve"
 
 test_expect 'every include in lib/ goes to the same layer or one below it' '
 	"$KJ_PYTHON" - "$root" $layers <<PY
@@ -27,7 +27,7 @@ public = {
     "torch.h": "runner",
     "jschema.h": "spec", "spec.h": "spec", "spec_check.h": "spec",
     "doctor.h": "doctor",
-    "store.h": "store", "metrics.h": "store", "audit.h": "audit", "eval.h": "eval",
+    "store.h": "store", "metrics.h": "store", "audit.h": "audit", "eval.h": "eval", "serve.h": "serve",
 }
 inc = os.path.join(root, "include", "kjudge")
 missing = sorted(set(os.listdir(inc)) - set(public))
