@@ -20,7 +20,9 @@ venv=$src/.venv/bin/python
 # (COMMAND ## WHY).
 not_run='cat gens.jsonl ## the generations file is shown in part ("...")
 build/kjudge eval examples/parsuite gens.jsonl --db tr.db && build/kjudge report tr.db ## its gens.jsonl is shown in part; t0781 judges translations
-build/kjudge eval suite gens.jsonl --db study.db --slurm --shards 4 --gpus-per-task 1 --time 1:00:00 --wait ## needs a Slurm cluster; t0795 runs eval --slurm on a loopback one'
+build/kjudge eval suite gens.jsonl --db study.db --slurm --shards 4 --gpus-per-task 1 --time 1:00:00 --wait ## needs a Slurm cluster; t0795 runs eval --slurm on a loopback one
+build/kjudge audit tests/audit/suite --device cpu ## forty verifies (ten canaries on each of four tasks); t0870 audits this suite with two canaries, and a strong task with all ten
+build/kjudge serve --db rl.db --device cuda -j 8 & ## a server left running, on a GPU, with a Python session after it; t0860 runs serve through its client'
 
 # Every other README command (COMMAND ## EXIT STATUSES ## PATTERN): the
 # exit statuses it may end with, and a Python regular expression that one
