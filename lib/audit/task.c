@@ -228,7 +228,7 @@ static void fold(struct kj_audit_result *r, enum kj_audit_canary c, int judged,
 			r->weak = 1;
 			reason(r, "%s passes case %d: %.1f %% of the golden's %.0f elements are "
 			       "within the threshold of %s (MERE at %.3g of its limit, MARE at "
-			       "%.3g of its)", name, i + 1, 100 * num(m, "within"),
+			       "%.3g of its limit)", name, i + 1, 100 * num(m, "within"),
 			       num(m, "elements"), answer_of[c], num(m, "mere_ratio"),
 			       num(m, "mare_ratio"));
 			return;
