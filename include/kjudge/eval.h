@@ -411,6 +411,15 @@ struct kj_eval_study_opts {
 	int retry;                    /* run again earlier runs' judge errors */
 };
 
+/* A task's row of the store (store.h's struct kj_store_task) with its
+ * files read (64 MiB each at most): KJ_OK, the row's source and cases
+ * the caller's to free with kj_eval_task_row_release; else the read's
+ * code, nothing left to free. */
+struct kj_store_task;
+int kj_eval_task_row(const struct kj_eval_task *t, struct kj_store_task *r,
+		     struct kj_error *err);
+void kj_eval_task_row_release(struct kj_store_task *r);
+
 void kj_eval_study_init(struct kj_eval_study *st);
 void kj_eval_study_close(struct kj_eval_study *st);
 

@@ -165,6 +165,34 @@ static char *run_env(const struct kj_config *cfg, const struct kj_eval_study_opt
 	return text;
 }
 
+int kj_eval_task_row(const struct kj_eval_task *t, struct kj_store_task *r,
+		     struct kj_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->source = kj__read_file(t->path, 64u << 20, &r->source_len, err);
+	if (r->source && t->cases_path)
+		r->cases = kj__read_file(t->cases_path, 64u << 20, &r->cases_len, err);
+	if (!r->source || (t->cases_path && !r->cases)) {
+		kj_eval_task_row_release(r);
+		return err->code ? err->code : KJ_EIO;
+	}
+	r->key = t->key;
+	r->name = t->name;
+	r->path = t->rel;
+	r->level = t->level;
+	r->problem = t->problem;
+	r->sha256 = t->task_sha256;
+	r->cases_sha256 = t->cases_sha256;
+	return KJ_OK;
+}
+
+void kj_eval_task_row_release(struct kj_store_task *r)
+{
+	free((char *)(uintptr_t)r->source);
+	free((char *)(uintptr_t)r->cases);
+	r->source = r->cases = NULL;
+}
+
 /* The run's row, the suite's tasks and which tasks the run's suite holds:
  * one transaction, after every file of the suite was read (a file that
  * cannot be read leaves nothing written). */
@@ -188,23 +216,8 @@ static int record_run(struct kj_eval_study *st, const struct kj_config *cfg,
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
 	json_decref(argj);
-	for (i = 0; i < set->n_tasks && rc == KJ_OK; i++) {
-		const struct kj_eval_task *t = &set->tasks[i];
-		struct kj_store_task *r = &rows[i];
-
-		r->source = kj__read_file(t->path, 64u << 20, &r->source_len, err);
-		if (r->source && t->cases_path)
-			r->cases = kj__read_file(t->cases_path, 64u << 20, &r->cases_len, err);
-		if (!r->source || (t->cases_path && !r->cases))
-			rc = err->code;
-		r->key = t->key;
-		r->name = t->name;
-		r->path = t->rel;
-		r->level = t->level;
-		r->problem = t->problem;
-		r->sha256 = t->task_sha256;
-		r->cases_sha256 = t->cases_sha256;
-	}
+	for (i = 0; i < set->n_tasks && rc == KJ_OK; i++)
+		rc = kj_eval_task_row(&set->tasks[i], &rows[i], err);
 	if (rc == KJ_OK) {
 		struct kj_store_run run = {
 			.judge_version = KJ_VERSION, .command = args_text, .suite = o->suite,
@@ -215,10 +228,8 @@ static int record_run(struct kj_eval_study *st, const struct kj_config *cfg,
 		run.env = env_text;
 		rc = kj_store_run_begin(st->store, &run, rows, set->n_tasks, &st->run_id, err);
 	}
-	for (i = 0; i < set->n_tasks; i++) {
-		free((char *)(uintptr_t)rows[i].source);
-		free((char *)(uintptr_t)rows[i].cases);
-	}
+	for (i = 0; i < set->n_tasks; i++)
+		kj_eval_task_row_release(&rows[i]);
 	free(rows);
 	free(env_text);
 	free(args_text);

@@ -109,33 +109,6 @@ int kj__serve_task_named(const struct kj_eval_set *set, const char *name)
 	return -1;
 }
 
-/* A task's row (its files read): KJ_OK, the caller frees source and cases. */
-static int task_row(const struct kj_eval_task *t, struct kj_store_task *r, struct kj_error *err)
-{
-	memset(r, 0, sizeof(*r));
-	r->source = kj__read_file(t->path, 64u << 20, &r->source_len, err);
-	if (r->source && t->cases_path)
-		r->cases = kj__read_file(t->cases_path, 64u << 20, &r->cases_len, err);
-	if (!r->source || (t->cases_path && !r->cases)) {
-		free((char *)(uintptr_t)r->source);
-		return err->code ? err->code : KJ_EIO;
-	}
-	r->key = t->key;
-	r->name = t->name;
-	r->path = t->rel;
-	r->level = t->level;
-	r->problem = t->problem;
-	r->sha256 = t->task_sha256;
-	r->cases_sha256 = t->cases_sha256;
-	return KJ_OK;
-}
-
-static void task_row_free(struct kj_store_task *r)
-{
-	free((char *)(uintptr_t)r->source);
-	free((char *)(uintptr_t)r->cases);
-}
-
 /* The settings' text of a request (what its attempt key hashes). */
 char *kj__serve_settings_text(const struct kj_serve *s, const char *mode, const char *options)
 {
@@ -209,7 +182,7 @@ static enum kj__serve_verdict submit_locked(struct kj_serve *s, const struct kj_
 			goto out;
 		}
 		t = &set.tasks[0];
-		if (task_row(t, &row, err) != KJ_OK)
+		if (kj_eval_task_row(t, &row, err) != KJ_OK)
 			goto out;
 		have_row = 1;
 	}
@@ -266,7 +239,7 @@ static enum kj__serve_verdict submit_locked(struct kj_serve *s, const struct kj_
 	}
 out:
 	if (have_row)
-		task_row_free(&row);
+		kj_eval_task_row_release(&row);
 	kj_eval_set_release(&set);
 	if (*stage)
 		kj__rm_rf(stage);
