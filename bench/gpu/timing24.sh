@@ -27,7 +27,7 @@
 #          and of the one before the judge's clock (.anchors/old/kjudge).
 #
 # Knobs: OUT, DEADLINE (seconds for the whole call, default 560), BUDGET
-# (each benchmark's --time_budget, default 2), AA20_RUNS, CAP_<NAME> (a
+# (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, CAP_<NAME> (a
 # part's cap in seconds).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -189,6 +189,14 @@ PY
 fi
 
 if part AA 150; then
+	# AA_OFF_RUNS runs first with the sandbox off (KJ_SANDBOX=off): whether
+	# the sandbox is where the two sides differ.
+	for i in $(seq 1 "${AA_OFF_RUNS:-0}"); do
+		capped "$CAP" env KJ_SANDBOX=off "$K" benchmark --op_name mm --verify_dir bench/gpu/aa20us \
+			--verify_not_required --time_budget "$BUDGET" --output "$RES/aa20off_$i.json" > /dev/null 2>&1
+		echo "  sandbox off, run $i rc=$?"
+		summ "$RES/aa20off_$i.json"
+	done
 	for i in $(seq 1 "${AA20_RUNS:-10}"); do
 		t0=$(date +%s.%N)
 		capped "$CAP" "$K" benchmark --op_name mm --verify_dir bench/gpu/aa20us --verify_not_required \
