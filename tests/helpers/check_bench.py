@@ -22,7 +22,8 @@ F (optional: a candidate that passes must not claim more than (1 + F)
 times the speedup of its honest twin, timed in the same run: a timing
 forgery may fail or gain nothing), "devices": ["cuda", ...] (optional: the
 devices it is judged on; elsewhere it is skipped, with a "# skipped"
-line)}.
+line), "on": {DEVICE: {keys}} (optional: keys that replace the ones
+above when judged on DEVICE, e.g. a cheat that gains nothing on a GPU)}.
 
 Prints "ok   bench: NAME" or "FAIL bench: NAME" with the reasons, one per
 candidate, and a closing "# done: N candidates, K failed" line.
@@ -80,10 +81,17 @@ def check(exp, rc, perf, twin_speedup=None):
     return bad
 
 
+def load_exp(name, device):
+    """A candidate's bench.json, with its keys for this device applied."""
+    with open(os.path.join(CANDIDATES, name, "bench.json")) as f:
+        exp = json.load(f)
+    exp.update(exp.pop("on", {}).get(device.split(":")[0], {}))
+    return exp
+
+
 def run_one(name, kjudge, device, work, twins):
     cdir = os.path.join(CANDIDATES, name)
-    with open(os.path.join(cdir, "bench.json")) as f:
-        exp = json.load(f)
+    exp = load_exp(name, device)
     twin_speedup = None
     if exp.get("twin"):
         twin_speedup = twins.get(exp["twin"])
@@ -127,8 +135,7 @@ def main():
     names = args.names or sorted(n for n in os.listdir(CANDIDATES)
                                  if os.path.exists(os.path.join(CANDIDATES, n, "bench.json")))
     for n in list(names):  # the twins of those named come too
-        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
-            twin = json.load(f).get("twin")
+        twin = load_exp(n, args.device).get("twin")
         if twin and twin not in names:
             names.append(twin)
     kjudge = shlex.split(args.kjudge)
@@ -138,13 +145,11 @@ def main():
     # The honest twins first: the forgeries are compared with them.
     wanted = set()
     for n in names:
-        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
-            wanted.add(json.load(f).get("twin"))
+        wanted.add(load_exp(n, args.device).get("twin"))
     names = [n for n in names if n in wanted] + [n for n in names if n not in wanted]
     kept = []
     for n in names:
-        with open(os.path.join(CANDIDATES, n, "bench.json")) as f:
-            devices = json.load(f).get("devices")
+        devices = load_exp(n, args.device).get("devices")
         if devices and args.device.split(":")[0] not in devices:
             print(f"# skipped: bench: {n} (judged on {', '.join(devices)} only)", flush=True)
         else:
