@@ -27,6 +27,7 @@ enum {
 	OPT_TOKEN_FILE,
 	OPT_QUEUE_MAX,
 	OPT_MAX_BODY,
+	OPT_SEED_EPOCH,
 	OPT_TIMEOUT,
 	OPT_INPUT_SETS,
 	OPT_WARMUP,
@@ -67,6 +68,11 @@ const struct kj_cli_option kj_serve_options[] = {
 	[OPT_MAX_BODY] = { .name = "max-body-mb", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
 			   .max = 1024, .def = "16",
 			   .help = "the largest request body, in MiB (past it: 413)" },
+	[OPT_SEED_EPOCH] = { .name = "seed-epoch", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
+			     .max = 1000000000, .def = "1000",
+			     .help = "evaluations per seed epoch: the secret seeds (and the "
+				     "golden outputs made from them) change every N accepted "
+				     "evaluations; 0: never" },
 	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
 			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,
 			  .def = "900", .help = "seconds each case may take on each side" },
@@ -254,6 +260,7 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	o.devices = (const char (*)[16])devs;
 	o.n_devices = n_devs;
 	o.queue_max = v[OPT_QUEUE_MAX].count ? (int)v[OPT_QUEUE_MAX].integer : 10000;
+	o.seed_epoch = v[OPT_SEED_EPOCH].count ? v[OPT_SEED_EPOCH].integer : 1000;
 	o.max_body = (size_t)(v[OPT_MAX_BODY].count ? v[OPT_MAX_BODY].integer : 16) << 20;
 	o.child_setup = child_setup;
 	serving = cmd;

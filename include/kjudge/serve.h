@@ -109,6 +109,7 @@ struct kj_serve_opts {
 	int n_devices;
 	int queue_max;           /* queued at most, past which 429 */
 	size_t max_body;         /* bytes of a body, past which 413 */
+	long long seed_epoch;    /* accepted evaluations per seed epoch; 0: one epoch */
 	/* In each judging child before the attempt (the command's signal
 	 * guard): nonzero ends the child without a verdict.  May be NULL. */
 	int (*child_setup)(void);

@@ -95,13 +95,19 @@ int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *
 	return KJ_OK;
 }
 
+int kj__hmac_sha256(const void *key, size_t klen, const void *p, size_t n, unsigned char d[32])
+{
+	unsigned int len = 0;
+
+	return HMAC(EVP_sha256(), key, (int)klen, p, n, d, &len) && len == 32 ? 0 : -1;
+}
+
 int kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 			char hex[KJ_SHA256_HEX])
 {
 	unsigned char d[32];
-	unsigned int len = 0;
 
-	if (!HMAC(EVP_sha256(), key, (int)klen, p, n, d, &len) || len != 32) {
+	if (kj__hmac_sha256(key, klen, p, n, d) != 0) {
 		hex[0] = '\0';
 		return -1;
 	}

@@ -30,6 +30,10 @@ int kj__sha256_hex(const void *p, size_t n, char hex[KJ_SHA256_HEX]);
 /* SHA-256 of a file's bytes.  Returns KJ_OK, or a code with err filled. */
 int kj__sha256_file(const char *path, char hex[KJ_SHA256_HEX], struct kj_error *err);
 
+/* HMAC-SHA256 of n bytes at p under key[0..klen), its 32 bytes into d.
+ * 0, or -1 when libcrypto failed (d is then not a sum). */
+int kj__hmac_sha256(const void *key, size_t klen, const void *p, size_t n, unsigned char d[32]);
+
 /* HMAC-SHA256 of n bytes at p under key[0..klen), as hex.  0, or -1 when
  * libcrypto failed: hex is then "", which matches no signature. */
 int kj__hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,

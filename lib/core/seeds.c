@@ -100,21 +100,14 @@ int kj_seed_run_key(const uint64_t key[4], const unsigned char *batch, uint64_t 
 		    struct kj_error *err)
 {
 	unsigned char nonce[16], out[32];
-	char hex[KJ_SHA256_HEX];
-	int i;
 
 	if (batch)
 		memcpy(nonce, batch, sizeof(nonce));
 	else if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
 		return kj_error_set(err, KJ_EIO, "getrandom: %s", strerror(errno));
-	kj__hmac_sha256_hex(key, 4 * sizeof(uint64_t), nonce, sizeof(nonce), hex);
-	for (i = 0; i < 32; i++) {
-		unsigned hi = (unsigned)(hex[2 * i] <= '9' ? hex[2 * i] - '0' : hex[2 * i] - 'a' + 10);
-		unsigned lo = (unsigned)(hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0'
-							      : hex[2 * i + 1] - 'a' + 10);
-
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
+	/* No run key is ever made up: a failed HMAC fails the attempt. */
+	if (kj__hmac_sha256(key, 4 * sizeof(uint64_t), nonce, sizeof(nonce), out) != 0)
+		return kj_error_set(err, KJ_ENOMEM, "the run's key: HMAC-SHA256 failed (out of memory)");
 	memcpy(run_key, out, 4 * sizeof(uint64_t));
 	return KJ_OK;
 }

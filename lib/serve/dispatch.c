@@ -12,6 +12,7 @@
 #include "serve/serve_internal.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "base/internal.h"
 #include "base/json.h"
 #include "base/banned.h"
@@ -103,6 +104,34 @@ static int next(void *ctx, size_t *cand)
 	return got;
 }
 
+/*
+ * The secret bytes the seeds of request seq are made from: the store's
+ * batch for the first epoch, and for epoch e > 0 (e = (seq - 1) / per) the
+ * first 16 bytes of HMAC-SHA256(batch, "kjudge serve seed epoch e").  A
+ * client that learned something of one epoch's inputs from many verdicts
+ * learns nothing of the next's; the golden outputs are made again once per
+ * epoch (their cache is keyed by the seeds).  The epoch follows from the
+ * request's number, so a request judged again after a restart gets the
+ * same seeds.  0, or -1 when the HMAC failed (out is then not to be used).
+ */
+int kj__serve_epoch_batch(const unsigned char batch[16], long long per, long long seq,
+			  unsigned char out[16])
+{
+	long long e = per > 0 && seq > 0 ? (seq - 1) / per : 0;
+	unsigned char d[32];
+	char msg[64];
+	int n;
+
+	memcpy(out, batch, 16);
+	if (e == 0)
+		return 0;
+	n = snprintf(msg, sizeof(msg), "kjudge serve seed epoch %lld", e);
+	if (kj__hmac_sha256(batch, 16, msg, (size_t)n, d) != 0)
+		return -1;
+	memcpy(out, d, 16);
+	return 0;
+}
+
 /* In the child: the request's row read, its task found or staged, the
  * attempt judged and committed as eval's. */
 static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
@@ -115,6 +144,7 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	struct kj_error err;
 	json_t *row = NULL;
 	char dir[PATH_MAX + 32], origin[300], *settings = NULL, *src;
+	unsigned char epoch_batch[16];
 	const char *key, *tkey;
 	int ti;
 
@@ -185,7 +215,12 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	slot.run_id = s->run_id;
 	slot.work_dir = s->work;
 	slot.device = device;
-	slot.batch = s->batch;
+	if (kj__serve_epoch_batch(s->batch, s->o.seed_epoch, (long long)cand, epoch_batch) != 0) {
+		r->code = kj_error_set(&err, KJ_ENOMEM, "serve: the seed epoch's key: HMAC-SHA256 "
+				       "failed (out of memory)");
+		goto out;
+	}
+	slot.batch = epoch_batch;
 	slot.settings_text = settings;
 	slot.shared = s->o.jobs > s->o.n_devices && s->alone_seq != (long long)cand;
 	r->code = kj_eval_attempt(s->o.cfg, &es, &slot, set, set->n_cands - 1, key, &r->outcome,

@@ -91,6 +91,10 @@ char *kj__serve_metrics(struct kj_serve *s);
  * the settings' text of a request (what its attempt key hashes), malloc'd,
  * NULL when out of memory. */
 extern const char *const kj__serve_finish_names[5];
+/* The secret bytes of request seq's seed epoch (dispatch.c): the batch's
+ * for the first epoch, an HMAC of it for the others.  0, or -1. */
+int kj__serve_epoch_batch(const unsigned char batch[16], long long per, long long seq,
+			  unsigned char out[16]);
 int kj__serve_stage_task(const char *dir, const char *src, size_t len, const char *cases,
 			 struct kj_eval_set *set, struct kj_error *err);
 int kj__serve_task_named(const struct kj_eval_set *set, const char *name);

@@ -4,7 +4,9 @@
  * queue (round-robin over models, first come first served within one),
  * a request's settings, the store's requests (a repeated id or attempt is
  * the same evaluation; a killed server's running ones are queued again),
- * and the batch runner fed by a next() that has nothing yet.
+ * the batch runner fed by a next() that has nothing yet, and the seed
+ * epochs (the secret bytes change every N requests, the same for one
+ * request judged again).
  */
 #include <signal.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "kjudge/eval.h"
 #include "kjudge/serve.h"
 #include "kjudge/store.h"
+#include "serve/serve_internal.h"
 #include "unit.h"
 
 static int parse(const char *body, struct kj_serve_req **r, size_t *n, struct kj_error *err)
@@ -119,6 +122,35 @@ KJ_TEST(serve_parse_refuses_and_names)
 	refused("{\"evaluations\": [1], \"model\": \"m\"}", "evaluations given with other fields");
 	refused("{\"task\": {\"source\": \"T\"}, \"candidate\": {\"source\": \"C\"}, \"id\": "
 		"\"a/b\"}", "id: not letters, digits and . _ : - only");
+}
+
+KJ_TEST(serve_seed_epochs)
+{
+	unsigned char batch[16], a[16], b[16], c[16], d[16];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		batch[i] = (unsigned char)(17 * i + 3);
+	/* The first epoch (requests 1..3 of 3 a epoch) keeps the batch's bytes. */
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 1, a), 0);
+	KJ_CHECK(memcmp(a, batch, 16) == 0);
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 3, a), 0);
+	KJ_CHECK(memcmp(a, batch, 16) == 0);
+	/* The second (4..6) has others, one set for all its requests. */
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 4, b), 0);
+	KJ_CHECK(memcmp(b, batch, 16) != 0);
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 6, c), 0);
+	KJ_CHECK(memcmp(b, c, 16) == 0);
+	/* The third differs from both. */
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 7, d), 0);
+	KJ_CHECK(memcmp(d, b, 16) != 0 && memcmp(d, batch, 16) != 0);
+	/* 0 a epoch: never rotated. */
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 0, 1000000, a), 0);
+	KJ_CHECK(memcmp(a, batch, 16) == 0);
+	/* Another store's batch, another epoch's bytes. */
+	batch[0] ^= 1;
+	KJ_CHECK_INT(kj__serve_epoch_batch(batch, 3, 4, c), 0);
+	KJ_CHECK(memcmp(b, c, 16) != 0);
 }
 
 KJ_TEST(serve_settings_of_a_request)
