@@ -247,6 +247,36 @@ extern const char *const kj_cli_devices[];
 /* The largest whole number a JSON reader that uses doubles keeps exact. */
 #define KJ_CLI_SEED_MAX 9007199254740991.0
 
+/*
+ * The settings of every evaluation of a study, eval's and serve's options
+ * alike: the command's enum lists KJ_STUDY_OPTION_ENUMS (six consecutive
+ * indexes, OPT_TIMEOUT first), its table KJ_STUDY_OPTION_ROWS, and
+ * kj_cli_study_settings(v + OPT_TIMEOUT, s) sets those given into s.
+ */
+#define KJ_STUDY_OPTION_ENUMS                                                        \
+	OPT_TIMEOUT, OPT_INPUT_SETS, OPT_WARMUP, OPT_REPEATS, OPT_MAX_REPEATS, OPT_BUDGET
+#define KJ_STUDY_OPTION_ROWS                                                         \
+	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",         \
+			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,       \
+			  .def = "900", .help = "seconds each case may take on each side" }, \
+	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",      \
+			     .min = 1, .max = 100, .def = "2",                              \
+			     .help = "input sets per case with secret seeds (correctness trials)" }, \
+	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,    \
+			 .max = 100000, .def = "5", .help = "untimed calls before timing" }, \
+	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,  \
+			  .max = 1000000, .def = "50",                                      \
+			  .help = "the fewest timed calls per side and case" },             \
+	[OPT_MAX_REPEATS] = { .name = "max_repeats", .type = KJ_CLI_INT, .metavar = "N",    \
+			      .min = 1, .max = 10000000, .def = "100000",                   \
+			      .help = "the most timed calls per side and case" },           \
+	[OPT_BUDGET] = { .name = "time_budget", .type = KJ_CLI_NUMBER, .metavar = "S",      \
+			 .unit = "seconds", .min = 0.01, .max = 86400, .def = "$KJ_TIME_BUDGET, " \
+			 "else 10", .help = "seconds of timing per case" }
+
+struct kj_eval_settings;
+void kj_cli_study_settings(const struct kj_cli_value *v, struct kj_eval_settings *s);
+
 #define KJ_TORCH_OPTION_ROWS(TIMEOUT_HELP, SEED_HELP)                               \
 	[KJ_OPT_OP_NAME] = { .name = "op_name", .type = KJ_CLI_STRING,              \
 			     .metavar = "NAME", .flags = KJ_CLI_REQUIRED,           \

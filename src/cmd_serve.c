@@ -28,12 +28,7 @@ enum {
 	OPT_QUEUE_MAX,
 	OPT_MAX_BODY,
 	OPT_SEED_EPOCH,
-	OPT_TIMEOUT,
-	OPT_INPUT_SETS,
-	OPT_WARMUP,
-	OPT_REPEATS,
-	OPT_MAX_REPEATS,
-	OPT_BUDGET,
+	KJ_STUDY_OPTION_ENUMS,
 	OPT_PYTHON,
 	OPT_COUNT_
 };
@@ -73,23 +68,7 @@ const struct kj_cli_option kj_serve_options[] = {
 			     .help = "evaluations per seed epoch: the secret seeds (and the "
 				     "golden outputs made from them) change every N accepted "
 				     "evaluations; 0: never" },
-	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
-			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,
-			  .def = "900", .help = "seconds each case may take on each side" },
-	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
-			     .min = 1, .max = 100, .def = "2",
-			     .help = "input sets per case with secret seeds (correctness trials)" },
-	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
-			 .max = 100000, .def = "5", .help = "untimed calls before timing" },
-	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
-			  .max = 1000000, .def = "50",
-			  .help = "the fewest timed calls per side and case" },
-	[OPT_MAX_REPEATS] = { .name = "max_repeats", .type = KJ_CLI_INT, .metavar = "N",
-			      .min = 1, .max = 10000000, .def = "100000",
-			      .help = "the most timed calls per side and case" },
-	[OPT_BUDGET] = { .name = "time_budget", .type = KJ_CLI_NUMBER, .metavar = "S",
-			 .unit = "seconds", .min = 0.01, .max = 86400, .def = "$KJ_TIME_BUDGET, "
-			 "else 10", .help = "seconds of timing per case" },
+	KJ_STUDY_OPTION_ROWS,
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
 			 .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",
 			 .help = "Python interpreter with torch" },
@@ -190,18 +169,7 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	s.device = v[OPT_DEVICE].count ? v[OPT_DEVICE].text : NULL;
 	s.no_benchmark = 0;
 	s.ref_compiled = 0;
-	if (v[OPT_TIMEOUT].count)
-		s.judge.timeout_s = v[OPT_TIMEOUT].number;
-	if (v[OPT_INPUT_SETS].count)
-		s.judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
-	if (v[OPT_WARMUP].count)
-		s.bench.warmup = (int)v[OPT_WARMUP].integer;
-	if (v[OPT_REPEATS].count)
-		s.bench.repeats = (int)v[OPT_REPEATS].integer;
-	if (v[OPT_MAX_REPEATS].count)
-		s.bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
-	if (v[OPT_BUDGET].count)
-		s.bench.budget_s = v[OPT_BUDGET].number;
+	kj_cli_study_settings(v + OPT_TIMEOUT, &s);
 	rc = kj_cli_config(cmd, &cfg, v[OPT_PYTHON].count ? v[OPT_PYTHON].text : NULL);
 	if (rc) {
 		free(token);

@@ -13,6 +13,24 @@
 /* What the reference is (kj_eval_settings.ref_compiled). */
 static const char *const eval_baselines[] = { "eager", "compile", NULL };
 
+/* The study's settings given on the command line (cli.h), eval's and
+ * serve's: v points at OPT_TIMEOUT's value, the five after it follow. */
+void kj_cli_study_settings(const struct kj_cli_value *v, struct kj_eval_settings *s)
+{
+	if (v[0].count)
+		s->judge.timeout_s = v[0].number;
+	if (v[1].count)
+		s->judge.input_sets = (int)v[1].integer;
+	if (v[2].count)
+		s->bench.warmup = (int)v[2].integer;
+	if (v[3].count)
+		s->bench.repeats = (int)v[3].integer;
+	if (v[4].count)
+		s->bench.max_repeats = (int)v[4].integer;
+	if (v[5].count)
+		s->bench.budget_s = v[5].number;
+}
+
 const struct kj_cli_option kj_eval_options[] = {
 	[OPT_DB] = { .name = "db", .type = KJ_CLI_STRING, .metavar = "FILE",
 		     .flags = KJ_CLI_REQUIRED,
@@ -29,23 +47,7 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_RETRY] = { .name = "retry-failed", .type = KJ_CLI_FLAG,
 			.help = "run again the attempts that ended as judge errors (the "
 				"judge's or the machine's failures)" },
-	[OPT_TIMEOUT] = { .name = "timeout", .type = KJ_CLI_NUMBER, .metavar = "S",
-			  .unit = "seconds", .min = 0.001, .max = KJ_CLI_TIMEOUT_MAX,
-			  .def = "900", .help = "seconds each case may take on each side" },
-	[OPT_INPUT_SETS] = { .name = "input_sets", .type = KJ_CLI_INT, .metavar = "N",
-			     .min = 1, .max = 100, .def = "2",
-			     .help = "input sets per case with secret seeds (correctness trials)" },
-	[OPT_WARMUP] = { .name = "warmup", .type = KJ_CLI_INT, .metavar = "N", .min = 0,
-			 .max = 100000, .def = "5", .help = "untimed calls before timing" },
-	[OPT_REPEATS] = { .name = "repeats", .type = KJ_CLI_INT, .metavar = "N", .min = 1,
-			  .max = 1000000, .def = "50",
-			  .help = "the fewest timed calls per side and case" },
-	[OPT_MAX_REPEATS] = { .name = "max_repeats", .type = KJ_CLI_INT, .metavar = "N",
-			      .min = 1, .max = 10000000, .def = "100000",
-			      .help = "the most timed calls per side and case" },
-	[OPT_BUDGET] = { .name = "time_budget", .type = KJ_CLI_NUMBER, .metavar = "S",
-			 .unit = "seconds", .min = 0.01, .max = 86400, .def = "$KJ_TIME_BUDGET, "
-			 "else 10", .help = "seconds of timing per case" },
+	KJ_STUDY_OPTION_ROWS,
 	[OPT_VERIFY_ONLY] = { .name = "verify-only", .type = KJ_CLI_FLAG,
 			      .help = "no benchmark: correctness and the layers only" },
 	[OPT_BASELINE] = { .name = "baseline", .type = KJ_CLI_CHOICE, .metavar = "B",
@@ -115,18 +117,7 @@ int kj__eval_read_options(const struct kj_cli_command *cmd, const struct kj_cli_
 	if (v[OPT_DEVICE].count)
 		s->device = v[OPT_DEVICE].text;
 	o->retry = v[OPT_RETRY].count > 0;
-	if (v[OPT_TIMEOUT].count)
-		s->judge.timeout_s = v[OPT_TIMEOUT].number;
-	if (v[OPT_INPUT_SETS].count)
-		s->judge.input_sets = (int)v[OPT_INPUT_SETS].integer;
-	if (v[OPT_WARMUP].count)
-		s->bench.warmup = (int)v[OPT_WARMUP].integer;
-	if (v[OPT_REPEATS].count)
-		s->bench.repeats = (int)v[OPT_REPEATS].integer;
-	if (v[OPT_MAX_REPEATS].count)
-		s->bench.max_repeats = (int)v[OPT_MAX_REPEATS].integer;
-	if (v[OPT_BUDGET].count)
-		s->bench.budget_s = v[OPT_BUDGET].number;
+	kj_cli_study_settings(v + OPT_TIMEOUT, s);
 	s->no_benchmark = v[OPT_VERIFY_ONLY].count > 0;
 	s->ref_compiled = v[OPT_BASELINE].count && v[OPT_BASELINE].choice == 1;
 	if (v[OPT_PYTHON].count)
