@@ -336,6 +336,10 @@ struct kj_eval_pool_ops {
 	/* Before each wait, at least once a second (a progress display);
 	 * may be NULL. */
 	void (*tick)(void *ctx);
+	/* cand's child started as process pid (the leader of its own
+	 * process group once it runs: a server's cancel kills the group);
+	 * may be NULL. */
+	void (*started)(void *ctx, size_t cand, pid_t pid);
 };
 
 struct kj_eval_pool {

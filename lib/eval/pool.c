@@ -173,6 +173,8 @@ static int start(const struct kj_eval_pool *p, const struct kj_eval_pool_ops *op
 	kid->fd = fds[0];
 	kid->cand = cand;
 	kid->device = device;
+	if (ops->started)
+		ops->started(ctx, cand, pid);
 	return 0;
 }
 

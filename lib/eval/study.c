@@ -405,7 +405,7 @@ int kj_eval_study_run(const struct kj_eval_study *st, struct kj_eval_run *run,
 		      const struct kj_eval_run_hooks *h, void *ctx, struct kj_error *err)
 {
 	static const struct kj_eval_pool_ops ops = { batch_next, batch_judge, batch_start_failed,
-						     batch_finished, batch_tick };
+						     batch_finished, batch_tick, NULL };
 	struct kj_eval_pool pool = { run->jobs, run->devices, run->n_devices, run->stop };
 	struct batch b = { .run = run, .st = st, .h = h, .ctx = ctx, .todo = st->todo,
 			   .n_todo = st->n_todo };

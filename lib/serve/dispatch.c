@@ -236,13 +236,31 @@ out:
 	kj_eval_set_release(&own);
 }
 
+/* The judging child's pid, for a DELETE to kill; one cancelled before it
+ * started is killed now. */
+static void started(void *ctx, size_t cand, pid_t pid)
+{
+	struct kj_serve *s = ctx;
+	char k[32];
+
+	snprintf(k, sizeof(k), "%zu", cand);
+	pthread_mutex_lock(&s->mu);
+	json_object_set_new(s->pids, k, json_integer(pid));
+	if (json_object_get(s->cancel, k))
+		kj__serve_kill_child(pid);
+	pthread_mutex_unlock(&s->mu);
+}
+
 static void start_failed(void *ctx, size_t cand, const char *why)
 {
 	struct kj_serve *s = ctx;
 	struct kj_error err;
+	char k[32];
 
-	/* Queued again: the next start judges it. */
+	/* Queued again: the next start judges it (one cancelled ends so). */
+	snprintf(k, sizeof(k), "%zu", cand);
 	pthread_mutex_lock(&s->mu);
+	json_object_del(s->pids, k);
 	kj_store_serve_set_state(s->store, (long long)cand, "running", "queued", NULL, NULL, &err);
 	s->running--;
 	pthread_mutex_unlock(&s->mu);
@@ -256,8 +274,32 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 	char *outcome = NULL, k[32];
 	json_t *res = NULL, *row = NULL, *at;
 	const char *st = "judge_error";
-	int i;
+	int i, cancelled;
 
+	snprintf(k, sizeof(k), "%zu", cand);
+	pthread_mutex_lock(&s->mu);
+	json_object_del(s->pids, k);
+	cancelled = json_object_get(s->cancel, k) != NULL;
+	json_object_del(s->cancel, k);
+	pthread_mutex_unlock(&s->mu);
+	if (cancelled && !(r && r->code == KJ_OK)) {
+		/* Killed by its client's DELETE: nothing charged, not judged
+		 * again (its partial rows stay 'running', which no report
+		 * counts). */
+		pthread_mutex_lock(&s->mu);
+		kj_store_serve_set_state(s->store, (long long)cand, "running", "cancelled",
+					 "{\"status\": \"cancelled\", \"charged\": \"nobody\", "
+					 "\"message\": \"cancelled by its client while it was being "
+					 "judged\"}", NULL, &err);
+		s->running--;
+		if (s->alone_seq == (long long)cand)
+			s->alone_seq = 0;
+		s->finished[4]++;
+		json_object_del(s->since, k);
+		pthread_cond_broadcast(&s->changed);
+		pthread_mutex_unlock(&s->mu);
+		return 0;
+	}
 	if (r && r->code == KJ_EDEVMEM && s->alone_seq != (long long)cand) {
 		/* A side ran out of device memory beside other evaluations:
 		 * nothing charged, judged again with the device to itself. */
@@ -309,7 +351,6 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 	for (i = 0; i < 4; i++)
 		if (strcmp(st, kj__serve_finish_names[i]) == 0)
 			s->finished[i]++;
-	snprintf(k, sizeof(k), "%zu", cand);
 	at = json_object_get(s->since, k);
 	if (at) {
 		double lat = kj__now_s() - json_real_value(at);
@@ -331,7 +372,8 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 int kj_serve_run(struct kj_serve *s, const volatile sig_atomic_t *drain, struct kj_error *err)
 {
 	static const volatile sig_atomic_t never = 0;
-	static const struct kj_eval_pool_ops ops = { next, judge, start_failed, finished, NULL };
+	static const struct kj_eval_pool_ops ops = { next, judge, start_failed, finished, NULL,
+						     started };
 	struct kj_eval_pool pool;
 	int rc;
 

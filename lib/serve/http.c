@@ -195,9 +195,9 @@ static enum MHD_Result evaluation(struct kj_serve *s, struct MHD_Connection *c,
 			return send_error(c, 404, "not_found", "no such evaluation", NULL);
 		if (rc == -2)
 			return send_error(c, 500, "internal", err.msg, NULL);
-		if (rc == 1)
-			return send_error(c, 409, "running", "the evaluation is being judged: its "
-					  "result will come", NULL);
+		if (rc == 2)
+			return send_json(c, 202, json_pack("{s:s, s:s}", "id", id, "status",
+							   "cancelling"), NULL);
 		return send_json(c, 200, json_pack("{s:s, s:s}", "id", id, "status",
 						   strcmp(state, "queued") == 0 ? "cancelled" : state),
 				 NULL);

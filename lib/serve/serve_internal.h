@@ -44,10 +44,15 @@ struct kj_serve {
 	long long finished[5];           /* pass, fail, task_error, judge_error, cancelled */
 	json_t *busy;                    /* {device: seconds judged} */
 	json_t *since;                   /* {seq: when it was accepted, kj__now_s} */
+	json_t *pids;                    /* {seq: its judging child's pid} (under mu) */
+	json_t *cancel;                  /* {seq: true}: killed by a DELETE (under mu) */
 	long long hist[KJ__SERVE_BUCKETS + 1];
 	double lat_sum;
 	long long running;
 };
+
+/* kill a judging child's group and the child (server.c). */
+void kj__serve_kill_child(pid_t pid);
 
 /* Whether the server refuses new work (a drain asked for). */
 static inline int kj__serve_draining(const struct kj_serve *s)
@@ -76,8 +81,9 @@ enum kj__serve_verdict kj__serve_submit(struct kj_serve *s, const struct kj_serv
 json_t *kj__serve_answer(struct kj_serve *s, const char *id, double wait_s, int *found,
 			 struct kj_error *err);
 
-/* Cancel id: 0 cancelled (or already ended: *state says which), 1 it is
- * running (not cancelled), -1 unknown, -2 the store failed. */
+/* Cancel id: 0 cancelled (or already ended: *state says which), 2 it was
+ * running and its judging is being stopped (it ends cancelled unless its
+ * verdict came first), -1 unknown, -2 the store failed. */
 int kj__serve_cancel(struct kj_serve *s, const char *id, char *state, size_t size,
 		     struct kj_error *err);
 

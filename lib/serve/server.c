@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -345,6 +346,16 @@ json_t *kj__serve_answer(struct kj_serve *s, const char *id, double wait_s, int 
 	return a;
 }
 
+/* A judging child and its process group, killed (SIGKILL: nothing of an
+ * evaluation it was judging is committed after it). */
+void kj__serve_kill_child(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
 int kj__serve_cancel(struct kj_serve *s, const char *id, char *state, size_t size,
 		     struct kj_error *err)
 {
@@ -361,7 +372,21 @@ int kj__serve_cancel(struct kj_serve *s, const char *id, char *state, size_t siz
 		snprintf(state, size, "%s", st);
 		rc = 0;
 		if (strcmp(st, "running") == 0) {
-			rc = 1;
+			/* Its judging child (and the workers under it) killed:
+			 * the dispatcher then ends it as cancelled, unless its
+			 * verdict was committed first.  One not forked yet is
+			 * killed as it starts (started, dispatch.c). */
+			char k[32];
+			json_t *pid;
+
+			snprintf(k, sizeof(k), "%lld", seq);
+			rc = 2;
+			if (json_object_set_new(s->cancel, k, json_true()) != 0) {
+				rc = -2;
+				kj_error_set(err, KJ_ENOMEM, "out of memory");
+			} else if ((pid = json_object_get(s->pids, k)) != NULL) {
+				kj__serve_kill_child((pid_t)json_integer_value(pid));
+			}
 		} else if (strcmp(st, "queued") == 0) {
 			if (kj_store_serve_set_state(s->store, seq, "queued", "cancelled", NULL,
 						     &changed, err) != KJ_OK) {
@@ -631,7 +656,9 @@ int kj_serve_open(const struct kj_serve_opts *o, struct kj_serve **out, struct k
 	s->alone = kj_serve_queue_new();
 	s->busy = json_object();
 	s->since = json_object();
-	if (!s->q || !s->alone || !s->busy || !s->since) {
+	s->pids = json_object();
+	s->cancel = json_object();
+	if (!s->q || !s->alone || !s->busy || !s->since || !s->pids || !s->cancel) {
 		kj_serve_close(s);
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	}
@@ -690,6 +717,8 @@ void kj_serve_close(struct kj_serve *s)
 	kj_serve_queue_free(s->alone);
 	json_decref(s->busy);
 	json_decref(s->since);
+	json_decref(s->pids);
+	json_decref(s->cancel);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->changed);
 	free(s);

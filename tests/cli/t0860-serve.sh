@@ -24,6 +24,10 @@ test_expect 'each error code with its JSON, and SIGTERM drains: 503, the running
 	check errors
 '
 
+test_expect 'DELETE of an evaluation being judged kills its judging and cancels it, nothing charged' '
+	check cancel
+'
+
 test_expect 'a client that sends a byte a second delays no other' '
 	check slow
 '

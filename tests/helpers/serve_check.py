@@ -198,7 +198,6 @@ def errors():
     th = threading.Thread(target=third)
     th.start()
     time.sleep(0.3)
-    expect_error(raw(url, "DELETE", "/v1/evaluations/first", None, auth), 409, "running")
     st, _, j = raw(url, "DELETE", "/v1/evaluations/second", None, auth)
     check(st == 200 and j["status"] == "cancelled", "DELETE of a queued one: %s %r" % (st, j))
     th.join(30)
@@ -228,7 +227,54 @@ def errors():
           "the store: %r" % rows)
     check(db.execute("SELECT state, status FROM attempts").fetchall() == [("done", "pass")],
           "the drained evaluation's attempt")
-    print("errors: 400 401 404 405 409 413 429 503, each with its JSON; the drain finished")
+    print("errors: 400 401 404 405 413 429 503, each with its JSON; the drain finished")
+
+
+# Right, but a minute a call: cancelled long before it could end.
+STUCK = SLOW.replace("time.sleep(2.5)", "time.sleep(60)")
+
+
+def cancel():
+    """DELETE of an evaluation being judged: 202 cancelling, its judging
+    child and workers killed (the one slot of -j 1 free again at once), the
+    evaluation cancelled with nothing charged, no attempt counted."""
+    srv = Server("-j", "1")
+    url = srv.url
+    one = {"task": {"source": TASK}, "candidate": {"source": STUCK}, "mode": "verify",
+           "id": "stuck"}
+    st, _, j = raw(url, "POST", "/v1/evaluations", one)
+    check(st == 202, "the stuck one: %s %r" % (st, j))
+    deadline = time.time() + 60
+    while raw(url, "GET", "/v1/evaluations/stuck")[2]["status"] != "running":
+        check(time.time() < deadline, "the stuck one never ran")
+        time.sleep(0.1)
+    time.sleep(1.0)  # its workers started
+    st, _, j = raw(url, "DELETE", "/v1/evaluations/stuck")
+    check(st == 202 and j == {"id": "stuck", "status": "cancelling"},
+          "DELETE of a running one: %s %r" % (st, j))
+    t0 = time.time()
+    st, _, j = raw(url, "GET", "/v1/evaluations/stuck?wait=30")
+    check(st == 200 and j["status"] == "cancelled" and j["result"]["status"] == "cancelled"
+          and j["result"]["charged"] == "nobody" and time.time() - t0 < 10,
+          "after the DELETE: %s %r in %.1f s" % (st, j, time.time() - t0))
+    st, _, j = raw(url, "DELETE", "/v1/evaluations/stuck")
+    check(st == 200 and j["status"] == "cancelled", "a second DELETE: %s %r" % (st, j))
+    # The one slot is free: the next evaluation is judged now, not after
+    # the stuck one's minute.
+    c = Client(url)
+    t0 = time.time()
+    r = c.evaluate(TASK, cand("pass"), mode="verify", model="after")
+    check(r.status == "pass" and time.time() - t0 < 45,
+          "the next one: %s in %.1f s" % (r.status, time.time() - t0))
+    st, _, text = raw(url, "GET", "/metrics")
+    check('kjudge_serve_finished_total{status="cancelled"} 1' in text, "/metrics: %r" % text)
+    check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
+    db = sqlite3.connect("s.db")
+    rows = dict(db.execute("SELECT eval_id, state FROM serve_requests"))
+    check(rows.get("stuck") == "cancelled", "the store: %r" % rows)
+    done = db.execute("SELECT count(*) FROM attempts WHERE state = 'done'").fetchone()[0]
+    check(done == 1, "%d attempts done (only the next one's may be)" % done)
+    print("cancel: the running evaluation killed and cancelled, its slot free at once")
 
 
 def slow():
@@ -295,4 +341,5 @@ def kill():
 
 
 if __name__ == "__main__":
-    {"verdicts": verdicts, "errors": errors, "slow": slow, "kill": kill}[sys.argv[1]]()
+    {"verdicts": verdicts, "errors": errors, "slow": slow, "kill": kill,
+     "cancel": cancel}[sys.argv[1]]()

@@ -95,7 +95,7 @@ static int t_finished(void *ctx, size_t cand, const struct kj_eval_result *r, in
 	return t->stop_after && t->done >= t->stop_after;
 }
 
-static const struct kj_eval_pool_ops ops = { t_next, t_judge, t_start_failed, t_finished, NULL };
+static const struct kj_eval_pool_ops ops = { t_next, t_judge, t_start_failed, t_finished, NULL, NULL };
 static const char devices[2][16] = { "cuda:0", "cuda:1" };
 
 static void t_init(struct t *t, size_t n)

@@ -310,7 +310,7 @@ static int later_finished(void *ctx, size_t cand, const struct kj_eval_result *r
 KJ_TEST(serve_pool_waits_for_work)
 {
 	static const struct kj_eval_pool_ops ops = { later_next, later_judge, later_failed,
-						     later_finished, NULL };
+						     later_finished, NULL, NULL };
 	static const char devs[1][16] = { "cpu" };
 	static volatile sig_atomic_t stop;
 	struct kj_eval_pool p = { .jobs = 2, .devices = devs, .n_devices = 1, .stop = &stop };
