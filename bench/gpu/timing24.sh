@@ -27,7 +27,7 @@
 #          and of the one before the judge's clock (.anchors/old/kjudge).
 #
 # Knobs: OUT, DEADLINE (seconds for the whole call, default 560), BUDGET
-# (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, CAP_<NAME> (a
+# (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, AA_PIN_RUNS, CAP_<NAME> (a
 # part's cap in seconds).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -196,6 +196,16 @@ if part AA 150; then
 			--verify_not_required --time_budget "$BUDGET" --output "$RES/aa20off_$i.json" > /dev/null 2>&1
 		echo "  sandbox off, run $i rc=$?"
 		summ "$RES/aa20off_$i.json"
+	done
+	# AA_PIN_RUNS runs with kjudge and both workers on one CPU (taskset
+	# -c AA_PIN_CPU, default 2; a worker is frozen while the other is
+	# timed): whether the sides' host costs differ by where they run.
+	for i in $(seq 1 "${AA_PIN_RUNS:-0}"); do
+		capped "$CAP" taskset -c "${AA_PIN_CPU:-2}" "$K" benchmark --op_name mm \
+			--verify_dir bench/gpu/aa20us --verify_not_required --time_budget "$BUDGET" \
+			--output "$RES/aa20pin_$i.json" > /dev/null 2>&1
+		echo "  one CPU, run $i rc=$?"
+		summ "$RES/aa20pin_$i.json"
 	done
 	for i in $(seq 1 "${AA20_RUNS:-10}"); do
 		t0=$(date +%s.%N)
