@@ -648,6 +648,8 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	}
 	if (x->retry)
 		W("--retry-failed");
+	if (x->no_audit)
+		W("--no-audit");
 	/* The shards' study is this command's: the same directions. */
 	if (x->apis) {
 		W("--api");

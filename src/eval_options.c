@@ -96,6 +96,9 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
 		      .help = "a suite of specs: only the directions into these APIs, e.g. "
 			      "omp,opencl" },
+	[OPT_NO_AUDIT] = { .name = "no-audit", .type = KJ_CLI_FLAG,
+			   .help = "do not audit the tasks (docs/AUDIT.md): no canary is judged "
+				   "and the report cannot tell weak tasks (also $KJ_NO_AUDIT=1)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -132,6 +135,7 @@ int kj__eval_read_options(const struct kj_cli_command *cmd, const struct kj_cli_
 	if (v[OPT_PYTHON].count)
 		o->python = v[OPT_PYTHON].text;
 	o->quiet = v[OPT_QUIET].count > 0;
+	o->no_audit = v[OPT_NO_AUDIT].count > 0;
 	if (v[OPT_GPUS].count &&
 	    kj_eval_parse_gpus(v[OPT_GPUS].text, o->devs, 64, &o->n_devs, &err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
@@ -185,7 +189,7 @@ int kj__eval_slurm(const struct kj_cli_command *cmd, const struct kj_eval_settin
 		.shards = v[OPT_SHARDS].count ? (int)v[OPT_SHARDS].integer : 0,
 		.wait = v[OPT_WAIT].count > 0,
 		.max_resubmits = v[OPT_MAX_RESUBMITS].count ? (int)v[OPT_MAX_RESUBMITS].integer : 3,
-		.apis = v[OPT_API].text,
+		.apis = v[OPT_API].text, .no_audit = o->no_audit,
 	};
 	const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
 	int a, opts_done = 0, rc;
