@@ -159,31 +159,34 @@ int kj_store_audit_get(struct kj_store *s, const char *task_key, const char *aud
 static int check_audits(sqlite3 *db, const char *schema, const char *src, struct kj_error *err)
 {
 	static const char *const tables[] = { "task_audits", "audit_canaries" };
-	size_t i;
+	size_t i, n;
 	int rc = KJ_OK;
 
 	for (i = 0; rc == KJ_OK && i < sizeof(tables) / sizeof(tables[0]); i++) {
-		char *col = kj__store_check_sql(tables[i], 1), *sql = NULL;
+		const struct kj__store_check *ck = kj__store_checks(tables[i], &n);
+		char *which = kj__store_check_sql(tables[i], 0), *sql = NULL;
 		sqlite3_stmt *st = NULL;
 		int r;
 
-		if (!col || asprintf(&sql, "SELECT task_key, %s FROM \"%s\".%s WHERE (%s) IS NOT "
-				     "NULL LIMIT 1", col, schema, tables[i], col) < 0)
+		if (!which || asprintf(&sql, "SELECT task_key, %s FROM \"%s\".%s WHERE (%s) IS NOT "
+				       "NULL LIMIT 1", which, schema, tables[i], which) < 0)
 			sql = NULL;
-		free(col);
+		free(which);
 		if (!sql)
 			return kj_error_set(err, KJ_ENOMEM, "the store's checks: out of memory");
 		r = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 		free(sql);
 		if (r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+			long long k = sqlite3_column_int64(st, 1);
 			char key[80];
 
-			rc = kj_error_set(err, KJ_ESTORE, "'%s': the audit of task %s holds a value "
-					  "no judge writes in %s.%s; nothing of this store was "
+			rc = kj_error_set(err, KJ_ESTORE, "'%s': the audit of task %s: %s.%s is not "
+					  "%s: a value no judge writes; nothing of this store was "
 					  "merged", src,
 					  kj__text_brief((const char *)sqlite3_column_text(st, 0), 64,
-							 key, sizeof(key)),
-					  tables[i], (const char *)sqlite3_column_text(st, 1));
+							 key, sizeof(key)), tables[i],
+					  k >= 0 && (size_t)k < n ? ck[k].column : "?",
+					  k >= 0 && (size_t)k < n ? ck[k].want : "?");
 			r = SQLITE_DONE;
 		}
 		sqlite3_finalize(st);

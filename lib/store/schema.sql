@@ -139,7 +139,7 @@ CREATE TABLE timings (
 -- the audit's cache key (of the judge's version, the task's content, the
 -- canaries' module, the device and the audit's options): an audit kept is
 -- not run again.
-CREATE TABLE task_audits (
+CREATE TABLE IF NOT EXISTS task_audits (
 	task_key   TEXT NOT NULL REFERENCES tasks(task_key),
 	audit_key  TEXT NOT NULL,
 	run_id     INTEGER REFERENCES runs(run_id),  -- the run that recorded it
@@ -156,7 +156,7 @@ CREATE TABLE task_audits (
 );
 
 -- Each canary's end in an audit.
-CREATE TABLE audit_canaries (
+CREATE TABLE IF NOT EXISTS audit_canaries (
 	task_key  TEXT NOT NULL,
 	audit_key TEXT NOT NULL,
 	canary    TEXT NOT NULL,            -- 'zeros', 'input', 'lowp_float16', ...
