@@ -155,6 +155,7 @@ static int audit_tasks(const struct kj_cli_command *cmd, struct kj_config *cfg,
 	ao.device = s->device;
 	ao.timeout_s = s->judge.timeout_s;
 	ao.jobs = o->jobs;
+	ao.only = o->audit_only;
 	kj_cli_mem_budget(cmd, cfg, 2 * o->jobs, "the audit: two workers for each canary "
 			  "judged at once");
 	if (kj_eval_study_audit(st, cfg, set, &ao, &hooks, &q, &n, &err) != KJ_OK) {
