@@ -160,7 +160,7 @@ static int audit_tasks(const struct kj_cli_command *cmd, struct kj_config *cfg,
 			  "judged at once");
 	if (kj_eval_study_audit(st, cfg, set, &ao, &hooks, &q, &n, &err) != KJ_OK) {
 		kj_cli_error(cmd, "the tasks' audit: %s", err.msg);
-		return err.code == KJ_EINTR ? 130 : kj_cli_exit_for(cmd, err.code);
+		return kj_cli_exit_for(cmd, err.code);
 	}
 	if (n.tasks)
 		fprintf(stderr, "kjudge eval: audit: %zu tasks, %zu weak, %zu not proven; %zu in "

@@ -99,12 +99,14 @@ static const struct kj__store_check audit_checks[] = {
 	{ "audit_key", "audit_key IS NULL OR " NOT_TEXT("audit_key"), "an audit's key" },
 	{ "verdict", "verdict IS NULL OR verdict NOT IN ('weak', 'strong', 'not_proven')",
 	  "weak, strong or not_proven" },
-	{ "reasons", "reasons IS NULL OR NOT json_valid(reasons) OR json_type(reasons) != 'array'",
-	  "a JSON array of sentences" },
+	{ "reasons", "reasons IS NULL OR " NOT_TEXT("reasons") " OR length(reasons) > 65536 OR "
+	  "NOT json_valid(reasons) OR json_type(reasons) != 'array'",
+	  "a JSON array of sentences, 64 KiB at most" },
 };
 
 static const struct kj__store_check canary_checks[] = {
-	{ "canary", "canary IS NULL OR " NOT_TEXT("canary"), "a canary's name" },
+	{ "canary", "canary IS NULL OR " NOT_TEXT("canary") " OR length(canary) > 64",
+	  "a canary's name" },
 	{ "outcome", "outcome IS NULL OR outcome NOT IN ('fail', 'pass', 'n/a', 'error', 'skipped')",
 	  "fail, pass, n/a, error or skipped" },
 };
