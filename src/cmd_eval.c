@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kjudge/audit.h"
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
 #include "kjudge/store.h"
@@ -115,6 +116,59 @@ static int batch_setup(const struct kj_cli_command *cmd, struct kj_config *cfg,
 	return 0;
 }
 
+/* --- the tasks' audit ------------------------------------------------------------------ */
+
+/* One task's audit as stderr says it (a quiet run: only a weak task, and
+ * one not proven). */
+static void audit_said(void *ctx, const struct kj_eval_audit_said *s)
+{
+	const int *quiet = ctx;
+	int strong = !strcmp(s->verdict, "strong");
+	const char *first = json_string_value(json_array_get(s->reasons, 0));
+
+	if (*quiet && strong)
+		return;
+	if (!first)
+		first = s->why;
+	fprintf(stderr, "kjudge eval: audit: %s: %s%s%s%s\n", kj_cli_shown(s->task),
+		strong ? "strong" : !strcmp(s->verdict, "weak") ? "weak" : "not proven",
+		s->stored ? " (in the store)" : s->cached ? " (cached)" : "",
+		first ? ": " : "", first ? kj_cli_shown(first) : "");
+}
+
+/* The audit of the tasks the batch judges (docs/AUDIT.md), before their
+ * candidates: with the device and -j of the batch, every canary judged as
+ * a verify of two workers.  0, or the exit status (interrupted, or the
+ * store could not record it).  An audit not established is said and
+ * recorded; it never stops the batch. */
+static int audit_tasks(const struct kj_cli_command *cmd, struct kj_config *cfg,
+		       const struct kj_eval_settings *s, const struct kj_eval_set *set,
+		       struct kj_eval_study *st, const struct eval_opts *o, int quiet)
+{
+	static const struct kj_eval_audit_hooks hooks = { audit_said };
+	struct kj_eval_audit_counts n;
+	struct kj_audit_opts ao;
+	struct kj_error err;
+	int q = quiet;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.device = s->device;
+	ao.timeout_s = s->judge.timeout_s;
+	ao.jobs = o->jobs;
+	ao.only = o->audit_only;
+	kj_cli_mem_budget(cmd, cfg, 2 * o->jobs, "the audit: two workers for each canary "
+			  "judged at once");
+	if (kj_eval_study_audit(st, cfg, set, &ao, &hooks, &q, &n, &err) != KJ_OK) {
+		kj_cli_error(cmd, "the tasks' audit: %s", err.msg);
+		return kj_cli_exit_for(cmd, err.code);
+	}
+	if (n.tasks)
+		fprintf(stderr, "kjudge eval: audit: %zu tasks, %zu weak, %zu not proven; %zu in "
+			"the store, %zu canaries judged\n", n.tasks, n.weak, n.not_proven, n.stored,
+			n.canaries);
+	return 0;
+}
+
 /* A shard started again goes on from what it published last (another
  * node's run of it, its local store lost with that node).  0, or the exit
  * status. */
@@ -165,6 +219,11 @@ static int judge_here(const struct kj_cli_command *cmd, struct kj_config *cfg,
 			o->shard_k ? o->shard_text : "", o->shard_k ? ": " : "", set->n_tasks,
 			prog->total, prog->skipped, kj_cli_shown(o->db_path), o->jobs, o->n_devs,
 			o->n_devs == 1 ? "" : "s");
+	/* Before batch_setup: the audit's cache is the machine's, not the
+	 * batch's own. */
+	if (!o->no_audit && cfg->eval_audit && st->n_todo &&
+	    (rc = audit_tasks(cmd, cfg, s, set, st, o, prog->quiet)))
+		return rc;
 	if ((rc = batch_setup(cmd, cfg, s, set, o->jobs, prog->quiet, work, cache, &have_cache)))
 		return rc;
 	memset(&run, 0, sizeof(run));

@@ -37,6 +37,8 @@ struct kj_cmd_eval_ctx {
 	int n_sbatch_args;
 	size_t judge_errors_before;      /* judge errors of earlier runs, not retried */
 	const char *apis;                /* --api (a suite of specs), NULL: not given */
+	int no_audit;                    /* --no-audit: the shards audit nothing */
+	unsigned audit_only;             /* --audit-canaries, as a mask; 0: all */
 };
 
 /* `kjudge eval --slurm`: plan, submit, and with --wait follow, resubmit and

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kjudge/audit.h"
 #include "kjudge/eval.h"
 #include "kjudge/fileio.h"
 #include "kjudge/store.h"
@@ -648,6 +649,21 @@ static int eval_words(const struct kj_cmd_eval_ctx *x, char words[][PATH_MAX], i
 	}
 	if (x->retry)
 		W("--retry-failed");
+	if (x->no_audit)
+		W("--no-audit");
+	if (x->audit_only) {
+		char list[256] = "";
+		size_t len = 0;
+		int c;
+
+		for (c = 0; c < KJ_AUDIT_N_; c++)
+			if (x->audit_only & (1u << c))
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+							len ? "," : "", kj_audit_canary_name(
+							(enum kj_audit_canary)c));
+		W("--audit-canaries");
+		W("%s", list);
+	}
 	/* The shards' study is this command's: the same directions. */
 	if (x->apis) {
 		W("--api");

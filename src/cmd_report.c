@@ -34,6 +34,7 @@ enum {
 	OPT_P,
 	OPT_MODEL,
 	OPT_LEVEL,
+	OPT_EXCLUDE_WEAK,
 	OPT_ALL_
 };
 
@@ -60,6 +61,10 @@ const struct kj_cli_option kj_report_options[] = {
 	[OPT_LEVEL] = { .name = "level", .type = KJ_CLI_INT, .metavar = "L", .min = 0,
 			.max = 99999, .def = "the model's only level",
 			.help = "with --kernelbench: the KernelBench level it holds" },
+	[OPT_EXCLUDE_WEAK] = { .name = "exclude-weak", .type = KJ_CLI_FLAG,
+			       .help = "every figure without the tasks eval's audit found weak "
+				       "(docs/AUDIT.md): they are not operators and their "
+				       "attempts count nowhere" },
 	[OPT_ALL_] = { .name = NULL },
 };
 
@@ -101,6 +106,25 @@ static void print_left_out(const json_t *left)
 			"them)\n", n - LEFT_OUT_SHOWN);
 }
 
+/* The weak tasks, named on stderr: counted or left out, and why. */
+static void print_weak(const json_t *audit)
+{
+	const json_t *weak = json_object_get(audit, "weak");
+	int excluded = json_is_true(json_object_get(audit, "exclude_weak"));
+	size_t i;
+
+	for (i = 0; i < json_array_size(weak); i++) {
+		const json_t *w = json_array_get(weak, i);
+
+		fprintf(stderr, "kjudge report: weak task %s (%lld attempts %s): %s\n",
+			kj_cli_shown(jstr(w, "task", "")),
+			(long long)json_integer_value(json_object_get(w, "attempts")),
+			excluded ? "left out" : "counted; --exclude-weak leaves them out",
+			kj_cli_shown(json_string_value(json_array_get(json_object_get(w, "reasons"),
+								      0))));
+	}
+}
+
 /* The texts to write, made before any is written. */
 struct product {
 	const char *path, *what;
@@ -140,6 +164,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 	}
 	out[OPT_KERNELBENCH].path = a.opt[OPT_KERNELBENCH].text;
 	out[OPT_KERNELBENCH].what = "kernelbench eval results";
+	mo.exclude_weak = a.opt[OPT_EXCLUDE_WEAK].count > 0;
 	kb_model = a.opt[OPT_MODEL].text;
 	kb_level = a.opt[OPT_LEVEL].count ? (int)a.opt[OPT_LEVEL].integer : -1;
 	kj_cli_args_release(&a);
@@ -182,6 +207,7 @@ int kj_cmd_report(const struct kj_cli_command *cmd, int argc, char **argv)
 					kj_cli_shown(json_string_value(json_array_get(warn, w))));
 	}
 	print_left_out(json_object_get(m, "left_out"));
+	print_weak(json_object_get(json_object_get(m, "suite"), "audit"));
 	if (!any) {
 		out[OPT_MD].path = "-";
 	}

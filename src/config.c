@@ -32,6 +32,8 @@
  *                     (below 0.05: 0.05)
  *   KJ_SLURM_CMD_S    the deadline of one of Slurm's commands (sbatch,
  *                     squeue, sacct), 0.1 to 86400 seconds
+ *   KJ_AUDIT          "on" (the default) or "off": whether eval audits its
+ *                     tasks (off: as eval --no-audit)
  *   TMPDIR            where eval's batch directory goes; default /tmp
  *   SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
  *   SLURM_RESTART_COUNT, SLURMD_NODENAME, SLURM_CLUSTER_NAME
@@ -185,6 +187,7 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 			 (int)sizeof(state_buf))
 		cfg->state_dir = state_buf;
 	rc |= var_choice(cmd, "KJ_SANDBOX", "on", "off", &cfg->sandbox);
+	rc |= var_choice(cmd, "KJ_AUDIT", "on", "off", &cfg->eval_audit);
 	/* Limits. */
 	rc |= var_double(cmd, "KJ_LIMIT_CPU_S", 1, 1e7, &cfg->limits.cpu_s);
 	mb = 0;

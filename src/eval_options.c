@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kjudge/audit.h"
 #include "eval_options.h"
 #include "base/banned.h"
 
@@ -98,6 +99,14 @@ const struct kj_cli_option kj_eval_options[] = {
 	[OPT_API] = { .name = "api", .type = KJ_CLI_STRING, .metavar = "LIST",
 		      .help = "a suite of specs: only the directions into these APIs, e.g. "
 			      "omp,opencl" },
+	[OPT_NO_AUDIT] = { .name = "no-audit", .type = KJ_CLI_FLAG,
+			   .help = "do not audit the tasks (docs/AUDIT.md): no canary is judged "
+				   "and the report cannot tell weak tasks (also $KJ_AUDIT=off)" },
+	[OPT_AUDIT_CANARIES] = { .name = "audit-canaries", .type = KJ_CLI_CHOICES,
+				 .metavar = "LIST", .choices = kj_audit_canary_names,
+				 .def = "all",
+				 .help = "the audit judges only these canaries (as kjudge audit "
+					 "--canaries)" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -123,6 +132,8 @@ int kj__eval_read_options(const struct kj_cli_command *cmd, const struct kj_cli_
 	if (v[OPT_PYTHON].count)
 		o->python = v[OPT_PYTHON].text;
 	o->quiet = v[OPT_QUIET].count > 0;
+	o->no_audit = v[OPT_NO_AUDIT].count > 0;
+	o->audit_only = v[OPT_AUDIT_CANARIES].count ? v[OPT_AUDIT_CANARIES].mask : 0;
 	if (v[OPT_GPUS].count &&
 	    kj_eval_parse_gpus(v[OPT_GPUS].text, o->devs, 64, &o->n_devs, &err) != KJ_OK)
 		return kj_cli_error(cmd, "%s", err.msg);
@@ -176,7 +187,8 @@ int kj__eval_slurm(const struct kj_cli_command *cmd, const struct kj_eval_settin
 		.shards = v[OPT_SHARDS].count ? (int)v[OPT_SHARDS].integer : 0,
 		.wait = v[OPT_WAIT].count > 0,
 		.max_resubmits = v[OPT_MAX_RESUBMITS].count ? (int)v[OPT_MAX_RESUBMITS].integer : 3,
-		.apis = v[OPT_API].text,
+		.apis = v[OPT_API].text, .no_audit = o->no_audit,
+		.audit_only = o->audit_only,
 	};
 	const char **extra = calloc((size_t)argc + 1, sizeof(*extra));
 	int a, opts_done = 0, rc;

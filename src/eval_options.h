@@ -34,6 +34,8 @@ enum {
 	OPT_WAIT,
 	OPT_MAX_RESUBMITS,
 	OPT_API,
+	OPT_NO_AUDIT,
+	OPT_AUDIT_CANARIES,
 	OPT_COUNT_
 };
 
@@ -41,6 +43,8 @@ enum {
 struct eval_opts {
 	const char *db_path, *python, *publish_dir;
 	int jobs, retry, quiet, slurm;
+	int no_audit;                    /* --no-audit */
+	unsigned audit_only;             /* --audit-canaries: bit c, canary c; 0: all */
 	char devs[64][16];               /* --gpus, else the device */
 	int n_devs;
 	int shard_i, shard_k;            /* --shard I/K; k 0: none */

@@ -124,6 +124,15 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 		  const char *task_file, const char *cases_file, struct kj_audit_result *r,
 		  struct kj_error *err);
 
+/* The key of the audit of the task file task_file (its cases file
+ * cases_file or NULL) under cfg and o: the SHA-256 of the judge's version,
+ * both files' contents, the canaries' module, o's device, canaries and
+ * timeout, in hex; the audit's cache keeps it by this key, and eval's store
+ * (struct kj_store_audit's audit_key).  KJ_OK, or a code with err filled
+ * (a file that cannot be read, the canaries' module missing). */
+int kj_audit_key(const struct kj_config *cfg, const struct kj_audit_opts *o,
+		 const char *task_file, const char *cases_file, char key[65], struct kj_error *err);
+
 /* The task's entry of `kjudge audit --json`: {"task", "weak", "canaries":
  * {"zeros": "fail"|"pass"|"n/a"|"error", ..., "lowp": ...}, "reasons",
  * "headroom", "cases"}.  New reference, NULL when out of memory. */

@@ -159,6 +159,9 @@ struct kj_config {
 	double slurm_poll_s;
 	double slurm_cmd_s;
 	const char *tmp_dir;
+	/* Whether eval audits its tasks before judging their candidates
+	 * ($KJ_AUDIT "on", the default, or "off"; eval --no-audit). */
+	int eval_audit;
 	/* Where Slurm runs this process, recorded with a shard's run and its
 	 * status file: SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
 	 * SLURM_RESTART_COUNT, SLURMD_NODENAME, SLURM_CLUSTER_NAME; each NULL

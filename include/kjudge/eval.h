@@ -486,6 +486,48 @@ struct kj_eval_run_hooks {
 int kj_eval_study_run(const struct kj_eval_study *st, struct kj_eval_run *run,
 		      const struct kj_eval_run_hooks *h, void *ctx, struct kj_error *err);
 
+/* --- the tasks' audit (lib/eval/audit.c) ------------------------------------------------
+ *
+ * Before a batch judges a task's candidates, the task's audit (kjudge/
+ * audit.h, docs/AUDIT.md): its canaries judged once, and recorded in the
+ * store (kj_store_audit_put) by the task's key and the audit's key.  An
+ * audit the store holds proven under the same keys is not run again; the
+ * audit's own cache (KJ_CACHE_DIR/audit/) answers before its canaries
+ * run.  One that cannot be established is recorded as not proven, with
+ * why; it never touches a candidate's verdict.
+ */
+
+/* What the study says of one task's audit, borrowed for the call. */
+struct kj_eval_audit_said {
+	const char *task;             /* the task's name */
+	const char *verdict;          /* "weak", "strong", "not_proven" */
+	int stored;                   /* taken from the store: nothing run */
+	int cached;                   /* read from the audit's cache */
+	const json_t *reasons;        /* the audit's reasons ([TEXT]), or NULL */
+	const char *why;              /* why it was not established, or NULL */
+};
+
+struct kj_eval_audit_hooks {
+	void (*task)(void *ctx, const struct kj_eval_audit_said *s);
+};
+
+struct kj_eval_audit_counts {
+	size_t tasks, weak, not_proven;
+	size_t stored;                /* taken from the store */
+	size_t canaries;              /* canaries judged now (none from a cache) */
+};
+
+/* The audit of every task of set that st->todo holds a candidate of, in
+ * the suite's order, under o (for a suite of torch tasks; a suite of
+ * specs has nothing to audit), each said to h->task and counted in *n.
+ * KJ_OK; KJ_EINTR when interrupted; else the store's codes (an audit that
+ * cannot be recorded), err filled. */
+struct kj_audit_opts;
+int kj_eval_study_audit(struct kj_eval_study *st, const struct kj_config *cfg,
+			const struct kj_eval_set *set, const struct kj_audit_opts *o,
+			const struct kj_eval_audit_hooks *h, void *ctx,
+			struct kj_eval_audit_counts *n, struct kj_error *err);
+
 /* --- shards (lib/eval/plan.c) ------------------------------------------------------------
  *
  * A cluster run cuts an evaluation into shards, each judged on its own node

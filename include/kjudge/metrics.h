@@ -13,7 +13,11 @@
  *     "suite":     the latest run's suite: run_id, operators (how many),
  *                  judge_version, settings (the run's JSON), suite,
  *                  started_at, finished_at, runs (how many runs the store
- *                  holds); null when the store holds no run
+ *                  holds), audit (its tasks' audits: recorded, exclude_weak,
+ *                  weak [{task, task_key, path, reasons, canaries,
+ *                  attempts}], not_proven [{task, task_key, path, reasons,
+ *                  canaries}], strong and unaudited counts); null when the
+ *                  store holds no run
  *     "warnings":  [ sentences a reader must see before the figures:
  *                    speedups measured on more than one GPU model, runs
  *                    of different settings, attempts left out ]
@@ -56,6 +60,10 @@ struct kj_metrics_opts {
 	size_t n_k, n_p;
 	int k[KJ_METRICS_LIST_MAX];
 	double p[KJ_METRICS_LIST_MAX];
+	/* Every figure without the tasks whose latest audit says weak: they
+	 * are not operators and their attempts count nowhere (report
+	 * --exclude-weak); 0: they count, and are listed. */
+	int exclude_weak;
 };
 
 /* The defaults: k = 1, 2, 5, 10; p = 0, 0.5, 0.8, 1, 1.5, 2. */

@@ -49,10 +49,11 @@
 
 /* The schema this judge writes (PRAGMA user_version).  2 added
  * runs.origin (kjudge merge); 3 keys tasks by name and path as well as by
- * content.  A store of an older version opened for writing is brought to 3
- * in one transaction (its tasks and attempts re-keyed), and read as it is
+ * content; 4 added the tasks' audits (task_audits, audit_canaries).  A
+ * store of an older version opened for writing is brought to this one in
+ * one transaction (its tasks and attempts re-keyed), and read as it is
  * otherwise. */
-#define KJ_STORE_SCHEMA_VERSION 3
+#define KJ_STORE_SCHEMA_VERSION 4
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
 /* The largest count (tokens, a round) a store holds: 2^53, exact in a
@@ -218,6 +219,32 @@ int kj_store_attempt_state(struct kj_store *s, const char *attempt_key,
 int kj_store_baseline(struct kj_store *s, const char *task_key, const char *device,
 		      const char *settings, const char *attempt_key, int n, double *ref,
 		      struct kj_error *err);
+
+/*
+ * A task's audit (lib/store/audit.c; docs/AUDIT.md): what eval records of
+ * the audit it ran before the task's candidates, keyed by the task's key
+ * and the audit's own key (kj_audit_key).  verdict: "weak", "strong" or
+ * "not_proven"; reasons a JSON array's text (NULL: []); device NULL when no
+ * canary ran; canary[i] and outcome[i] ("fail", "pass", "n/a", "error",
+ * "skipped") for each of the n_canaries.  Strings borrowed.
+ */
+struct kj_store_audit {
+	const char *task_key, *audit_key;
+	long long run_id;        /* the run recording it; <= 0: NULL */
+	const char *verdict, *device, *reasons;
+	size_t n_canaries;
+	const char *const *canary, *const *outcome;
+};
+
+/* The audit written, replacing the store's of the same keys, with its
+ * canaries, in one transaction. */
+int kj_store_audit_put(struct kj_store *s, const struct kj_store_audit *a, struct kj_error *err);
+
+/* The verdict the store holds for the audit (task_key, audit_key): 1 with
+ * verdict filled, 0 when it holds none (verdict ""), or a code with err
+ * filled. */
+int kj_store_audit_get(struct kj_store *s, const char *task_key, const char *audit_key,
+		       char verdict[16], struct kj_error *err);
 
 /* What a merge did. */
 struct kj_store_merge_stats {

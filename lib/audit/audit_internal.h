@@ -56,13 +56,10 @@ int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o
 int kj__audit_layout(const struct kj_config *cfg, const char *dir, const char *task_file,
 		     const char *cases_file, struct kj_error *err);
 
-/* The audit's cache (cache.c): the key of a task's audit under cfg and o;
- * an entry read into r (1, r->cached set; 0: none, or one that does not
+/* The audit's cache (cache.c; its key is kj_audit_key's): an entry read
+ * into r (1, r->cached set; 0: none, or one that does not
  * read back whole); an audit with every canary judged written (best
  * effort).  No cache without cfg->cache_dir. */
-int kj__audit_cache_key(const struct kj_config *cfg, const struct kj_audit_opts *o,
-			const char *task_file, const char *cases_file, char key[65],
-			struct kj_error *err);
 int kj__audit_cache_get(const struct kj_config *cfg, const char *key, struct kj_audit_result *r);
 void kj__audit_cache_put(const struct kj_config *cfg, const char *key,
 			 const struct kj_audit_result *r);

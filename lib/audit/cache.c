@@ -28,9 +28,8 @@
 #include "audit_internal.h"
 #include "base/banned.h"
 
-int kj__audit_cache_key(const struct kj_config *cfg, const struct kj_audit_opts *o,
-			const char *task_file, const char *cases_file, char key[65],
-			struct kj_error *err)
+int kj_audit_key(const struct kj_config *cfg, const struct kj_audit_opts *o,
+		 const char *task_file, const char *cases_file, char key[65], struct kj_error *err)
 {
 	char task_sha[65], cases_sha[65] = "", helper_sha[65], helper[PATH_MAX], text[1024];
 	int rc, n;

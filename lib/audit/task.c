@@ -281,7 +281,7 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 	r->reasons = json_array();
 	if (!r->reasons)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	if ((rc = kj__audit_cache_key(cfg, o, task_file, cases_file, key, err)) != KJ_OK)
+	if ((rc = kj_audit_key(cfg, o, task_file, cases_file, key, err)) != KJ_OK)
 		return rc;
 	if (kj__audit_cache_get(cfg, key, r))
 		return KJ_OK;

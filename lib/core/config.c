@@ -26,6 +26,7 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->sandbox = 1;
 	c->device_outputs = 1;
 	c->publish_s = 30;
+	c->eval_audit = 1;
 	c->slurm_poll_s = 10;
 	c->slurm_cmd_s = 300;
 	c->tmp_dir = "/tmp";

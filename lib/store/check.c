@@ -92,6 +92,25 @@ static const struct kj__store_check case_checks[] = {
 	  "pass, fail, task_error or judge_error" },
 };
 
+/* A task's audit (audit.c): the verdict and each canary's end from their
+ * lists, the reasons a JSON array of sentences. */
+static const struct kj__store_check audit_checks[] = {
+	{ "task_key", "task_key IS NULL OR " NOT_TEXT("task_key"), "a task's key" },
+	{ "audit_key", "audit_key IS NULL OR " NOT_TEXT("audit_key"), "an audit's key" },
+	{ "verdict", "verdict IS NULL OR verdict NOT IN ('weak', 'strong', 'not_proven')",
+	  "weak, strong or not_proven" },
+	{ "reasons", "reasons IS NULL OR " NOT_TEXT("reasons") " OR length(reasons) > 65536 OR "
+	  "NOT json_valid(reasons) OR json_type(reasons) != 'array'",
+	  "a JSON array of sentences, 64 KiB at most" },
+};
+
+static const struct kj__store_check canary_checks[] = {
+	{ "canary", "canary IS NULL OR " NOT_TEXT("canary") " OR length(canary) > 64",
+	  "a canary's name" },
+	{ "outcome", "outcome IS NULL OR outcome NOT IN ('fail', 'pass', 'n/a', 'error', 'skipped')",
+	  "fail, pass, n/a, error or skipped" },
+};
+
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct {
@@ -102,6 +121,10 @@ static const struct {
 	{ "attempts", attempt_checks, N_OF(attempt_checks) },
 	{ "timings", timing_checks, N_OF(timing_checks) },
 	{ "case_results", case_checks, N_OF(case_checks) },
+}, audit_tables[] = {
+	/* Not an attempt's: the checker (below) reads the tables above only. */
+	{ "task_audits", audit_checks, N_OF(audit_checks) },
+	{ "audit_canaries", canary_checks, N_OF(canary_checks) },
 };
 
 const struct kj__store_check *kj__store_checks(const char *table, size_t *n)
@@ -112,6 +135,11 @@ const struct kj__store_check *kj__store_checks(const char *table, size_t *n)
 		if (!strcmp(tables[i].table, table)) {
 			*n = tables[i].n;
 			return tables[i].checks;
+		}
+	for (i = 0; i < N_OF(audit_tables); i++)
+		if (!strcmp(audit_tables[i].table, table)) {
+			*n = audit_tables[i].n;
+			return audit_tables[i].checks;
 		}
 	*n = 0;
 	return NULL;

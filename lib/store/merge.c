@@ -438,6 +438,8 @@ static int merge_file(struct kj_store *s, const char *path, const char *src,
 		if (rc == KJ_OK)
 			rc = merge_rest(db, out, err);
 		if (rc == KJ_OK)
+			rc = kj__store_audit_merge(db, src, err);
+		if (rc == KJ_OK)
 			rc = step_done(db, "COMMIT", err, kj__store_path(s));
 		if (rc != KJ_OK)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

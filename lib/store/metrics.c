@@ -87,6 +87,11 @@ struct ctx {
 	struct model *models;
 	size_t n_models;
 	json_t *left_out;  /* the attempts left out, with why */
+	/* The tasks' audits (audit.c): task_key -> its latest audit; the
+	 * suite's weak tasks' records by task_key, and the lists of weak and
+	 * not proven tasks; the strong ones and those without an audit. */
+	json_t *audits, *weak_index, *weak, *not_proven;
+	long long strong, unaudited;
 };
 
 static int fail(struct ctx *c, int rc, const char *what)
@@ -323,6 +328,42 @@ static int bind_baseline(sqlite3_stmt *st)
 				 kj_etype_name(KJ_ET_BASELINE_FAILED), -1, SQLITE_STATIC);
 }
 
+/* The audit of the suite's task key (row st of load_ops) into the weak,
+ * not proven and strong counts: 1 when the task is weak and the figures
+ * leave it out (--exclude-weak), else 0. */
+static int audited(struct ctx *c, sqlite3_stmt *st, const char *key)
+{
+	const json_t *a = json_object_get(c->audits, key);
+	const char *verdict = json_string_value(json_object_get(a, "verdict"));
+	json_t *r;
+
+	if (!verdict) {
+		c->unaudited++;
+		return 0;
+	}
+	if (!strcmp(verdict, "strong")) {
+		c->strong++;
+		return 0;
+	}
+	r = json_pack("{s:o, s:o, s:o, s:O, s:O}", "task", col_text(c, st, 1), "task_key",
+		      col_text(c, st, 0), "path", col_text(c, st, 2), "reasons",
+		      json_object_get(a, "reasons"), "canaries", json_object_get(a, "canaries"));
+	if (!r) {
+		c->oom = 1;
+		return 0;
+	}
+	if (strcmp(verdict, "weak") != 0) {
+		push(c, c->not_proven, r);
+		return 0;
+	}
+	/* Its attempts: those counted, or with --exclude-weak those left out
+	 * (load_attempts). */
+	set(c, r, "attempts", json_integer(0));
+	set(c, c->weak_index, key, json_incref(r));
+	push(c, c->weak, r);
+	return c->opt->exclude_weak;
+}
+
 /* The operators of the run's suite, in the order of level, problem, name. */
 static int load_ops(struct ctx *c, long long run_id)
 {
@@ -351,6 +392,11 @@ static int load_ops(struct ctx *c, long long run_id)
 			json_decref(o);
 			c->oom = 1;
 			break;
+		}
+		if (audited(c, st, key)) {
+			/* --exclude-weak: not an operator, its attempts nowhere. */
+			json_decref(o);
+			continue;
 		}
 		set(c, o, "task", col_text(c, st, 1));
 		set(c, o, "task_key", col_text(c, st, 0));
@@ -661,7 +707,7 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		int passed, clean, on_cpu = device && !strcmp(device, "cpu");
 		double speedup = NAN;
 		long long used = 0;
-		json_t *rec, *full, *cases = NULL, *idx, *env, *gpu;
+		json_t *rec, *full, *cases = NULL, *idx, *env, *gpu, *w;
 		struct kj__store_bad bad;
 		struct model *m;
 		long long rid;
@@ -683,6 +729,9 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 			c->oom = 1;
 			break;
 		}
+		if ((w = json_object_get(c->weak_index, tkey)) != NULL)
+			set(c, w, "attempts", json_integer(json_integer_value(
+				json_object_get(w, "attempts")) + 1));
 		idx = json_object_get(c->op_index, tkey);
 		if (!idx)
 			continue; /* cannot be: the query joins on the suite */
@@ -1525,9 +1574,13 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 	c.ops = json_array();
 	c.op_index = json_object();
 	c.left_out = json_array();
+	c.weak_index = json_object();
+	c.weak = json_array();
+	c.not_proven = json_array();
 	models = json_object();
 	list = json_array();
-	if (!c.ops || !c.op_index || !c.left_out || !models || !list) {
+	if (!c.ops || !c.op_index || !c.left_out || !models || !list || !c.weak_index || !c.weak ||
+	    !c.not_proven) {
 		rc = kj_error_set(err, KJ_ENOMEM, "metrics: out of memory");
 		goto out;
 	}
@@ -1538,6 +1591,9 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 		goto out;
 	}
 	rc = load_suite(&c, &suite, &run_id);
+	/* A store of before version 4, read as it is, holds no audit. */
+	if (rc == KJ_OK && run_id && kj__store_has_audits(c.db, "main"))
+		rc = kj__store_audits_of_run(c.db, run_id, &c.audits, err);
 	if (rc == KJ_OK && !c.oom && run_id)
 		rc = load_ops(&c, run_id);
 	if (rc == KJ_OK && !c.oom && run_id)
@@ -1567,6 +1623,12 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 	}
 	if (suite && json_is_object(suite))
 		set(&c, suite, "operators", json_integer((json_int_t)c.n_ops));
+	if (suite && json_is_object(suite))
+		set(&c, suite, "audit", json_pack("{s:b, s:b, s:O, s:O, s:I, s:I}", "recorded",
+						  c.audits != NULL, "exclude_weak",
+						  c.opt->exclude_weak, "weak", c.weak, "not_proven",
+						  c.not_proven, "strong", (json_int_t)c.strong,
+						  "unaudited", (json_int_t)c.unaudited));
 	if (!c.oom) {
 		ks = opts_json(&c, 0);
 		ps = opts_json(&c, 1);
@@ -1596,6 +1658,10 @@ out:
 	json_decref(c.ops);
 	json_decref(c.op_index);
 	json_decref(c.left_out);
+	json_decref(c.audits);
+	json_decref(c.weak_index);
+	json_decref(c.weak);
+	json_decref(c.not_proven);
 	for (k = 0; k < c.n_models; k++) {
 		struct model *m = &c.models[k];
 

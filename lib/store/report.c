@@ -402,6 +402,74 @@ static void warnings_block(struct out *o, const json_t *m, int md)
 		adds(o, "</div>\n");
 }
 
+/* The suite's weak and not proven tasks (the JSON's suite.audit), each
+ * with the canaries that passed (or could not be judged) and the first
+ * reason, and whether the figures count the weak ones' attempts.  Nothing
+ * when the store holds no audit of the suite. */
+static void weak_block(struct out *o, const json_t *m, int md)
+{
+	const json_t *a = json_object_get(json_object_get(m, "suite"), "audit");
+	const json_t *lists[2] = { json_object_get(a, "weak"), json_object_get(a, "not_proven") };
+	int excluded = json_is_true(json_object_get(a, "exclude_weak"));
+	char b[64];
+	size_t k, i;
+
+	if (!json_is_true(json_object_get(a, "recorded")))
+		return;
+	adds(o, md ? "## Weak tasks\n\n" : "<h2 id=\"weak\">Weak tasks</h2><p>");
+	add(o, "The audit (docs/AUDIT.md) found %zu weak, %zu not proven and ",
+	    json_array_size(lists[0]), json_array_size(lists[1]));
+	add(o, "%s strong of the suite's tasks, ", f(a, "strong", b, sizeof(b)));
+	add(o, "%s not audited. ", f(a, "unaudited", b, sizeof(b)));
+	adds(o, excluded ? "The figures leave the weak tasks out (--exclude-weak): they are "
+			   "not operators and their attempts count nowhere."
+			 : md ? "The figures count the weak tasks' attempts; `report "
+				"--exclude-weak` computes every figure without them."
+			      : "The figures count the weak tasks' attempts; report "
+				"--exclude-weak computes every figure without them.");
+	adds(o, md ? "\n\n" : "</p><ul class=\"weak\">");
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < json_array_size(lists[k]); i++) {
+			const json_t *t = json_array_get(lists[k], i);
+			const char *want = k ? "error" : "pass", *name, *v;
+			const char *why = json_string_value(json_array_get(
+				json_object_get(t, "reasons"), 0));
+			json_t *val;
+			int first = 1;
+
+			adds(o, md ? "- **" : "<li><b>");
+			if (md)
+				md_esc(o, str(t, "task"));
+			else
+				esc(o, str(t, "task"));
+			adds(o, md ? "**: " : "</b>: ");
+			adds(o, k ? "not proven" : "weak");
+			if (!k)
+				add(o, " (%s attempts)", f(t, "attempts", b, sizeof(b)));
+			json_object_foreach((json_t *)(uintptr_t)json_object_get(t, "canaries"),
+					    name, val) {
+				v = json_string_value(val);
+				if (!v || strcmp(v, want) != 0)
+					continue;
+				adds(o, first ? (k ? "; not judged: " : "; passed: ") : ", ");
+				if (md)
+					md_esc(o, name);
+				else
+					esc(o, name);
+				first = 0;
+			}
+			if (why) {
+				adds(o, ". ");
+				if (md)
+					md_esc(o, why);
+				else
+					esc(o, why);
+			}
+			adds(o, md ? "\n" : "</li>");
+		}
+	adds(o, md ? "\n" : "</ul>\n");
+}
+
 /* An attempt's node and GPU ("-" for none: a store of before, the CPU). */
 static const char *env_or_dash(const json_t *a, const char *key)
 {
@@ -498,6 +566,7 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 	adds(&o, "\n\n");
 	warnings_block(&o, m, 1);
 	denominators_block(&o, m, 1);
+	weak_block(&o, m, 1);
 	adds(&o, "Rates are shares of the suite's operators (attempts for the attempt "
 		 "pass rate) with their Wilson 95 % interval; every figure that is not a "
 		 "count has three significant digits, `-` where there is none "
@@ -1286,6 +1355,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 		 "store whose attempts the model's figures count.</p>\n");
 	warnings_block(&o, m, 0);
 	denominators_block(&o, m, 0);
+	weak_block(&o, m, 0);
 
 	adds(&o, "<h2>Models</h2>");
 	html_models(&o, models, &kp);

@@ -1,4 +1,4 @@
--- The results store of kjudge eval, schema version 3 (docs/store.md).
+-- The results store of kjudge eval, schema version 4 (docs/store.md).
 -- Times are UTC, ISO 8601 ('2026-12-01T21:30:00Z'); JSON columns hold
 -- one JSON text; hashes are lowercase hex SHA-256.
 
@@ -132,4 +132,35 @@ CREATE TABLE timings (
 	ref_samples  INTEGER,
 	record      TEXT,                    -- JSON: the perf JSON's case
 	PRIMARY KEY (attempt_key, case_idx)
+);
+
+-- schema 4: each task's audit (docs/AUDIT.md), run by eval before the
+-- task's candidates.  One row per audit of a task, by the task's key and
+-- the audit's cache key (of the judge's version, the task's content, the
+-- canaries' module, the device and the audit's options): an audit kept is
+-- not run again.
+CREATE TABLE IF NOT EXISTS task_audits (
+	task_key   TEXT NOT NULL REFERENCES tasks(task_key),
+	audit_key  TEXT NOT NULL,
+	run_id     INTEGER REFERENCES runs(run_id),  -- the run that recorded it
+	verdict    TEXT NOT NULL CHECK (verdict IN ('weak', 'strong', 'not_proven')),
+	                                    -- weak: a canary passed; strong: every
+	                                    -- canary that applies was rejected;
+	                                    -- not_proven: the audit could not be
+	                                    -- established (a canary not judged)
+	device     TEXT,                    -- where the canaries ran, NULL when none did
+	reasons    TEXT NOT NULL,           -- JSON array of sentences: why weak, why
+	                                    -- not proven
+	audited_at TEXT NOT NULL,
+	PRIMARY KEY (task_key, audit_key)
+);
+
+-- Each canary's end in an audit.
+CREATE TABLE IF NOT EXISTS audit_canaries (
+	task_key  TEXT NOT NULL,
+	audit_key TEXT NOT NULL,
+	canary    TEXT NOT NULL,            -- 'zeros', 'input', 'lowp_float16', ...
+	outcome   TEXT NOT NULL CHECK (outcome IN ('fail', 'pass', 'n/a', 'error', 'skipped')),
+	PRIMARY KEY (task_key, audit_key, canary),
+	FOREIGN KEY (task_key, audit_key) REFERENCES task_audits (task_key, audit_key)
 );

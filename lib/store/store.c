@@ -136,14 +136,15 @@ static long long pragma_int(sqlite3 *db, const char *sql, int *rc_out)
 
 /* Every table of the schema is there (a store someone trimmed by hand, or a
  * file that only borrowed the application id, is refused). */
-static int check_tables(struct kj_store *s, struct kj_error *err)
+static int check_tables(struct kj_store *s, long long version, struct kj_error *err)
 {
 	static const char *const tables[] = { "meta", "runs", "tasks", "suite_tasks",
 					      "candidates", "attempts", "case_results",
-					      "timings" };
-	size_t i;
+					      "timings", "task_audits", "audit_canaries" };
+	/* The audits' tables are version 4's: an older store is read without. */
+	size_t i, n = sizeof(tables) / sizeof(tables[0]) - (version < 4 ? 2 : 0);
 
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+	for (i = 0; i < n; i++) {
 		sqlite3_stmt *st = NULL;
 		int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_schema WHERE type = "
 					    "'table' AND name = ?", -1, &st, NULL);
@@ -216,14 +217,15 @@ static int identify(struct kj_store *s, int *fresh, long long *version, struct k
 		return kj_error_set(err, KJ_ESTORE, "'%s': a kjudge store of schema version %lld; "
 				    "this judge reads version %d", s->path, ver,
 				    KJ_STORE_SCHEMA_VERSION);
-	return check_tables(s, err);
+	return check_tables(s, ver, err);
 }
 
 /*
  * A store of an older version brought to this one, in one transaction: a
  * judge killed meanwhile leaves it as it was.  Version 2 added runs.origin;
  * version 3 keys tasks by name as well as content (keys.c), so every task
- * and attempt of an older store is re-keyed.
+ * and attempt of an older store is re-keyed; version 4 added the tasks'
+ * audits (audit.c).
  */
 static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 {
@@ -240,6 +242,8 @@ static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 	rc = rc == SQLITE_OK ? KJ_OK : kj__store_fail(s->db, rc, err, s->path);
 	if (rc == KJ_OK && version < 3)
 		rc = kj__store_rekey(s->db, err);
+	if (rc == KJ_OK && version < 4)
+		rc = kj__store_audit_upgrade(s->db, err);
 	if (rc == KJ_OK) {
 		snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = "
 			 "'schema_version';\nPRAGMA user_version = %d;\nCOMMIT;",

@@ -106,4 +106,23 @@ int kj__store_uri(const char *path, const char *query, char *out, size_t size);
  */
 int kj__store_rekey(sqlite3 *db, struct kj_error *err);
 
+/*
+ * The tasks' audits (audit.c).  kj__store_audit_upgrade: the tables of
+ * schema version 4 made in an older store, inside the caller's
+ * transaction.  kj__store_has_audits: whether schema ("main", "kj_src")
+ * holds them (a store of before version 4 read as it is does not).
+ * kj__store_audit_merge: the source's audits (attached as kj_src, its runs
+ * mapped in temp.kj_runmap) into main, inside the merge's transaction: a
+ * source holding a value no judge writes is refused (KJ_ESTORE, src its
+ * name); an audit main lacks, or holds as not proven where the source's
+ * is proven, taken with its canaries.  kj__store_audits_of_run: the latest
+ * audit (valid rows only) of each task of run_id's suite, as {TASK_KEY:
+ * {"verdict", "reasons": [...], "canaries": {NAME: OUTCOME}, "device"}},
+ * a new reference into *out.  KJ_OK, or a code with err filled.
+ */
+int kj__store_audit_upgrade(sqlite3 *db, struct kj_error *err);
+int kj__store_has_audits(sqlite3 *db, const char *schema);
+int kj__store_audit_merge(sqlite3 *db, const char *src, struct kj_error *err);
+int kj__store_audits_of_run(sqlite3 *db, long long run_id, json_t **out, struct kj_error *err);
+
 #endif /* KJ_STORE_INTERNAL_H */
