@@ -131,5 +131,7 @@ CREATE TABLE timings (
 	impl_samples INTEGER,
 	ref_samples  INTEGER,
 	record      TEXT,                    -- JSON: the perf JSON's case
+	sol_ms      REAL,                    -- the case's speed of light, NULL
+	                                     -- when none was established (v4)
 	PRIMARY KEY (attempt_key, case_idx)
 );

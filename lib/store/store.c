@@ -223,7 +223,8 @@ static int identify(struct kj_store *s, int *fresh, long long *version, struct k
  * A store of an older version brought to this one, in one transaction: a
  * judge killed meanwhile leaves it as it was.  Version 2 added runs.origin;
  * version 3 keys tasks by name as well as content (keys.c), so every task
- * and attempt of an older store is re-keyed.
+ * and attempt of an older store is re-keyed; version 4 added
+ * timings.sol_ms.
  */
 static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 {
@@ -240,6 +241,12 @@ static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 	rc = rc == SQLITE_OK ? KJ_OK : kj__store_fail(s->db, rc, err, s->path);
 	if (rc == KJ_OK && version < 3)
 		rc = kj__store_rekey(s->db, err);
+	/* Version 4: each timed case's speed of light; an older store's
+	 * timings read with it unknown (NULL). */
+	if (rc == KJ_OK && version < 4 &&
+	    (rc = sqlite3_exec(s->db, "ALTER TABLE timings ADD COLUMN sol_ms REAL;", NULL, NULL,
+			       NULL)) != SQLITE_OK)
+		rc = kj__store_fail(s->db, rc, err, s->path);
 	if (rc == KJ_OK) {
 		snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = "
 			 "'schema_version';\nPRAGMA user_version = %d;\nCOMMIT;",
