@@ -233,8 +233,8 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	/* The speed of light, counted on the reference's side by a step of the
 	 * judge's (kjudge/audit.h): a step that fails leaves every case
 	 * without a figure, and the records say why. */
-	if (no_sol) {
-		b.sol_why = "not measured (--no-sol)";
+	if (no_sol || run.cfg.sol_off) {
+		b.sol_why = no_sol ? "not measured (--no-sol)" : "not measured (KJ_SOL=off)";
 	} else {
 		struct kj_error e;
 

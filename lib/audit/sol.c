@@ -129,17 +129,23 @@ static json_t *sol_shape(const json_t *r)
 	return out;
 }
 
-int kj_audit_sol(const struct kj_config *cfg, const char *device, double timeout_s,
+int kj_audit_sol(const struct kj_config *cfg_in, const char *device, double timeout_s,
 		 const char *task_file, const char *cases_file, json_t **out, struct kj_error *err)
 {
+	struct kj_config own = *cfg_in;
+	const struct kj_config *cfg = &own;
 	struct kj_audit_opts o;
 	struct kj_error ignored;
 	char dir[PATH_MAX], path[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65];
 	const char *tmp = kj_config_env(cfg, "TMPDIR");
 	json_t *params = NULL, *peaks = NULL, *reply = NULL;
 	json_error_t je;
-	int rc, oom = 0, cached = sol_path(cfg, device, task_file, cases_file, path,
-					   sizeof(path), &ignored) == 0;
+	int rc, oom = 0, cached;
+
+	/* Kept where they outlive a batch (kj_config.sol_cache_dir). */
+	if (cfg_in->sol_cache_dir)
+		own.cache_dir = cfg_in->sol_cache_dir;
+	cached = sol_path(cfg, device, task_file, cases_file, path, sizeof(path), &ignored) == 0;
 
 	*out = NULL;
 	if (cached && kj__is_file(path)) {

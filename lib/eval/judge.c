@@ -518,7 +518,9 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		 * the judge's own step (kept by the task's content: once per
 		 * task); a step that fails leaves the cases without a figure,
 		 * and their records say why. */
-		if (kj_audit_sol(rn->cfg, t.device, rn->s->judge.timeout_s, t.task_file,
+		if (rn->cfg->sol_off)
+			bo.sol_why = "not measured (KJ_SOL=off)";
+		else if (kj_audit_sol(rn->cfg, t.device, rn->s->judge.timeout_s, t.task_file,
 				 t.cases_file[0] ? t.cases_file : NULL, &sol, &sol_err) != KJ_OK) {
 			snprintf(sol_why, sizeof(sol_why), "the speed-of-light step failed: %s",
 				 sol_err.msg);

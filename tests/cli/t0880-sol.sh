@@ -8,7 +8,7 @@
 # The files share one cache (the device's rates are kept there).
 . "$(dirname "$0")/lib.sh"
 CACHE=$(mktemp -d "$kj_root/cache-XXXXXX")
-export KJ_CACHE_DIR=$CACHE
+export KJ_CACHE_DIR=$CACHE KJ_SOL=on
 
 # set_peaks FLOPS BW: the kept rates of the device made FLOPS (every
 # dtype) and BW, and the kept speeds of light dropped, so that the next
@@ -86,6 +86,34 @@ assert r[\"sol\"][\"flops\"] == 2 * 1024 ** 3, r[\"sol\"]
 assert abs(r[\"sol_ms\"] - 2 * 1024 ** 3 / 1e12 * 1e3) <= 1e-9, r[\"sol_ms\"]
 m = r[\"error_msg\"]
 assert \"median call took\" in m and \"less than 50 % of its speed of light of 2.147 ms\" in m, m
+"
+'
+
+test_expect 'eval keeps each case'"'"'s sol_ms; the report scores the attempt and the model' '
+	set_peaks 1e13 1e12 &&
+	mkdir -p suite gens/m/matmul &&
+	cp "$KJ_TESTS/../examples/matmul/matmul_torch.py" suite/ &&
+	cp "$KJ_TESTS/../examples/matmul/matmul_cpu_impl.py" gens/m/matmul/0.py &&
+	"$KJUDGE" eval suite gens --db s.db --device cpu --time_budget 1 2>out &&
+	py "
+import sqlite3
+rows = sqlite3.connect(\"s.db\").execute(\"SELECT sol_ms FROM timings\").fetchall()
+assert rows and all(abs(r[0] - 2 * 256 ** 3 / 1e13 * 1e3) <= 1e-12 for r in rows), rows
+" &&
+	"$KJUDGE" report s.db --json r.json --md r.md >/dev/null &&
+	grep -q "^## Speed of light" r.md &&
+	py "
+import json, sqlite3
+d = json.load(open(\"r.json\"))
+a = d[\"attempts\"][0]
+t = sqlite3.connect(\"s.db\").execute(\"SELECT impl_ms, ref_ms, sol_ms FROM timings\").fetchall()
+want = sum(1 / (1 + (k - s) / (b - s)) for k, b, s in t) / len(t)
+assert abs(a[\"sol_score\"] - want) <= 1e-9, (a, t)
+m = d[\"models\"][\"m\"]
+if a[\"clean\"]:
+    assert abs(m[\"sol_score\"] - want) <= 1e-9 and m[\"sol_score_attempts\"] == 1, m
+else:
+    assert m[\"sol_score\"] is None and m[\"sol_score_attempts\"] == 0, m
 "
 '
 
