@@ -449,9 +449,10 @@ double kj_sol_score(double t_k, double t_b, double t_sol)
 	if (!(isfinite(t_k) && t_k > 0 && isfinite(t_b) && t_b > 0 && isfinite(t_sol) &&
 	      t_sol > 0))
 		return NAN;
-	/* A baseline at or under the bound leaves no gap to close. */
+	/* A baseline at or under the bound leaves no gap to close: as the
+	 * published harness, 1 at or under the bound, else 0. */
 	if (t_b <= t_sol)
-		return t_k <= t_b ? 1.0 : 0.0;
+		return t_k <= t_sol ? 1.0 : 0.0;
 	return 1.0 / (1.0 + (t_k - t_sol) / (t_b - t_sol));
 }
 

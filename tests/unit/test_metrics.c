@@ -822,8 +822,9 @@ KJ_TEST(metrics_and_merge_refuse_bad_rows)
 }
 
 /* The SOL-ExecBench score by hand: 0.5 at the baseline, 1 at the bound,
- * 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)) between and beyond; a baseline
- * at or under the bound scores 1 or 0; no score without three times. */
+ * 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)) between and beyond; against a
+ * baseline at or under the bound, 1 at or under the bound, else 0; no score
+ * without three times. */
 KJ_TEST(metrics_sol_score_by_hand)
 {
 	KJ_CHECK(fabs(kj_sol_score(4, 4, 1) - 0.5) < 1e-12);
@@ -831,6 +832,7 @@ KJ_TEST(metrics_sol_score_by_hand)
 	KJ_CHECK(fabs(kj_sol_score(2, 4, 1) - 0.75) < 1e-12);     /* 1 / (1 + 1/3) */
 	KJ_CHECK(fabs(kj_sol_score(7, 4, 1) - 1.0 / 3) < 1e-12);  /* 1 / (1 + 6/3) */
 	KJ_CHECK(kj_sol_score(1, 1, 2) == 1.0);
+	KJ_CHECK(kj_sol_score(1.5, 1, 2) == 1.0); /* at or under the bound */
 	KJ_CHECK(kj_sol_score(3, 1, 2) == 0.0);
 	KJ_CHECK(isnan(kj_sol_score(1, 4, 0)));
 	KJ_CHECK(isnan(kj_sol_score(0, 4, 1)));
