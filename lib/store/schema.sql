@@ -1,4 +1,4 @@
--- The results store of kjudge eval, schema version 3 (docs/store.md).
+-- The results store of kjudge eval, schema version 4 (docs/store.md).
 -- Times are UTC, ISO 8601 ('2026-12-01T21:30:00Z'); JSON columns hold
 -- one JSON text; hashes are lowercase hex SHA-256.
 
