@@ -21,6 +21,7 @@
 #include "kjudge/fileio.h"
 #include "kjudge/pipeline.h"
 #include "kjudge/torch.h"
+#include "kjudge/audit.h"
 #include "cli.h"
 #include "interrupt.h"
 #include "base/banned.h"
@@ -39,6 +40,7 @@ enum {
 	OPT_TIMED_SETS,
 	OPT_STRICT,
 	OPT_BASELINE,
+	OPT_NO_SOL,
 	OPT_COUNT_
 };
 
@@ -87,6 +89,9 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			   .choices = baselines, .def = "eager",
 			   .help = "the reference as timed: eager, or torch.compile(Model) "
 				   "(on the CPU it needs a C++ compiler)" },
+	[OPT_NO_SOL] = { .name = "no-sol", .type = KJ_CLI_FLAG,
+			 .help = "no speed of light: sol_ms null in every record, and no "
+				 "TimingImpossible for beating it" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -142,8 +147,9 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 	struct kj_bench_opts b;
 	const char *output = NULL;
 	char gate_path[4700], rec_device[32];
-	int rc, not_required = 0, allow_fixed = 0, strict = 0, exit_code = KJ_EXIT_OK;
-	json_t *rec;
+	int rc, not_required = 0, allow_fixed = 0, strict = 0, no_sol = 0, exit_code = KJ_EXIT_OK;
+	json_t *rec, *sol = NULL;
+	char sol_why[600];
 
 	kj_bench_opts_init(&b);
 	kj_cli_args_init(&args);
@@ -177,6 +183,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			b.max_repeats = b.repeats;
 		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;
 		strict = v[OPT_STRICT].count > 0;
+		no_sol = v[OPT_NO_SOL].count > 0;
 		/* The kernels-disabled layer is verify --strict's: its record is
 		 * what says it passed. */
 		if (strict && not_required)
@@ -223,7 +230,25 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			kj_cli_shown(run.task.device));
 		return done(&run, &sc, KJ_EXIT_USAGE);
 	}
+	/* The speed of light, counted on the reference's side by a step of the
+	 * judge's (kjudge/audit.h): a step that fails leaves every case
+	 * without a figure, and the records say why. */
+	if (no_sol || run.cfg.sol_off) {
+		b.sol_why = no_sol ? "not measured (--no-sol)" : "not measured (KJ_SOL=off)";
+	} else {
+		struct kj_error e;
+
+		if (kj_audit_sol(&run.cfg, run.task.device, run.judge.timeout_s, run.task.task_file,
+				 run.task.cases_file[0] ? run.task.cases_file : NULL, &sol,
+				 &e) != KJ_OK) {
+			snprintf(sol_why, sizeof(sol_why), "the speed-of-light step failed: %s",
+				 e.msg);
+			b.sol_why = sol_why;
+		}
+		b.sol = sol;
+	}
 	rc = kj_benchmark(&run.task, &run.attempt, &run.judge, &b, NULL, &run.result, &run.err);
+	json_decref(sol);
 	if (rc == KJ_EINTR)
 		return done(&run, &sc, kj_cli_interrupted(cmd));
 	if (rc != KJ_OK) {

@@ -100,6 +100,8 @@ static int batch_setup(const struct kj_cli_command *cmd, struct kj_config *cfg,
 	/* The batch's goldens on huge pages where the shared cache is in
 	 * memory anyway (before any thread or child). */
 	*have_cache = kj_eval_batch_cache(cfg->cache_dir, work, cache, PATH_MAX, &how);
+	/* The speed of light and the device's rates outlive the batch. */
+	cfg->sol_cache_dir = cfg->cache_dir;
 	if (*have_cache)
 		cfg->cache_dir = cache;
 	if (!quiet)

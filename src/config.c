@@ -27,6 +27,8 @@
  *   KJ_DEVICE_COMPARE "auto" (large CUDA outputs compared on the device,
  *                     the default), "off", "all" (every tensor output)
  *   KJ_TIME_BUDGET    benchmark's default --time_budget, in seconds
+ *   KJ_SOL            "on" (the default) or "off": the speed of light of
+ *                     benchmark's and eval's records (benchmark's --no-sol)
  *   KJ_PUBLISH_S      eval --publish's period, 0 to 86400 seconds
  *   KJ_SLURM_POLL_S   eval --slurm --wait's period, 0 to 86400 seconds
  *                     (below 0.05: 0.05)
@@ -188,6 +190,7 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 		cfg->state_dir = state_buf;
 	rc |= var_choice(cmd, "KJ_SANDBOX", "on", "off", &cfg->sandbox);
 	rc |= var_choice(cmd, "KJ_AUDIT", "on", "off", &cfg->eval_audit);
+	rc |= var_choice(cmd, "KJ_SOL", "off", "on", &cfg->sol_off);
 	/* Limits. */
 	rc |= var_double(cmd, "KJ_LIMIT_CPU_S", 1, 1e7, &cfg->limits.cpu_s);
 	mb = 0;

@@ -138,4 +138,18 @@ int kj_audit_key(const struct kj_config *cfg, const struct kj_audit_opts *o,
  * "headroom", "cases"}.  New reference, NULL when out of memory. */
 json_t *kj_audit_json(const struct kj_audit_result *r);
 
+/*
+ * The speed of light of every case of a task, for the benchmark
+ * (docs/AUDIT.md, "The speed of light"): the audit's measurement step with
+ * no canary, on `device` (NULL: cuda when there is one), under timeout_s
+ * (0: 900).  *out (a new reference, the caller's): {"device_name",
+ * "peaks", "cases": [{"sol_ms": ms or null, "why" (with null), "flops",
+ * "bytes", "dtype", "peak_flops_per_s", "copy_bytes_per_s",
+ * "device_name", "torch"}]}, kept in cfg->cache_dir's audit/ by the
+ * task's content, the judge's version, the Python and the device.  KJ_OK,
+ * or a code with err filled (the step failed: no figure at all).
+ */
+int kj_audit_sol(const struct kj_config *cfg, const char *device, double timeout_s,
+		 const char *task_file, const char *cases_file, json_t **out, struct kj_error *err);
+
 #endif /* KJUDGE_AUDIT_H */

@@ -129,6 +129,13 @@ struct kj_config {
 	/* benchmark's default --time_budget in seconds ($KJ_TIME_BUDGET);
 	 * 0: the built-in 10. */
 	double time_budget_s;
+	/* No speed of light in benchmark records ($KJ_SOL=off; benchmark's
+	 * --no-sol): every sol_ms null, no TimingImpossible for beating it. */
+	int sol_off;
+	/* Where the speed of light and the device's peak rates are kept when
+	 * not in cache_dir (eval gives its batch a golden cache of its own:
+	 * this is KJ_CACHE_DIR, which outlives the batch); NULL: cache_dir. */
+	const char *sol_cache_dir;
 	/* Where a run makes its scratch directory, and whether it may mount a
 	 * private tmpfs there. */
 	const char *scratch_parent;

@@ -108,4 +108,13 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err);
  */
 char *kj_metrics_fmt(const json_t *v, char *buf, size_t size);
 
+/*
+ * The SOL-ExecBench score of a kernel time t_k against the baseline's t_b
+ * and the speed of light t_sol (docs/metrics.md): 1 / (1 + (t_k - t_sol) /
+ * (t_b - t_sol)), 0.5 at the baseline, 1 at the bound; where t_b is not
+ * above t_sol, 1 when t_k <= t_sol, else 0.  NAN when a time is not finite
+ * and positive.
+ */
+double kj_sol_score(double t_k, double t_b, double t_sol);
+
 #endif /* KJUDGE_METRICS_H */

@@ -230,6 +230,13 @@ struct kj_bench_opts {
 	/* The same baseline's samples' median per case, for the speedup's
 	 * samples' side (0 or NULL: ref_ms stands for it). */
 	const double *ref_median_ms;
+	/* The task's speed of light (kj_audit_sol's object: "cases", one
+	 * {"sol_ms", ...} per case), borrowed for the call; NULL: none, and
+	 * sol_why says why (NULL: "not measured").  Each case's record
+	 * carries its entry, and a candidate faster than it beyond the
+	 * margin is TimingImpossible (docs/cli.md, "The speed of light"). */
+	const json_t *sol;
+	const char *sol_why;
 };
 
 void kj_bench_opts_init(struct kj_bench_opts *b);

@@ -53,7 +53,7 @@
  * store of an older version opened for writing is brought to this one in
  * one transaction (its tasks and attempts re-keyed), and read as it is
  * otherwise. */
-#define KJ_STORE_SCHEMA_VERSION 4
+#define KJ_STORE_SCHEMA_VERSION 5
 /* PRAGMA application_id of a kjudge store: "kjdg". */
 #define KJ_STORE_APPLICATION_ID 0x6b6a6467
 /* The largest count (tokens, a round) a store holds: 2^53, exact in a
@@ -173,6 +173,8 @@ struct kj_store_timing {
 	double impl_ms, ref_ms;
 	double speedup;          /* NULL unless positive and finite */
 	int impl_samples, ref_samples;
+	double sol_ms;           /* the case's speed of light; NULL unless
+				  * positive and finite (none established) */
 };
 
 /* A case and, when t is not NULL, its timing, in one transaction. */

@@ -244,6 +244,12 @@ struct kj_case {
 				     * measured it (docs/cli.md) */
 	int timing_rechecked;   /* the cross-check tripped once and the case
 				 * was timed again */
+	/* The case's speed of light (docs/cli.md, "The speed of light"):
+	 * sol_ms > 0 where the judge established one, else 0; sol the
+	 * record's object (its figures, or why there is none), owned, or
+	 * NULL where the benchmark was given none */
+	double sol_ms;
+	json_t *sol;
 };
 
 /* An empty case: a judge error "not judged", index i. */

@@ -46,11 +46,12 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 /* The measurement step (task.c): kjudge_audit.py over the task in dir
  * with the cases' parameters params (NULL: no cases file) and the peak
  * rates kept for the device (NULL: none; the step measures them when they
- * are not its device's), its reply into *out (a new reference).  KJ_OK or
- * a code with err filled. */
+ * are not its device's), its reply into *out (a new reference); sol_only:
+ * no canary, the speed of light's figures alone (sol.c).  KJ_OK or a code
+ * with err filled. */
 int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o,
-		      const char *dir, const json_t *params, const json_t *peaks, json_t **out,
-		      struct kj_error *err);
+		      const char *dir, const json_t *params, const json_t *peaks, int sol_only,
+		      json_t **out, struct kj_error *err);
 
 /* The private verify directory's layout (audit.c). */
 int kj__audit_layout(const struct kj_config *cfg, const char *dir, const char *task_file,

@@ -719,6 +719,66 @@ static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, d
 		       ? KJ_OK : kj_error_set(B->err, KJ_ENOMEM, "out of memory");
 }
 
+/* Case k's speed of light from the benchmark's options into c: a copy of
+ * its entry, or one that says why there is none.  KJ_OK or KJ_ENOMEM. */
+static int sol_set(const struct kj_bench_opts *b, int k, struct kj_case *c)
+{
+	const json_t *e = json_array_get(json_object_get(b->sol, "cases"), (size_t)k);
+	const json_t *v = json_object_get(e, "sol_ms");
+
+	json_decref(c->sol);
+	c->sol_ms = 0;
+	if (json_is_object(e)) {
+		c->sol = json_deep_copy(e);
+		if (json_is_number(v) && json_number_value(v) > 0)
+			c->sol_ms = json_number_value(v);
+	} else {
+		c->sol = json_pack("{s:n, s:s}", "sol_ms", "why",
+				   b->sol ? "the speed-of-light step gave no figure for this case"
+				   : b->sol_why ? b->sol_why : "not measured");
+	}
+	return c->sol ? KJ_OK : KJ_ENOMEM;
+}
+
+/*
+ * The speed of light decides (docs/cli.md, "The speed of light").  A
+ * reference (trusted code) whose median call beats it by the margin shows
+ * the peak rates understate this device: the case then has no figure,
+ * and says why.  Else a candidate whose median call does is
+ * TimingImpossible, with both numbers.  ref_med: the reference's median
+ * (0: none the judge measured); *ok is 0 when c now holds the failure.
+ */
+static int sol_decide(struct kj_case *c, double med_c, double ref_med, int *ok)
+{
+	char why[300];
+	const json_t *s = c->sol;
+
+	*ok = 1;
+	if (ref_med > 0 && kj__sol_impossible(ref_med, c->sol_ms)) {
+		snprintf(why, sizeof(why), "the reference's median call took %.4g ms, below the "
+			 "speed of light of %.4g ms by more than its margin: the peak rates "
+			 "understate this device", ref_med, c->sol_ms);
+		c->sol_ms = 0;
+		if (json_object_set_new(c->sol, "sol_ms", json_null()) < 0 ||
+		    json_object_set_new(c->sol, "why", json_string(why)) < 0)
+			return KJ_ENOMEM;
+		return KJ_OK;
+	}
+	if (!kj__sol_impossible(med_c, c->sol_ms))
+		return KJ_OK;
+	*ok = 0;
+	return kj_case_fail(c, KJ_ET_TIMING_IMPOSSIBLE, "the candidate's median call took %.4g "
+			    "ms, less than %.0f %% of its speed of light of %.4g ms (%.0f FLOPs at "
+			    "%.4g FLOP/s, %.0f bytes at %.4g B/s, %s)", med_c,
+			    100 * (1 - KJ__SOL_MARGIN), c->sol_ms,
+			    json_number_value(json_object_get(s, "flops")),
+			    json_number_value(json_object_get(s, "peak_flops_per_s")),
+			    json_number_value(json_object_get(s, "bytes")),
+			    json_number_value(json_object_get(s, "copy_bytes_per_s")),
+			    json_string_value(json_object_get(s, "device_name")) ?
+			    json_string_value(json_object_get(s, "device_name")) : "?");
+}
+
 static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		      const struct kj_bench_opts *b, struct kj_result *res, int k, int devout,
 		      struct kj_case *c, int *redo, struct kj_error *err)
@@ -780,6 +840,10 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 					   : kj_seed_derive(a->run_key, kj_task_identity(t), k,
 							    KJ__SEED_PROBE + j);
 	c->seed = B.seeds[0];
+	if (sol_set(b, k, c) != KJ_OK) {
+		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
 	rc = bench_goldens(&B, &ok);
 	if (rc != KJ_OK || !ok)
 		goto out;
@@ -858,6 +922,16 @@ static int bench_case(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		c->ref_given = 1;
 		c->ref_cached = B.shared_ref > 0;
 	}
+	/* The reference's median where the judge measured it, here or
+	 * earlier in the batch (a --framework_latency_ms is the user's). */
+	rc = sol_decide(c, B.med_c, B.timing_ref || B.shared_ref > 0 ? c->ref.median_ms : 0, &ok);
+	if (rc != KJ_OK) {
+		if (rc == KJ_ENOMEM)
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!ok)
+		goto out;
 	c->timed = 1;
 	rc = kj__judge_speedup(&B.tr, &B.tc, B.timing_ref, ov, c->cand.overhead_ms, res_ms,
 			       c->ref.judge_ms, c->ref.median_ms, cand_floor, c);

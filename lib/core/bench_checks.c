@@ -69,6 +69,11 @@ double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, do
 	return bytes_ms > floor_ms ? bytes_ms : floor_ms;
 }
 
+int kj__sol_impossible(double med_ms, double sol_ms)
+{
+	return sol_ms > 0 && isfinite(sol_ms) && !(med_ms >= sol_ms * (1.0 - KJ__SOL_MARGIN));
+}
+
 /* Whether a batch's fastest calls on new inputs say replay (above). */
 int kj__replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
 		       int timing_ref, double launch_ms, double *ratio_r)

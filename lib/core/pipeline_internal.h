@@ -191,6 +191,13 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
 		      const struct kj__dvec *ov, double over, double res, double ref_j,
 		      double ref_med, double floor_ms, struct kj_case *c);
 double kj__judge_resolution(double over, int gpu);
+/* The share of a case's speed of light a median call may fall below
+ * before it is impossible (docs/cli.md, "The speed of light"). */
+#define KJ__SOL_MARGIN 0.5
+/* Whether a median call of med_ms beats the speed of light sol_ms (> 0;
+ * 0: none) by more than KJ__SOL_MARGIN of it. */
+int kj__sol_impossible(double med_ms, double sol_ms);
+
 double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, double shared_ref,
 			double out_bytes, double copy_gbs);
 int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref, int timing_ref,

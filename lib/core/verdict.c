@@ -135,6 +135,7 @@ void kj_case_release(struct kj_case *c)
 	json_decref(c->input_desc);
 	json_decref(c->metrics);
 	json_decref(c->aliases);
+	json_decref(c->sol);
 	kj_case_init(c, c->index);
 }
 

@@ -262,6 +262,15 @@ static json_t *latency_json(struct rec *r, const struct kj_latency *l, int given
 	return o;
 }
 
+/* A side's share of the speed of light, sol_ms over its median call (null
+ * where either is unknown), into its latency object o; returns o. */
+static json_t *sol_fraction(struct rec *r, json_t *o, double sol_ms, double median_ms)
+{
+	put(r, o, "sol_fraction", sol_ms > 0 && median_ms > 0
+		  ? json_real(round_to(sol_ms / median_ms, 1e6)) : json_null());
+	return o;
+}
+
 /* benchmark.py's classification of one speedup; NULL for a valid one. */
 static const char *speedup_class(double s)
 {
@@ -295,6 +304,10 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 		put(&r, rec, "case_idx", json_integer(k + 1));
 		put_params(&r, rec, t, k);
 		put(&r, rec, "input_desc", c->input_desc ? json_incref(c->input_desc) : json_array());
+		/* The speed of light, every case: its figures or why none. */
+		put(&r, rec, "sol_ms", c->sol_ms > 0 ? json_real(c->sol_ms) : json_null());
+		put(&r, rec, "sol", c->sol ? json_incref(c->sol)
+					   : json_pack("{s:n, s:s}", "sol_ms", "why", "not measured"));
 		if (kj_case_status(c) != KJ_STATUS_PASS || !c->timed) {
 			put(&r, rec, "status", json_string("fail"));
 			put(&r, rec, "framework", json_null());
@@ -314,8 +327,10 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 
 			passed++;
 			put(&r, rec, "status", json_string("pass"));
-			put(&r, rec, "framework", latency_json(&r, &c->ref, c->ref_given));
-			put(&r, rec, "implementation", latency_json(&r, &c->cand, 0));
+			put(&r, rec, "framework", sol_fraction(&r, latency_json(&r, &c->ref,
+				c->ref_given), c->sol_ms, c->ref.median_ms));
+			put(&r, rec, "implementation", sol_fraction(&r, latency_json(&r, &c->cand, 0),
+				c->sol_ms, c->cand.median_ms));
 			if (cls) {
 				for (i = 0; i < 5; i++)
 					if (!strcmp(idx_names[i], cls))

@@ -23,6 +23,7 @@
 #include "kjudge/store.h"
 #include "kjudge/torch.h"
 #include "kjudge/anticheat.h"
+#include "kjudge/audit.h"
 #include "eval/eval_internal.h"
 #include "base/fs.h"
 #include "base/internal.h"
@@ -101,6 +102,7 @@ static json_t *case_record(const struct kj_case *c)
 	if ((c->exception && json_object_set_new(r, "exception", json_string(c->exception))) ||
 	    (c->metrics && json_object_set(r, "metrics", c->metrics)) ||
 	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
+	    (c->sol && json_object_set(r, "sol", c->sol)) ||
 	    (c->timed && json_object_set_new(r, "timing",
 			json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:i, s:i, s:f, s:s, s:b}",
 				  "ref_judge_ms", c->ref.judge_ms, "impl_judge_ms", c->cand.judge_ms,
@@ -151,6 +153,7 @@ static int on_case(void *vx, const struct kj_task *t, const struct kj_result *r,
 		struct kj_store_timing tm = {
 			.impl_ms = c->cand.median_ms, .ref_ms = c->ref.median_ms,
 			.speedup = c->speedup, .impl_samples = c->cand.n, .ref_samples = c->ref.n,
+			.sol_ms = c->sol_ms,
 		};
 
 		rc = kj_store_case(x->store, x->key, &row,
@@ -507,6 +510,23 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	    !rn->s->no_benchmark) {
 		struct kj_bench_opts bo = rn->s->bench;
 		double *base = NULL;
+		json_t *sol = NULL;
+		struct kj_error sol_err;
+		char sol_why[600];
+
+		/* The task's speed of light, counted on the reference's side by
+		 * the judge's own step (kept by the task's content: once per
+		 * task); a step that fails leaves the cases without a figure,
+		 * and their records say why. */
+		if (rn->cfg->sol_off)
+			bo.sol_why = "not measured (KJ_SOL=off)";
+		else if (kj_audit_sol(rn->cfg, t.device, rn->s->judge.timeout_s, t.task_file,
+				 t.cases_file[0] ? t.cases_file : NULL, &sol, &sol_err) != KJ_OK) {
+			snprintf(sol_why, sizeof(sol_why), "the speed-of-light step failed: %s",
+				 sol_err.msg);
+			bo.sol_why = sol_why;
+		}
+		bo.sol = sol;
 
 		/* One baseline per task and case in the batch: the first
 		 * candidate's measured one, given to every later one. */
@@ -526,6 +546,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		}
 		/* After the timing again alone: bo's baseline points into it. */
 		free(base);
+		json_decref(sol);
 		if (rc != KJ_OK)
 			verify->err = bench->err;
 	}

@@ -153,7 +153,7 @@ struct ttask {
 	struct forbidden {
 		const char *what;
 		char real[PATH_MAX];
-	} forbid[8];
+	} forbid[10];
 	int n_forbid;
 	json_t *hidden;
 	json_t *rhidden;                /* the same for the reference's view */
@@ -740,6 +740,9 @@ static void forbid_all(struct ttask *tt, const char *const *sys, size_t n_sys,
 	forbid(tt, tt->cfg->cache_dir, "the golden cache");
 	forbid(tt, tt->cfg->cache_shared_dir, "the shared golden cache");
 	forbid(tt, tt->cfg->build_cache_dir, "the build cache");
+	/* eval's KJ_CACHE_DIR, where the speed of light is kept beside its
+	 * batch's own golden cache. */
+	forbid(tt, tt->cfg->sol_cache_dir, "the speed of light's cache");
 	forbid(tt, tt->cfg->state_dir, "the state directory (the seed key)");
 	forbid(tt, tt->a->scratch, "the run's scratch directory");
 	if (!realpath(tt->worker, jdir) || !(slash = strrchr(jdir, '/')) || slash == jdir)

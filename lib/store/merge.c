@@ -213,7 +213,8 @@ static int merge_runs(sqlite3 *db, struct kj_store_merge_stats *out, struct kj_e
 	"attempt_key, phase, case_idx, params, status, error_type, category, charged, message, " \
 	"record"
 #define TIMING_COLS \
-	"attempt_key, case_idx, impl_ms, ref_ms, speedup, impl_samples, ref_samples, record"
+	"attempt_key, case_idx, impl_ms, ref_ms, speedup, impl_samples, ref_samples, record, " \
+	"sol_ms"
 
 /* Everything after the runs, in the merge's transaction. */
 static int merge_rest(sqlite3 *db, struct kj_store_merge_stats *out, struct kj_error *err)

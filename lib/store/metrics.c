@@ -74,6 +74,10 @@ struct model {
 	json_t *gpus;
 	/* The runs whose attempts enter its figures: run id (text) -> count. */
 	json_t *runs;
+	/* The SOL-ExecBench scores of its clean attempts that have one:
+	 * their sum and count (docs/metrics.md). */
+	double sol_sum;
+	long long sol_n;
 };
 
 struct ctx {
@@ -92,6 +96,7 @@ struct ctx {
 	 * not proven tasks; the strong ones and those without an audit. */
 	json_t *audits, *weak_index, *weak, *not_proven;
 	long long strong, unaudited;
+	int has_sol;       /* the store keeps timings.sol_ms (version 5 on) */
 };
 
 static int fail(struct ctx *c, int rc, const char *what)
@@ -485,6 +490,57 @@ static int timed_speedup(struct ctx *c, sqlite3_stmt *st, const char *akey, doub
 	return KJ_OK;
 }
 
+double kj_sol_score(double t_k, double t_b, double t_sol)
+{
+	if (!(isfinite(t_k) && t_k > 0 && isfinite(t_b) && t_b > 0 && isfinite(t_sol) &&
+	      t_sol > 0))
+		return NAN;
+	/* A baseline at or under the bound leaves no gap to close: as the
+	 * published harness, 1 at or under the bound, else 0. */
+	if (t_b <= t_sol)
+		return t_k <= t_sol ? 1.0 : 0.0;
+	return 1.0 / (1.0 + (t_k - t_sol) / (t_b - t_sol));
+}
+
+/* An attempt's SOL-ExecBench score from its timings rows (impl_ms,
+ * ref_ms, sol_ms): the mean of its cases' scores, NAN unless every timed
+ * case has one; *n_cases the cases scored. */
+static int attempt_sol(struct ctx *c, sqlite3_stmt *st, const char *akey, double *out,
+		       long long *n_cases)
+{
+	double sum = 0;
+	long long n = 0, missing = 0;
+	int rc;
+
+	*out = NAN;
+	*n_cases = 0;
+	sqlite3_reset(st);
+	rc = sqlite3_bind_text(st, 1, akey, -1, SQLITE_TRANSIENT);
+	if (rc != SQLITE_OK)
+		return fail(c, rc, "metrics: an attempt's speed of light");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		double x = sqlite3_column_type(st, 2) == SQLITE_NULL ? (double)NAN
+			   : kj_sol_score(sqlite3_column_double(st, 0),
+					  sqlite3_column_double(st, 1),
+					  sqlite3_column_double(st, 2));
+
+		if (isnan(x)) {
+			missing++;
+			continue;
+		}
+		sum += x;
+		n++;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return fail(c, rc, "metrics: an attempt's speed of light");
+	if (n && !missing) {
+		*out = sum / (double)n;
+		*n_cases = n;
+	}
+	return KJ_OK;
+}
+
 /* The case rows of an attempt. */
 static int load_cases(struct ctx *c, sqlite3_stmt *st, const char *akey, json_t **out)
 {
@@ -664,7 +720,7 @@ static void add_count(long long *sum, long long v, int *overflow)
 
 static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 {
-	sqlite3_stmt *st = NULL, *tst = NULL, *cst = NULL;
+	sqlite3_stmt *st = NULL, *tst = NULL, *cst = NULL, *sst = NULL;
 	struct kj__store_checker ck;
 	long long *bad_rows = NULL;
 	size_t n_bad = 0;
@@ -689,6 +745,13 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 					"category, message FROM case_results WHERE attempt_key = ? "
 					"ORDER BY CASE phase WHEN 'verify' THEN 0 WHEN 'benchmark' "
 					"THEN 1 ELSE 2 END, case_idx", -1, &cst, NULL);
+	/* A store of before version 4 has no speed of light: unknown. */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(c->db, c->has_sol
+					? "SELECT impl_ms, ref_ms, sol_ms FROM timings WHERE "
+					  "attempt_key = ? ORDER BY case_idx"
+					: "SELECT impl_ms, ref_ms, NULL FROM timings WHERE "
+					  "attempt_key = ? ORDER BY case_idx", -1, &sst, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 1, run_id);
 	if (rc == SQLITE_OK)
@@ -705,8 +768,8 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 		const char *cat = (const char *)sqlite3_column_text(st, 12);
 		const char *device = (const char *)sqlite3_column_text(st, 22);
 		int passed, clean, on_cpu = device && !strcmp(device, "cpu");
-		double speedup = NAN;
-		long long used = 0;
+		double speedup = NAN, sol = NAN;
+		long long used = 0, sol_cases = 0;
 		json_t *rec, *full, *cases = NULL, *idx, *env, *gpu, *w;
 		struct kj__store_bad bad;
 		struct model *m;
@@ -750,6 +813,8 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 			if (!isfinite(speedup) || speedup <= 0)
 				speedup = NAN;
 			rc = timed_speedup(c, tst, akey, &speedup, &used);
+			if (rc == KJ_OK)
+				rc = attempt_sol(c, sst, akey, &sol, &sol_cases);
 			if (rc != KJ_OK)
 				goto out;
 		}
@@ -773,6 +838,10 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 			m->c[oi]++;
 			if (isfinite(speedup) && speedup > m->best[oi])
 				m->best[oi] = speedup;
+			if (!isnan(sol)) {
+				m->sol_sum += sol;
+				m->sol_n++;
+			}
 			/* Every clean speedup is a candidate for its operator's
 			 * best: all of them enter the figures. */
 			if (isfinite(speedup))
@@ -821,6 +890,8 @@ static int load_attempts(struct ctx *c, long long run_id, json_t *list)
 							? json_null()
 							: num(sqlite3_column_double(st, 15)));
 		set(c, rec, "timed_cases", json_integer(used));
+		set(c, rec, "sol_score", isnan(sol) ? json_null() : num(sol));
+		set(c, rec, "sol_cases", json_integer(sol_cases));
 		set(c, rec, "prompt_tokens", col_int(st, 6));
 		set(c, rec, "completion_tokens", col_int(st, 7));
 		set(c, rec, "generation_s", sqlite3_column_type(st, 8) == SQLITE_NULL
@@ -866,6 +937,7 @@ out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(tst);
 	sqlite3_finalize(cst);
+	sqlite3_finalize(sst);
 	return rc;
 }
 
@@ -987,6 +1059,10 @@ static json_t *model_figures(struct ctx *c, struct model *m)
 	set(c, o, "fast_p_count", fpn);
 	set(c, o, "speedup", n_sp ? num(geomean(logs, n_sp)) : json_null());
 	set(c, o, "speedup_operators", json_integer((json_int_t)n_sp));
+	/* The mean of the clean attempts' SOL-ExecBench scores, over those
+	 * that have one (sol_score_attempts). */
+	set(c, o, "sol_score", m->sol_n ? num(m->sol_sum / (double)m->sol_n) : json_null());
+	set(c, o, "sol_score_attempts", json_integer(m->sol_n));
 	set(c, o, "runs", model_runs(c, m));
 	set(c, o, "gpu_models", m->gpus ? m->gpus : json_object());
 	m->gpus = NULL;
@@ -1570,6 +1646,7 @@ int kj_metrics_compute_with(struct kj_store *s, const struct kj_metrics_opts *op
 	memset(&c, 0, sizeof(c));
 	c.opt = opt;
 	c.db = kj__store_db(s);
+	c.has_sol = kj__store_version(s) >= 5;
 	c.err = err;
 	c.ops = json_array();
 	c.op_index = json_object();

@@ -543,6 +543,68 @@ static void md_models(struct out *o, const json_t *models, const struct kp *kp)
 	}
 }
 
+/* The speed of light (docs/metrics.md, "SOL score"): per model the mean
+ * of its clean attempts' SOL-ExecBench scores and how many had one, and
+ * each attempt's score that has one.  md: Markdown, else HTML. */
+static void sol_block(struct out *o, const json_t *m, int md)
+{
+	const json_t *models = json_object_get(m, "models"), *list = json_object_get(m, "attempts");
+	const char *name;
+	json_t *mo;
+	char b[64], c[64];
+	size_t i;
+
+	adds(o, md ? "\n## Speed of light\n\nThe SOL-ExecBench score (docs/metrics.md): per "
+		 "attempt the mean over its timed cases of 1 / (1 + (T_k - T_SOL) / (T_b - "
+		 "T_SOL)), defined when every timed case has a speed of light; per model the "
+		 "mean over its clean attempts that have one (their count beside it).\n\n"
+		 "| model | SOL score (attempts) |\n| --- | --- |\n"
+		 : "<h2>Speed of light</h2><p>The SOL-ExecBench score: per attempt the mean over "
+		 "its timed cases of 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)), defined when every "
+		 "timed case has a speed of light; per model the mean over its clean attempts "
+		 "that have one (their count beside it).</p><div class=\"wrap\"><table "
+		 "id=\"sol\"><tr><th class=\"l\">model</th><th>SOL score</th></tr>\n");
+	json_object_foreach((json_t *)(uintptr_t)models, name, mo) {
+		adds(o, md ? "| " : "<tr><td class=\"l\">");
+		if (md)
+			md_esc(o, name);
+		else
+			esc(o, name);
+		add(o, md ? " | %s (%s) |\n" : "</td><td data-k=\"sol_score\">%s<span "
+		    "class=\"ci\">%s attempts</span></td></tr>\n", f(mo, "sol_score", b, sizeof(b)),
+		    f(mo, "sol_score_attempts", c, sizeof(c)));
+	}
+	adds(o, md ? "\n| model | operator | attempt | SOL score | cases |\n| --- | --- | --- "
+		 "| --- | --- |\n" : "</table><table id=\"sol_attempts\"><tr><th class=\"l\">"
+		 "model</th><th class=\"l\">operator</th><th class=\"l\">attempt</th>"
+		 "<th>SOL score</th><th>cases</th></tr>\n");
+	for (i = 0; i < json_array_size(list); i++) {
+		const json_t *a = json_array_get(list, i);
+		const char *cells[3];
+		size_t k;
+
+		if (!json_is_number(json_object_get(a, "sol_score")))
+			continue;
+		cells[0] = str(a, "model");
+		cells[1] = str(a, "task");
+		cells[2] = label(a, b, sizeof(b));
+		if (!md)
+			adds(o, "<tr>");
+		for (k = 0; k < 3; k++) {
+			adds(o, md ? "| " : "<td class=\"l\">");
+			if (md)
+				md_esc(o, cells[k]);
+			else
+				esc(o, cells[k]);
+			adds(o, md ? " " : "</td>");
+		}
+		add(o, md ? "| %s | %s |\n" : "<td>%s</td><td>%s</td></tr>\n",
+		    f(a, "sol_score", b, sizeof(b)), f(a, "sol_cases", c, sizeof(c)));
+	}
+	if (!md)
+		adds(o, "</table></div>\n");
+}
+
 char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 {
 	const json_t *models, *ops;
@@ -658,6 +720,7 @@ char *kj_metrics_markdown(const json_t *m, struct kj_error *err)
 		md_esc(&o, env_or_dash(a, "gpu"));
 		adds(&o, " |\n");
 	}
+	sol_block(&o, m, 1);
 	return finish(&o, err);
 }
 
@@ -1449,6 +1512,7 @@ char *kj_metrics_html(const json_t *m, struct kj_error *err)
 	}
 	adds(&o, "</table></div>\n");
 	html_attempts(&o, json_object_get(m, "attempts"));
+	sol_block(&o, m, 0);
 	adds(&o, "</body></html>\n");
 	return finish(&o, err);
 }

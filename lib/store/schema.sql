@@ -1,4 +1,4 @@
--- The results store of kjudge eval, schema version 4 (docs/store.md).
+-- The results store of kjudge eval, schema version 5 (docs/store.md).
 -- Times are UTC, ISO 8601 ('2026-12-01T21:30:00Z'); JSON columns hold
 -- one JSON text; hashes are lowercase hex SHA-256.
 
@@ -131,6 +131,8 @@ CREATE TABLE timings (
 	impl_samples INTEGER,
 	ref_samples  INTEGER,
 	record      TEXT,                    -- JSON: the perf JSON's case
+	sol_ms      REAL,                    -- the case's speed of light, NULL
+	                                     -- when none was established (v5)
 	PRIMARY KEY (attempt_key, case_idx)
 );
 

@@ -220,12 +220,28 @@ static int identify(struct kj_store *s, int *fresh, long long *version, struct k
 	return check_tables(s, ver, err);
 }
 
+/* Version 5: each timed case's speed of light, timings.sol_ms; an older
+ * store's timings read with it unknown (NULL).  The re-keying of version 3
+ * makes the tables anew, with the column already. */
+static int upgrade_sol(struct kj_store *s, struct kj_error *err)
+{
+	long long have;
+	int rc;
+
+	have = pragma_int(s->db, "SELECT count(*) FROM pragma_table_info('timings') WHERE name "
+			  "= 'sol_ms'", &rc);
+	if (rc == SQLITE_OK && have == 0)
+		rc = sqlite3_exec(s->db, "ALTER TABLE timings ADD COLUMN sol_ms REAL;", NULL, NULL,
+				  NULL);
+	return rc == SQLITE_OK ? KJ_OK : kj__store_fail(s->db, rc, err, s->path);
+}
+
 /*
  * A store of an older version brought to this one, in one transaction: a
  * judge killed meanwhile leaves it as it was.  Version 2 added runs.origin;
  * version 3 keys tasks by name as well as content (keys.c), so every task
  * and attempt of an older store is re-keyed; version 4 added the tasks'
- * audits (audit.c).
+ * audits (audit.c); version 5 timings.sol_ms.
  */
 static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 {
@@ -244,6 +260,8 @@ static int upgrade(struct kj_store *s, long long version, struct kj_error *err)
 		rc = kj__store_rekey(s->db, err);
 	if (rc == KJ_OK && version < 4)
 		rc = kj__store_audit_upgrade(s->db, err);
+	if (rc == KJ_OK && version < 5)
+		rc = upgrade_sol(s, err);
 	if (rc == KJ_OK) {
 		snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = "
 			 "'schema_version';\nPRAGMA user_version = %d;\nCOMMIT;",

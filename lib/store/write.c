@@ -258,8 +258,9 @@ int kj_store_case(struct kj_store *s, const char *attempt_key, const struct kj_s
 		rc = step_done(s, st, b, "the results store: a case", err);
 	}
 	if (rc == KJ_OK && t) {
-		b = prepare(s, "INSERT OR REPLACE INTO timings VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-			    "?8)", &st);
+		b = prepare(s, "INSERT OR REPLACE INTO timings (attempt_key, case_idx, impl_ms, "
+			    "ref_ms, speedup, impl_samples, ref_samples, record, sol_ms) VALUES (?1, "
+			    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st);
 		B(bind_text(st, 1, attempt_key));
 		B(sqlite3_bind_int(st, 2, c->case_idx));
 		B(sqlite3_bind_double(st, 3, t->impl_ms));
@@ -268,6 +269,7 @@ int kj_store_case(struct kj_store *s, const char *attempt_key, const struct kj_s
 		B(sqlite3_bind_int(st, 6, t->impl_samples));
 		B(sqlite3_bind_int(st, 7, t->ref_samples));
 		B(bind_text(st, 8, c->record));
+		B(bind_positive(st, 9, t->sol_ms));
 		rc = step_done(s, st, b, "the results store: a timing", err);
 	}
 	return kj__store_commit(s, rc, err);

@@ -820,3 +820,74 @@ KJ_TEST(metrics_and_merge_refuse_bad_rows)
 	}
 	kj_store_close(t);
 }
+
+/* The SOL-ExecBench score by hand: 0.5 at the baseline, 1 at the bound,
+ * 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)) between and beyond; against a
+ * baseline at or under the bound, 1 at or under the bound, else 0; no score
+ * without three times. */
+KJ_TEST(metrics_sol_score_by_hand)
+{
+	KJ_CHECK(fabs(kj_sol_score(4, 4, 1) - 0.5) < 1e-12);
+	KJ_CHECK(fabs(kj_sol_score(1, 4, 1) - 1.0) < 1e-12);
+	KJ_CHECK(fabs(kj_sol_score(2, 4, 1) - 0.75) < 1e-12);     /* 1 / (1 + 1/3) */
+	KJ_CHECK(fabs(kj_sol_score(7, 4, 1) - 1.0 / 3) < 1e-12);  /* 1 / (1 + 6/3) */
+	KJ_CHECK(kj_sol_score(1, 1, 2) == 1.0);
+	KJ_CHECK(kj_sol_score(1.5, 1, 2) == 1.0); /* at or under the bound */
+	KJ_CHECK(kj_sol_score(3, 1, 2) == 0.0);
+	KJ_CHECK(isnan(kj_sol_score(1, 4, 0)));
+	KJ_CHECK(isnan(kj_sol_score(0, 4, 1)));
+	KJ_CHECK(isnan(kj_sol_score(1, (double)NAN, 1)));
+}
+
+/* The report's score per attempt and per model from the timings' sol_ms:
+ * m1/C/0's cases score 8.5/9 and 0.5, its mean 13/18; m1/E/1 lacks a
+ * figure for a case: no score; m1's score is m1/C/0's, of 1 attempt; m2
+ * has none.  A store of version 3 (no sol_ms) reads with every score
+ * unknown. */
+KJ_TEST(metrics_sol_score_of_store)
+{
+	struct kj_store *s = make_store(kj_test_path("sol.db"));
+	struct kj_error err;
+	json_t *m = NULL, *m1, *att;
+	char *md;
+	size_t i;
+	int seen = 0;
+
+	exec(s, "UPDATE timings SET sol_ms = 0.5 WHERE attempt_key = 'm1C0';"
+		"UPDATE timings SET sol_ms = 1 WHERE attempt_key = 'm1E1' AND case_idx = 1;");
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	m1 = json_object_get(json_object_get(m, "models"), "m1");
+	CHECK_NEAR(m1, "sol_score", 13.0 / 18);
+	CHECK_NEAR(m1, "sol_score_attempts", 1);
+	CHECK_NULL(json_object_get(json_object_get(m, "models"), "m2"), "sol_score");
+	json_array_foreach(json_object_get(m, "attempts"), i, att) {
+		const char *k = json_string_value(json_object_get(att, "task"));
+		json_int_t l = json_integer_value(json_object_get(att, "attempt"));
+
+		if (!strcmp(json_string_value(json_object_get(att, "model")), "m1") &&
+		    !strcmp(k, "C") && l == 0) {
+			CHECK_NEAR(att, "sol_score", 13.0 / 18);
+			CHECK_NEAR(att, "sol_cases", 2);
+			seen++;
+		}
+		if (!strcmp(k, "E") && l == 1) {
+			CHECK_NULL(att, "sol_score");
+			seen++;
+		}
+	}
+	KJ_CHECK_INT(seen, 2);
+	md = kj_metrics_markdown(m, &err);
+	KJ_CHECK(md && strstr(md, "## Speed of light") && strstr(md, "| m1 | 0.722 (1) |"));
+	free(md);
+	json_decref(m);
+
+	/* Version 3: the column is not there. */
+	exec(s, "ALTER TABLE timings DROP COLUMN sol_ms; PRAGMA user_version = 3;");
+	kj_store_close(s);
+	KJ_CHECK_OK(kj_store_open(kj_test_path("sol.db"), KJ_STORE_READONLY, 0, &s, &err), &err);
+	KJ_CHECK_OK(kj_metrics_compute(s, &m, &err), &err);
+	CHECK_NULL(json_object_get(json_object_get(m, "models"), "m1"), "sol_score");
+	CHECK_NEAR(json_object_get(json_object_get(m, "models"), "m1"), "sol_score_attempts", 0);
+	json_decref(m);
+	kj_store_close(s);
+}

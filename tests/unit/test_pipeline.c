@@ -9,6 +9,7 @@
  * of a timed round is the script's too (kj__bench_clock), so every test
  * takes milliseconds.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,4 +657,71 @@ KJ_TEST(pipeline_cross_check_over_recorded_figures)
 	/* No figure of the candidate's: nothing to check. */
 	cand.judge_ms = 0;
 	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
+}
+
+/* The speed of light's decision over figures alone: a median call under
+ * half of it is impossible; at half or above, or with no figure (0), not. */
+KJ_TEST(pipeline_sol_decision_over_figures)
+{
+	KJ_CHECK_INT(kj__sol_impossible(0.49, 1.0), 1);
+	KJ_CHECK_INT(kj__sol_impossible(0.0, 1.0), 1);
+	KJ_CHECK_INT(kj__sol_impossible(0.5, 1.0), 0);
+	KJ_CHECK_INT(kj__sol_impossible(0.9, 1.0), 0);
+	KJ_CHECK_INT(kj__sol_impossible(3.0, 1.0), 0);
+	KJ_CHECK_INT(kj__sol_impossible(0.001, 0), 0);
+	KJ_CHECK_INT(kj__sol_impossible(0.001, (double)INFINITY), 0);
+}
+
+/* The benchmark given a speed of light: a candidate of 1 ms against one of
+ * 4 ms is TimingImpossible with both numbers in its message; against 1.5
+ * ms it passes and keeps the figure; a reference (10 ms) faster than the
+ * bound of 25 ms leaves the case without a figure, and says why. */
+KJ_TEST(pipeline_bench_sol)
+{
+	struct script ref = { .true_ms = 10 }, cand = { .true_ms = 1 };
+	struct rig g;
+	json_t *sol;
+
+	sol = json_pack("{s:[{s:f, s:I, s:I, s:f, s:f, s:s}]}", "cases", "sol_ms", 4.0, "flops",
+			(json_int_t)4000000, "bytes", (json_int_t)1000, "peak_flops_per_s", 1e9,
+			"copy_bytes_per_s", 1e9, "device_name", "cpu");
+	KJ_CHECK(sol != NULL);
+	rig_open(&g, &ref, &cand, 1);
+	g.b.sol = sol;
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(g.res.cases[0].type, KJ_ET_TIMING_IMPOSSIBLE);
+	KJ_CHECK(strstr(g.res.cases[0].message, "speed of light of 4 ms") != NULL);
+	KJ_CHECK(strstr(g.res.cases[0].message, "took 1 ms") != NULL);
+	rig_close(&g);
+
+	json_real_set(json_object_get(json_array_get(json_object_get(sol, "cases"), 0), "sol_ms"),
+		      1.5);
+	rig_open(&g, &ref, &cand, 1);
+	g.b.sol = sol;
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(kj_case_status(&g.res.cases[0]), KJ_STATUS_PASS);
+	KJ_CHECK(g.res.cases[0].sol_ms == 1.5);
+	rig_close(&g);
+
+	json_real_set(json_object_get(json_array_get(json_object_get(sol, "cases"), 0), "sol_ms"),
+		      25.0);
+	rig_open(&g, &ref, &cand, 1);
+	g.b.sol = sol;
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(kj_case_status(&g.res.cases[0]), KJ_STATUS_PASS);
+	KJ_CHECK(g.res.cases[0].sol_ms == 0);
+	KJ_CHECK(json_is_null(json_object_get(g.res.cases[0].sol, "sol_ms")));
+	KJ_CHECK(strstr(json_string_value(json_object_get(g.res.cases[0].sol, "why")),
+			"reference's median call took 10 ms") != NULL);
+	rig_close(&g);
+
+	/* None given: the record says why. */
+	rig_open(&g, &ref, &cand, 1);
+	g.b.sol_why = "not measured (--no-sol)";
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK(g.res.cases[0].sol_ms == 0);
+	KJ_CHECK(!strcmp(json_string_value(json_object_get(g.res.cases[0].sol, "why")),
+			 "not measured (--no-sol)"));
+	rig_close(&g);
+	json_decref(sol);
 }

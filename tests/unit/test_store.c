@@ -303,11 +303,14 @@ KJ_TEST(store_of_schema_2_is_rekeyed)
 	KJ_CHECK_INT(count(s, "PRAGMA user_version"), 2);
 	kj_store_close(s);
 
-	/* Opened for writing: brought to this schema, every key made again. */
+	/* Opened for writing: brought to this judge's version (3 re-keyed
+	 * it, 4 added timings.sol_ms), every key made again. */
 	KJ_CHECK_OK(kj_store_open(p, 0, 0, &s, &err), &err);
 	KJ_CHECK_INT(count(s, "PRAGMA user_version"), KJ_STORE_SCHEMA_VERSION);
 	KJ_CHECK_INT(count(s, "SELECT value FROM meta WHERE key = 'schema_version'"),
 		     KJ_STORE_SCHEMA_VERSION);
+	KJ_CHECK_INT(count(s, "SELECT count(*) FROM pragma_table_info('timings') WHERE name = "
+			   "'sol_ms'"), 1);
 	check_rekeyed(s, old_task, old_a1);
 	kj_store_close(s);
 
