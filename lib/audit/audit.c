@@ -454,3 +454,37 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 			child_end(&kids[i], 1);
 	return rc;
 }
+
+int kj__audit_stage(const struct kj_config *cfg, const struct kj_audit_opts *o,
+		    const char *task_file, const char *cases_file, int sol_only,
+		    char dir[PATH_MAX], json_t **measure, struct kj_error *err)
+{
+	const char *tmp = kj_config_env(cfg, "TMPDIR");
+	char cases_copy[PATH_MAX + 32], sha[65];
+	json_t *params = NULL, *peaks = NULL;
+	int rc;
+
+	*measure = NULL;
+	snprintf(dir, PATH_MAX, "%s/kjudge-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		rc = kj_error_set(err, KJ_EIO, "cannot make a directory in '%s': %s",
+				  tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		*dir = '\0';
+		return rc;
+	}
+	rc = kj__audit_layout(cfg, dir, task_file, cases_file, err);
+	if (rc == KJ_OK && cases_file) {
+		snprintf(cases_copy, sizeof(cases_copy), "%s/task_cases.json", dir);
+		rc = kj__cases_load(cases_copy, &params, sha, err);
+	}
+	if (rc == KJ_OK) {
+		peaks = kj__audit_peaks_get(cfg, o);
+		rc = kj__audit_measure(cfg, o, dir, params, peaks, sol_only, measure, err);
+	}
+	/* The device's peak rates, measured once and kept for the next. */
+	if (rc == KJ_OK && !json_equal(peaks, json_object_get(*measure, "peaks")))
+		kj__audit_peaks_put(cfg, o, json_object_get(*measure, "peaks"));
+	json_decref(params);
+	json_decref(peaks);
+	return rc;
+}

@@ -53,6 +53,15 @@ int kj__audit_measure(const struct kj_config *cfg, const struct kj_audit_opts *o
 		      const char *dir, const json_t *params, const json_t *peaks, int sol_only,
 		      json_t **out, struct kj_error *err);
 
+/* A private verify directory made under $TMPDIR (dir, the caller's to
+ * remove with kj__rm_rf when *dir is set), laid out for the task, and the
+ * measurement step run in it (kj__audit_measure, with the kept peak rates,
+ * keeping those it measured) into *measure (new reference).  KJ_OK or a
+ * code with err filled (audit.c). */
+int kj__audit_stage(const struct kj_config *cfg, const struct kj_audit_opts *o,
+		    const char *task_file, const char *cases_file, int sol_only,
+		    char dir[PATH_MAX], json_t **measure, struct kj_error *err);
+
 /* The private verify directory's layout (audit.c). */
 int kj__audit_layout(const struct kj_config *cfg, const char *dir, const char *task_file,
 		     const char *cases_file, struct kj_error *err);

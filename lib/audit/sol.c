@@ -136,9 +136,8 @@ int kj_audit_sol(const struct kj_config *cfg_in, const char *device, double time
 	const struct kj_config *cfg = &own;
 	struct kj_audit_opts o;
 	struct kj_error ignored;
-	char dir[PATH_MAX], path[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65];
-	const char *tmp = kj_config_env(cfg, "TMPDIR");
-	json_t *params = NULL, *peaks = NULL, *reply = NULL;
+	char dir[PATH_MAX], path[PATH_MAX];
+	json_t *reply = NULL;
 	json_error_t je;
 	int rc, oom = 0, cached;
 
@@ -160,21 +159,9 @@ int kj_audit_sol(const struct kj_config *cfg_in, const char *device, double time
 	memset(&o, 0, sizeof(o));
 	o.device = device;
 	o.timeout_s = timeout_s;
-	snprintf(dir, sizeof(dir), "%s/kjudge-sol-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return kj_error_set(err, KJ_EIO, "cannot make a directory in '%s': %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-	rc = kj__audit_layout(cfg, dir, task_file, cases_file, err);
-	if (rc == KJ_OK && cases_file) {
-		snprintf(cases_copy, sizeof(cases_copy), "%s/task_cases.json", dir);
-		rc = kj__cases_load(cases_copy, &params, sha, err);
-	}
-	if (rc == KJ_OK) {
-		peaks = kj__audit_peaks_get(cfg, &o);
-		rc = kj__audit_measure(cfg, &o, dir, params, peaks, 1, &reply, err);
-	}
-	if (rc == KJ_OK && !json_equal(peaks, json_object_get(reply, "peaks")))
-		kj__audit_peaks_put(cfg, &o, json_object_get(reply, "peaks"));
+	rc = kj__audit_stage(cfg, &o, task_file, cases_file, 1, dir, &reply, err);
+	if (rc != KJ_OK && !*dir)
+		return rc;
 	if (rc == KJ_OK && !(*out = sol_shape(reply)))
 		rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 	if (rc == KJ_OK && cached && sol_whole(*out)) {
@@ -187,8 +174,6 @@ int kj_audit_sol(const struct kj_config *cfg_in, const char *device, double time
 			kj_write_file_atomic(path, text, strlen(text), &ignored);
 		free(text);
 	}
-	json_decref(params);
-	json_decref(peaks);
 	json_decref(reply);
 	kj__rm_rf(dir);
 	return rc;

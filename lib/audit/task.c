@@ -277,9 +277,7 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 {
 	struct kj__audit_verdict v[KJ_AUDIT_N_];
 	int run[KJ_AUDIT_N_], skipped[KJ_AUDIT_N_];
-	char dir[PATH_MAX], cases_copy[PATH_MAX + 32], sha[65], key[65];
-	const char *tmp = kj_config_env(cfg, "TMPDIR");
-	json_t *params = NULL, *peaks;
+	char dir[PATH_MAX], key[65];
 	int rc, c, i, n_cases;
 
 	snprintf(r->task, sizeof(r->task), "%s", name);
@@ -290,22 +288,9 @@ int kj_audit_task(const struct kj_config *cfg, const struct kj_audit_opts *o, co
 		return rc;
 	if (kj__audit_cache_get(cfg, key, r))
 		return KJ_OK;
-	snprintf(dir, sizeof(dir), "%s/kjudge-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return kj_error_set(err, KJ_EIO, "cannot make a directory in '%s': %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-	rc = kj__audit_layout(cfg, dir, task_file, cases_file, err);
-	if (rc == KJ_OK && cases_file) {
-		snprintf(cases_copy, sizeof(cases_copy), "%s/task_cases.json", dir);
-		rc = kj__cases_load(cases_copy, &params, sha, err);
-	}
-	peaks = kj__audit_peaks_get(cfg, o);
-	if (rc == KJ_OK)
-		rc = kj__audit_measure(cfg, o, dir, params, peaks, 0, &r->measure, err);
-	if (rc == KJ_OK && !json_equal(peaks, json_object_get(r->measure, "peaks")))
-		kj__audit_peaks_put(cfg, o, json_object_get(r->measure, "peaks"));
-	json_decref(params);
-	json_decref(peaks);
+	rc = kj__audit_stage(cfg, o, task_file, cases_file, 0, dir, &r->measure, err);
+	if (rc != KJ_OK && !*dir)
+		return rc;
 	if (rc != KJ_OK)
 		goto out;
 	n_cases = (int)json_array_size(json_object_get(r->measure, "cases"));

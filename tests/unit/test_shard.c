@@ -453,14 +453,7 @@ static void exec_sql(struct kj_store *s, const char *sql)
 
 static long long one(struct kj_store *s, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
-	long long v = -1;
-
-	KJ_CHECK(sqlite3_prepare_v2(kj__store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return kj_test_store_int(s, sql);
 }
 
 /* An attempt row (status NULL: running) with one case result. */

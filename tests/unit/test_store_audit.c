@@ -22,14 +22,7 @@ static const char task_key[] = "7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a
 
 static long long count(struct kj_store *s, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
-	long long v = -1;
-
-	KJ_CHECK(sqlite3_prepare_v2(kj__store_db(s), sql, -1, &st, NULL) == SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return kj_test_store_int(s, sql);
 }
 
 /* A store at path holding one run of one task; the run's id. */

@@ -82,4 +82,10 @@ void kj_test_fail(const char *file, int line, const char *fmt, ...)
 				     kj__e ? kj__e->msg : "");            \
 	} while (0)
 
+/* The first column of a store query's first row as an integer, -1 when
+ * it has no row (store_query.c); a query that does not prepare fails the
+ * test. */
+struct kj_store;
+long long kj_test_store_int(struct kj_store *s, const char *sql);
+
 #endif /* KJ_UNIT_H */
