@@ -40,7 +40,9 @@ r = json.load(open(\"p1.json\"))[\"per_shape_results\"][0]
 s = r[\"sol\"]
 assert r[\"status\"] == \"pass\", r
 assert s[\"flops\"] == 2 * 256 * 256 * 256 and s[\"bytes\"] == 3 * 256 * 256 * 4, s
-assert s[\"device_name\"] == \"cpu\" and s[\"dtype\"] == \"float32\", s
+# The fastest rate of any precision the CPU multiplies (bfloat16 where it
+# has the instructions): a kernel may compute in any that passes.
+assert s[\"device_name\"] == \"cpu\" and s[\"dtype\"] in (\"float32\", \"float16\", \"bfloat16\"), s
 assert s[\"peak_flops_per_s\"] > 0 and s[\"copy_bytes_per_s\"] > 0, s
 if r[\"sol_ms\"] is None:
     # The judge measured rates the reference beat: no figure, said why.
