@@ -229,6 +229,11 @@ def mounts_under(path):
     return sorted(found)
 
 
+def default_signals():
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Run:
     """One verify directory and the environment of the judges run on it."""
 
@@ -246,8 +251,12 @@ class Run:
         cmd = kjudge + ["verify", "--op_name", self.op, "--verify_dir", self.dir,
                         "--output", self.result, "--device", device]
         self.err = open(logname, "w+")
+        # The judge as a terminal starts it: SIGINT and SIGQUIT at their
+        # defaults, whatever this test inherited (a script's background job,
+        # nohup and CI runners start it with SIGINT ignored, and a judge
+        # started so keeps ignoring it, as any program must).
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=self.err, env=env)
+                                stderr=self.err, env=env, preexec_fn=default_signals)
 
     def stderr(self):
         self.err.seek(0)
