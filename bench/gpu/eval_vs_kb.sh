@@ -70,6 +70,9 @@
 #   KJ_ALL_FROM   a store of an earlier call's step 3 (from its tarball,
 #                 carried): step 3 resumes it (kjudge eval skips what is done)
 set -u
+# The device lacks libmicrohttpd, which kjudge links (serve): a copy of
+# this machine's (Debian's libmicrohttpd12) travels in .anchors/lib.
+[ -d "$PWD/.anchors/lib" ] && export LD_LIBRARY_PATH="$PWD/.anchors/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 T0=$(date +%s.%N)
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -30,6 +30,9 @@
 # (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, AA_PIN_RUNS, CAP_<NAME> (a
 # part's cap in seconds).
 set -u
+# The device lacks libmicrohttpd, which kjudge links (serve): a copy of
+# this machine's (Debian's libmicrohttpd12) travels in .anchors/lib.
+[ -d "$PWD/.anchors/lib" ] && export LD_LIBRARY_PATH="$PWD/.anchors/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/timing24.log") 2>&1
