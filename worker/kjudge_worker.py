@@ -849,6 +849,20 @@ class Worker:
         except Exception:
             return {}
 
+    @staticmethod
+    def _bytecode_written(name):
+        """Whether the bytecode of package name's __init__ is in the tree
+        already (an earlier start wrote it, and the rest its import
+        needs): then the reference need not import it only to write it
+        (Triton: half a second of every start)."""
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec(name)
+            origin = spec.origin if spec else None
+            return bool(origin) and os.path.exists(importlib.util.cache_from_source(origin))
+        except Exception:
+            return False
+
     def op_load_task(self, req):
         """Import the task module (for a candidate: the judge's view of it,
         without the reference class) and count its cases."""
@@ -859,10 +873,11 @@ class Worker:
         if self.device.type == "cpu":
             os.environ.setdefault("TRITON_INTERPRET", "1")
         if not sys.dont_write_bytecode:
-            try:  # its bytecode too, for the next start
-                import triton  # noqa: F401
-            except Exception:
-                pass
+            if not self._bytecode_written("triton"):
+                try:  # its bytecode too, for the next start
+                    import triton  # noqa: F401
+                except Exception:
+                    pass
             sys.dont_write_bytecode = True
         d = req["dir"]
         if d not in sys.path:

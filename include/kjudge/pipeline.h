@@ -67,6 +67,14 @@ struct kj_attempt {
 				    * for every run, so a seed printed in a failure
 				    * record is worthless to the next run */
 	int have_key;
+	int run_key_shared;        /* run_key is a batch's (kj_seed_run_key with a
+				    * batch): the goldens of its sets serve the
+				    * batch's later attempts and stay in the cache;
+				    * 0 (fresh): they are this run's alone, and
+				    * leave the cache when the attempt closes */
+	int goldens_own;           /* set by each loop: its seeds are neither
+				    * fixed nor a batch's (the cache's entries it
+				    * makes go when the attempt closes) */
 	int broken;                /* something of the judge's own could not be
 				    * recorded: the run ends as a judge error */
 };
@@ -75,7 +83,8 @@ struct kj_attempt {
  * the cache and its stage directory.  On error nothing is left. */
 int kj_attempt_open(struct kj_attempt *a, const struct kj_config *cfg,
 		    struct kj_error *err);
-/* Remove everything the attempt made (the cache's entries stay). */
+/* Remove everything the attempt made (the cache's entries stay, but
+ * those no later run can find: see run_key_shared). */
 void kj_attempt_close(struct kj_attempt *a);
 /* Add s seconds to kjudge.timings[key]. */
 void kj_attempt_tally(struct kj_attempt *a, const char *key, double s);

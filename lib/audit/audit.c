@@ -239,6 +239,7 @@ static void judge_canary(const struct kj_config *cfg, const struct kj_audit_opts
 	if (rc == KJ_OK) {
 		a.have_key = 1;
 		rc = kj_seed_run_key(a.key, batch, a.run_key, &err);
+		a.run_key_shared = batch != NULL;
 	}
 	if (rc == KJ_OK && (rc = kj_torch_open(cfg, &a, &spec, &t, &err)) == KJ_OK)
 		task_open = 1;

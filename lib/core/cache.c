@@ -49,6 +49,9 @@ void kj__entry_release(struct kj__entry *e)
 	kj__entry_init(e);
 }
 
+static int remove_entry(struct kj_cache *c, const char *path);
+static int ledger_add(struct kj_cache *c, long long bytes);
+
 /* "PREFIX-PID-..." where PID no longer runs. */
 static int dead_owner(const char *name, const char *prefix)
 {
@@ -112,6 +115,20 @@ int kj__cache_open(struct kj_cache **out, const char *dir, long long cap, int th
 
 void kj__cache_close(struct kj_cache *c)
 {
+	size_t i;
+	char p[PATH_MAX];
+
+	if (!c)
+		return;
+	long long gone = 0;
+
+	for (i = 0; i < c->n_own; i++)
+		if (snprintf(p, sizeof(p), "%s/%s", c->dir, c->own[i].name) < (int)sizeof(p) &&
+		    remove_entry(c, p) == 0)
+			gone += c->own[i].bytes;
+	if (gone)
+		(void)ledger_add(c, -gone);
+	free(c->own);
 	free(c);
 }
 
@@ -201,19 +218,106 @@ static int by_age(const void *x, const void *y)
 	return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
 }
 
+/*
+ * The ledger (.ledger in the cache: "BYTES WALKED_AT"): the cache's size as
+ * the last walk over every entry found it, plus what was put since and
+ * less what the judges' own entries took with them.  A put walks the cache
+ * (a stat of every file of every entry) only when the ledger says it is
+ * over its cap, is older than LEDGER_WALK_S, or cannot be read or locked:
+ * a cache of thousands of entries costs every put a second otherwise.
+ * What else removes files (a damaged entry, a dead judge's stage) only
+ * makes the ledger say more than there is, so a walk comes early, never
+ * late.
+ */
+#define LEDGER_WALK_S 600
+
+/* Lock the ledger (a few short tries: its holders hold it for a read and
+ * a write).  The fd, or -1. */
+static int ledger_lock(struct kj_cache *c)
+{
+	char p[PATH_MAX];
+	int fd, i;
+
+	if (snprintf(p, sizeof(p), "%s/.ledger", c->dir) >= (int)sizeof(p))
+		return -1;
+	fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < 50; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(2000);
+	}
+	close(fd);
+	return -1;
+}
+
+/* The ledger's figures: 1 read, 0 none or garbage. */
+static int ledger_read(int fd, long long *bytes, long long *walked)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%lld %lld", bytes, walked) == 2 && *bytes >= 0 && *walked > 0;
+}
+
+static void ledger_write(int fd, long long bytes, long long walked)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%lld %lld\n", bytes < 0 ? 0 : bytes, walked);
+
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		(void)ftruncate(fd, 0); /* unreadable: the next put walks */
+}
+
+/* Add bytes to the ledger (a walk will come: 0 when it says nothing). */
+static int ledger_add(struct kj_cache *c, long long bytes)
+{
+	long long have, walked;
+	int fd = ledger_lock(c);
+
+	if (fd < 0)
+		return -1;
+	if (ledger_read(fd, &have, &walked))
+		ledger_write(fd, have + bytes, walked);
+	close(fd);
+	return 0;
+}
+
 /* Drop the least recently used entries no one holds until the cache fits
- * its cap.  Best effort: a cache over its cap is not an error. */
-static void trim(struct kj_cache *c, const char *keep)
+ * its cap, when the ledger says it may not (added: the bytes just put).
+ * Best effort: a cache over its cap is not an error. */
+static void trim(struct kj_cache *c, const char *keep, long long added)
 {
 	struct trim_list l = { c->dir, NULL, 0, 0, 0, 0 };
+	long long have, walked, now = (long long)time(NULL);
+	int fd = ledger_lock(c);
 	size_t i;
 
+	if (fd >= 0 && ledger_read(fd, &have, &walked) && now - walked < LEDGER_WALK_S &&
+	    now >= walked && have + added <= c->cap) {
+		ledger_write(fd, have + added, walked);
+		close(fd);
+		return;
+	}
 	if (kj__each_entry(c->dir, trim_collect, &l) != 0 || l.oom || l.total <= c->cap) {
+		if (fd >= 0) {
+			if (!l.oom)
+				ledger_write(fd, l.total, now);
+			close(fd);
+		}
 		free(l.v);
 		return;
 	}
 	qsort(l.v, l.n, sizeof(l.v[0]), by_age);
-	for (i = 0; i < l.n && l.total > c->cap; i++) {
+	/* Down to nine tenths of the cap: the puts that follow fill the
+	 * last tenth without a walk each. */
+	for (i = 0; i < l.n && l.total > c->cap - c->cap / 10; i++) {
 		char p[PATH_MAX];
 
 		if (keep && !strcmp(l.v[i].name, keep))
@@ -222,6 +326,10 @@ static void trim(struct kj_cache *c, const char *keep)
 			continue;
 		if (remove_entry(c, p) == 0)
 			l.total -= l.v[i].bytes;
+	}
+	if (fd >= 0) {
+		ledger_write(fd, l.total, now);
+		close(fd);
 	}
 	free(l.v);
 }
@@ -395,6 +503,7 @@ struct move {
 	json_t *files;
 	int threads;
 	size_t moved;
+	long long bytes;
 	int failed;
 	int oom;
 };
@@ -421,6 +530,7 @@ static int move_file(void *ctx, const struct kj_value *leaf)
 		m->oom = rc == KJ_ENOMEM;
 		return 1;
 	}
+	m->bytes += size;
 	snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)h);
 	if (json_object_set_new(m->files, leaf->text,
 				json_pack("{s:I, s:s}", "size", (json_int_t)size, "sum", sum))) {
@@ -450,7 +560,7 @@ static int unmove_file(void *ctx, const struct kj_value *leaf)
 }
 
 int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
-		   const struct kj_value *outputs, const json_t *input_desc,
+		   const struct kj_value *outputs, const json_t *input_desc, int own,
 		   struct kj__entry *e, struct kj_error *err)
 {
 	char tmp[PATH_MAX], final_path[PATH_MAX], meta[PATH_MAX + 16];
@@ -477,6 +587,7 @@ int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 	m.files = json_object();
 	m.threads = c->threads;
 	m.moved = 0;
+	m.bytes = 0;
 	m.failed = m.oom = !m.files;
 	if (!m.failed)
 		kj_value_each_file(outputs, move_file, &m);
@@ -504,13 +615,22 @@ int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
 		return rc;
 	}
 	e->lock_fd = fd;
-	if (rename(tmp, final_path) == 0)
+	/* Noted before it is published: an entry of the run's own that
+	 * cannot be noted is not published (it stays in its temporary
+	 * directory, removed on release), so none outlives the run. */
+	if (own && KJ__GROW(c->own, c->cap_own, c->n_own + 1) != KJ_OK)
+		own = -1;
+	if (own >= 0 && rename(tmp, final_path) == 0) {
 		snprintf(e->dir, sizeof(e->dir), "%s", final_path);
-	else
+		if (own) {
+			snprintf(c->own[c->n_own].name, sizeof(c->own[0].name), "g-%s", key);
+			c->own[c->n_own++].bytes = m.bytes;
+		}
+	} else
 		/* Another judge published the same run first: use ours from
 		 * its temporary directory, removed on release. */
 		snprintf(e->dir, sizeof(e->dir), "%s", tmp);
 	e->input_desc = input_desc ? kj__jref(input_desc) : NULL;
-	trim(c, strrchr(final_path, '/') + 1);
+	trim(c, strrchr(final_path, '/') + 1, m.bytes);
 	return 1;
 }

@@ -55,6 +55,10 @@ struct kj_cache {
 	long long cap;          /* bytes; entries beyond it go, oldest first */
 	int threads;            /* for checksums */
 	unsigned damaged;       /* entries found damaged and removed */
+	/* Entries this handle published under seeds no later run draws
+	 * (a fresh run key): removed when it closes. */
+	struct kj__own { char name[72]; long long bytes; } *own;
+	size_t n_own, cap_own;
 };
 
 struct kj__entry {
@@ -68,7 +72,7 @@ void kj__entry_init(struct kj__entry *e);
 void kj__entry_release(struct kj__entry *e);
 
 /* Open (create) the cache at dir; removes stage directories that dead
- * judges left. */
+ * judges left.  Close removes the entries put with `own` set. */
 int kj__cache_open(struct kj_cache **out, const char *dir, long long cap, int threads,
 		   struct kj_error *err);
 void kj__cache_close(struct kj_cache *c);
@@ -89,10 +93,12 @@ int kj__golden_get(struct kj_cache *c, const char *key, struct kj__entry *e,
  * Publish the files of `outputs` (in stage_dir) with their description as
  * the entry `key`: returns 1 with e filled and held (the files are moved),
  * 0 when it could not be stored (the files stay where they were; nothing
- * is wrong with them), or a code for the judge's own failure.
+ * is wrong with them), or a code for the judge's own failure.  `own`: the
+ * key's seed is the run's alone (no later run can ask for it), so the
+ * entry goes when c closes instead of filling the cache.
  */
 int kj__golden_put(struct kj_cache *c, const char *key, const char *stage_dir,
-		   const struct kj_value *outputs, const json_t *input_desc,
+		   const struct kj_value *outputs, const json_t *input_desc, int own,
 		   struct kj__entry *e, struct kj_error *err);
 
 /* --- records (views.c) ------------------------------------------------------------- */

@@ -65,7 +65,7 @@ int kj__golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint6
 		if (rc != KJ_OK)
 			return rc;
 		rc = kj__golden_put(a->cache, key, a->stage, g->rep.outputs, g->rep.input_desc,
-				    &g->e, err);
+				    a->goldens_own, &g->e, err);
 		if (rc < 0)
 			return rc;
 		if (rc == 1)

@@ -374,6 +374,7 @@ static int retime(struct run *rn, struct kj_task *t, struct kj_attempt *a,
 	if (quiet < 0)
 		return bench->err.code;
 	rc = kj_seed_run_key(a->key, NULL, a->run_key, &bench->err);
+	a->run_key_shared = 0;
 	if (rc == KJ_OK) {
 		kj_result_release(br);
 		kj_result_init(br);
@@ -465,6 +466,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	if (rc == KJ_OK) {
 		a.have_key = 1;
 		rc = kj_seed_run_key(a.key, rn->slot->batch, a.run_key, &verify->err);
+		a.run_key_shared = 1;
 	}
 	if (rc == KJ_OK) {
 		rc = kj_torch_open(rn->cfg, &a, &spec, &t, &verify->err);

@@ -21,14 +21,33 @@ trap 'rm -rf "$kj_root"' EXIT
 test_expect() {
 	local title=$1 body=$2 out rc
 	SCRATCH=$(mktemp -d "$kj_root/t-XXXXXX")
-	out=$(cd "$SCRATCH" && export SCRATCH && (set -e; eval "$body") 2>&1)
+	# The body's commands are traced to a file of the test's own, shown
+	# on failure with the ends of the files the body sent output to, so
+	# that a failure in CI says which command failed and what it printed.
+	out=$(cd "$SCRATCH" && export SCRATCH && exec 9>"$kj_root/trace" &&
+		(BASH_XTRACEFD=9; set -e; set -x; eval "$body") 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		echo "ok   $kj_test_file: $title"
 	else
 		echo "FAIL $kj_test_file: $title"
 		printf '%s\n' "$out" | sed 's/^/    | /' | tail -n 40
+		echo "    | -- the last commands:"
+		tail -n 12 "$kj_root/trace" | cut -c1-300 | sed 's/^/    | /'
+		kj_show_outputs "$SCRATCH"
 	fi
+}
+
+# kj_show_outputs DIR: the ends of the small text files a failed body
+# wrote its commands' output to (out, err, *.log and the like).
+kj_show_outputs() {
+	local f
+	for f in "$1"/*; do
+		case ${f##*/} in out* | err* | *out | *err | *.log) ;; *) continue ;; esac
+		[ -f "$f" ] && [ -s "$f" ] || continue
+		echo "    | -- ${f##*/}:"
+		tail -n 8 "$f" | cut -c1-300 | sed 's/^/    | /'
+	done
 }
 
 # test_done: the last line of every test file.  tests/run fails a file

@@ -252,6 +252,27 @@ test_expect 'a truncated, a deleted or a corrupted golden is rebuilt, never char
 	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 2
 '
 
+test_expect 'goldens of fresh seeds leave the cache with their run; fixed seeds stay' '
+	task d "2 * x" "[[torch.randn(256, 256)], [torch.randn(128, 64)]]"
+	cand d "x + x"
+	export KJ_CACHE_DIR=$SCRATCH/cache
+	# Secret seeds are the run.s own: no later run can ask for them.
+	$KJUDGE verify --op_name op --verify_dir d > /dev/null
+	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 2
+	test -z "$(ls -d cache/g-* 2>/dev/null)"
+	$KJUDGE benchmark --op_name op --verify_dir d --warmup 1 --repeats 3 --output p.json > /dev/null
+	test "$(jget p.json "d[\"passed_cases\"]")" = 2
+	test -z "$(ls -d cache/g-* 2>/dev/null)"
+	# The ledger says what the cache holds, nothing of what left it.
+	read bytes walked < cache/.ledger
+	test "$bytes" -lt 4096
+	# Fixed seeds: kept for the next run, and the ledger counts them.
+	$KJUDGE verify --op_name op --verify_dir d --seed 5 > /dev/null
+	test "$(ls -d cache/g-* | wc -l)" = 2
+	read bytes walked < cache/.ledger
+	test "$bytes" -gt 290000
+'
+
 test_expect 'a shared golden cache ($KJ_CACHE_SHARED) is read, checked, never written' '
 	task d "2 * x" "[[torch.randn(256, 256)], [torch.randn(128, 64)]]"
 	cand d "x + x"

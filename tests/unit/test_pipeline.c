@@ -9,6 +9,7 @@
  * of a timed round is the script's too (kj__bench_clock), so every test
  * takes milliseconds.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -286,13 +287,15 @@ static void side_init(struct kj_side *s, struct fake *f, const struct script *sc
 	KJ_CHECK(mkdir(s->out_dir, 0700) == 0);
 }
 
-static void rig_open(struct rig *g, const struct script *ref, const struct script *cand,
-		     int n_cases)
+/* rig_open with the golden cache at cache_dir (NULL: the run's own). */
+static void rig_open_cached(struct rig *g, const struct script *ref, const struct script *cand,
+			    int n_cases, const char *cache_dir)
 {
 	memset(g, 0, sizeof(*g));
 	kj_config_init(&g->cfg, NULL);
 	g->cfg.scratch_parent = kj_test_tmpdir();
 	g->cfg.scratch_private = 0;
+	g->cfg.cache_dir = cache_dir;
 	KJ_CHECK_OK(kj_attempt_open(&g->a, &g->cfg, &g->err), &g->err);
 	g->a.have_key = 1;
 	g->a.key[0] = 1;
@@ -314,6 +317,12 @@ static void rig_open(struct rig *g, const struct script *ref, const struct scrip
 	g->b.timed_sets = 2;
 	clock_s = 1000;
 	kj__bench_clock = fake_clock;
+}
+
+static void rig_open(struct rig *g, const struct script *ref, const struct script *cand,
+		     int n_cases)
+{
+	rig_open_cached(g, ref, cand, n_cases, NULL);
 }
 
 static void rig_close(struct rig *g)
@@ -368,6 +377,61 @@ KJ_TEST(pipeline_verify_passes_only_what_compared_equal)
 	KJ_CHECK_INT(g.cand.runs, 4);
 	KJ_CHECK_INT(g.ref.runs, 4);
 	rig_close(&g);
+}
+
+/* The golden entries (g-*) in the cache at dir. */
+static int cache_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	KJ_CHECK(d != NULL);
+	while (d && (e = readdir(d)))
+		n += strncmp(e->d_name, "g-", 2) == 0 && !strstr(e->d_name, ".tmp-");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Goldens of fresh seeds serve their own run and leave the cache when it
+ * closes; a batch's (a shared run key) and fixed seeds' stay for the
+ * next; the ledger counts what stays. */
+KJ_TEST(pipeline_cache_keeps_only_goldens_a_later_run_can_ask_for)
+{
+	struct rig g;
+	char *dir = strdup(kj_test_path("gcache")), led[PATH_MAX];
+	long long bytes = -1, walked = 0;
+	FILE *f;
+
+	KJ_CHECK(dir != NULL);
+	rig_open_cached(&g, NULL, NULL, 2, dir);
+	KJ_CHECK_OK(verify(&g), &g.err);
+	KJ_CHECK_INT(g.res.cases[0].compared, 1);
+	KJ_CHECK_INT(cache_entries(dir), 4); /* two sets of two cases, in use */
+	rig_close(&g);
+	KJ_CHECK_INT(cache_entries(dir), 0);
+
+	rig_open_cached(&g, NULL, NULL, 2, dir);
+	g.a.run_key_shared = 1;
+	KJ_CHECK_OK(verify(&g), &g.err);
+	rig_close(&g);
+	KJ_CHECK_INT(cache_entries(dir), 4);
+
+	rig_open_cached(&g, NULL, NULL, 2, dir);
+	g.o.seed_fixed = 1;
+	g.o.seed = 3;
+	KJ_CHECK_OK(verify(&g), &g.err);
+	rig_close(&g);
+	KJ_CHECK_INT(cache_entries(dir), 6);
+	snprintf(led, sizeof(led), "%s/.ledger", dir);
+	f = fopen(led, "r");
+	KJ_CHECK(f != NULL);
+	KJ_CHECK(f && fscanf(f, "%lld %lld", &bytes, &walked) == 2);
+	KJ_CHECK(bytes > 0 && walked > 0);
+	if (f)
+		fclose(f);
+	free(dir);
 }
 
 /* One wrong set of two fails the case, whatever the other said. */
