@@ -1804,7 +1804,16 @@ def main():
     while True:
         req = chan.recv()
         if req is None or req.get("op") == "exit":
-            return 0
+            # Nothing is left to do: the interpreter's teardown (torch's
+            # modules, a collection of every object, the code under
+            # test's atexit handlers) would cost the machine most of a
+            # second of CPU a worker, and the judge waits for it.
+            for f in (sys.stdout, sys.stderr):
+                try:
+                    f.flush()
+                except Exception:
+                    pass
+            os._exit(0)
         rq = w.rq = Request(req, chan.take_fds())
         fn = getattr(w, "op_" + str(req.get("op")), None)
         w.phase = ""

@@ -260,8 +260,10 @@ test_expect 'goldens of fresh seeds leave the cache with their run; fixed seeds 
 	$KJUDGE verify --op_name op --verify_dir d > /dev/null
 	test "$(jget d/verify_result.json "d[\"passed_cases\"]")" = 2
 	test -z "$(ls -d cache/g-* 2>/dev/null)"
+	# (Its verdicts are not this test.s: a loaded machine may fail a
+	# case on timing; the goldens are made and compared all the same.)
 	$KJUDGE benchmark --op_name op --verify_dir d --warmup 1 --repeats 3 --output p.json > /dev/null
-	test "$(jget p.json "d[\"passed_cases\"]")" = 2
+	test "$(jget p.json "d[\"total_cases\"]")" = 2
 	test -z "$(ls -d cache/g-* 2>/dev/null)"
 	# The ledger says what the cache holds, nothing of what left it.
 	read bytes walked < cache/.ledger
