@@ -413,9 +413,12 @@ static json_t *hook_request(void *ctx, enum kj__wire_step step, struct kj__wire_
 				cand && tt->cfg->sandbox ? tt->cand_src : tt->dir,
 				"task_module", tt->task_mod, "device", tt->t->device);
 		/* With a cases file: every case's parameters, so the worker can
-		 * check that the task's generators take them. */
-		if (req && tt->t->case_params &&
-		    json_object_set(req, "case_params", tt->t->case_params)) {
+		 * check that the task's generators take them.  The candidate's
+		 * worker does not count the cases: the reference's count is the
+		 * judge's (task_start). */
+		if (req && ((tt->t->case_params &&
+			     json_object_set(req, "case_params", tt->t->case_params)) ||
+			    (cand && json_object_set_new(req, "count", json_false())))) {
 			json_decref(req);
 			req = NULL;
 		}

@@ -630,7 +630,10 @@ KJ_TEST(pipeline_bench_judges_clock_bounds_the_speedup)
 	k = &g.res.cases[0];
 	KJ_CHECK_INT(kj_case_status(k), KJ_STATUS_PASS);
 	KJ_CHECK(k->speedup_bounded);
-	KJ_CHECK(k->speedup == k->judge_speedup_hi);
+	/* The interval's upper end, or the judge's median and 5 %. */
+	KJ_CHECK(k->speedup <= k->judge_speedup_hi);
+	KJ_CHECK(k->speedup <= k->judge_speedup * 1.05 + 1e-12);
+	KJ_CHECK(k->speedup == k->judge_speedup_hi || k->speedup == k->judge_speedup * 1.05);
 	KJ_CHECK(k->speedup < 1.0 / 0.9 - 0.05);
 	rig_close(&g);
 }
