@@ -273,20 +273,8 @@ class Worker:
         is left on return, as it was before: torch.set_default_device(prev)
         would leave a device mode in force for the rest of the process,
         through which every later torch call goes (on the H200 it made a
-        3.5 us Triton call take 30 us: bench/gpu/fresh_inputs_gpu.py).
-
-        Where the default is the device already (the CPU, unless something
-        changed it), no context is entered: under one every factory call
-        goes through torch's Python references, whose first call imports
-        sympy (half a second of CPU in every worker)."""
-        torch = self.torch
-        try:
-            same = torch.get_default_device() == torch.device(device)
-        except Exception:
-            same = False
-        if same:
-            return fn()
-        with torch.device(device):
+        3.5 us Triton call take 30 us: bench/gpu/fresh_inputs_gpu.py)."""
+        with self.torch.device(device):
             return fn()
 
     def _check_case_params(self, task, cases):

@@ -71,10 +71,8 @@ struct kj_attempt {
 				    * batch): the goldens of its sets serve the
 				    * batch's later attempts and stay in the cache;
 				    * 0 (fresh): they are this run's alone, and
-				    * leave the cache when the attempt closes */
-	int goldens_own;           /* set by each loop: its seeds are neither
-				    * fixed nor a batch's (the cache's entries it
-				    * makes go when the attempt closes) */
+				    * leave the cache when the attempt closes
+				    * (unless the seeds are fixed) */
 	int broken;                /* something of the judge's own could not be
 				    * recorded: the run ends as a judge error */
 };

@@ -212,6 +212,10 @@ int kj__judge_figures(struct kj__timed *t, const struct kj__dvec *ov, double ove
 	return KJ_OK;
 }
 
+/* How far above the judge's own speedup (the median over pairs of
+ * rounds) the samples' ratio may stand: their precision, not their say. */
+#define SPEEDUP_OVER_JUDGE 0.05
+
 /*
  * The speedup.  The judge's own is the median over pairs of rounds (the
  * reference's and the candidate's of one ABBA pair, so that what changed
@@ -228,10 +232,6 @@ int kj__judge_figures(struct kj__timed *t, const struct kj__dvec *ov, double ove
  * speedup never exceeds what the judge's clock saw by more than that,
  * whatever the samples say.
  */
-/* How far above the judge's own speedup (the median over pairs of
- * rounds) the samples' ratio may stand: their precision, not their say. */
-#define SPEEDUP_OVER_JUDGE 0.05
-
 int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref,
 		      const struct kj__dvec *ov, double over, double res, double ref_j,
 		      double ref_med, double floor_ms, struct kj_case *c)

@@ -117,10 +117,10 @@ void kj__cache_close(struct kj_cache *c)
 {
 	size_t i;
 	char p[PATH_MAX];
+	long long gone = 0;
 
 	if (!c)
 		return;
-	long long gone = 0;
 
 	for (i = 0; i < c->n_own; i++)
 		if (snprintf(p, sizeof(p), "%s/%s", c->dir, c->own[i].name) < (int)sizeof(p) &&

@@ -64,8 +64,10 @@ int kj__golden_take(struct kj_task *t, struct kj_attempt *a, int case_idx, uint6
 		rc = kj__cache_key("g", t, case_idx, seed, 0, key, err);
 		if (rc != KJ_OK)
 			return rc;
+		/* Goldens of fresh seeds, which no later run can ask for, leave
+		 * the cache with the attempt instead of filling it. */
 		rc = kj__golden_put(a->cache, key, a->stage, g->rep.outputs, g->rep.input_desc,
-				    a->goldens_own, &g->e, err);
+				    !res->seed_fixed && !a->run_key_shared, &g->e, err);
 		if (rc < 0)
 			return rc;
 		if (rc == 1)

@@ -305,9 +305,6 @@ int kj__start_result(struct kj_task *t, struct kj_attempt *a, const struct kj_ju
 		kj_case_init(&res->cases[i], i);
 	res->input_sets = o->seed_fixed ? 1 : (o->input_sets > 0 ? o->input_sets : 2);
 	res->seed_fixed = o->seed_fixed;
-	/* Goldens no later run can ask for (fresh seeds) leave the cache
-	 * with the attempt instead of filling it. */
-	a->goldens_own = !o->seed_fixed && !a->run_key_shared;
 	res->cmp = o->cmp;
 	res->timeout_s = o->timeout_s;
 	res->sandboxed = t->cand.sandboxed;
