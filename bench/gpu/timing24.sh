@@ -27,7 +27,8 @@
 #          and of the one before the judge's clock (.anchors/old/kjudge).
 #
 # Knobs: OUT, DEADLINE (seconds for the whole call, default 560), BUDGET
-# (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, AA_PIN_RUNS, CAP_<NAME> (a
+# (each benchmark's --time_budget, default 2), AA20_RUNS, AA_OFF_RUNS, AA_PIN_RUNS,
+# AA_NODEV_RUNS, CAP_<NAME> (a
 # part's cap in seconds).
 set -u
 # The device lacks libmicrohttpd, which kjudge links (serve): a copy of
@@ -209,6 +210,16 @@ if part AA 150; then
 			--output "$RES/aa20pin_$i.json" > /dev/null 2>&1
 		echo "  one CPU, run $i rc=$?"
 		summ "$RES/aa20pin_$i.json"
+	done
+	# AA_NODEV_RUNS runs with the outputs judged through host memory
+	# (KJ_DEVICE_COMPARE=off: no export, no copy by the reference's
+	# worker): whether the device path is where the sides differ.
+	for i in $(seq 1 "${AA_NODEV_RUNS:-0}"); do
+		capped "$CAP" env KJ_DEVICE_COMPARE=off "$K" benchmark --op_name mm \
+			--verify_dir bench/gpu/aa20us --verify_not_required --time_budget "$BUDGET" \
+			--output "$RES/aa20nodev_$i.json" > /dev/null 2>&1
+		echo "  host outputs, run $i rc=$?"
+		summ "$RES/aa20nodev_$i.json"
 	done
 	for i in $(seq 1 "${AA20_RUNS:-10}"); do
 		t0=$(date +%s.%N)
