@@ -358,27 +358,18 @@ class Worker:
                 out.append({"type": type(x).__name__})
         return out
 
-    # A set whose tensors on the device take this many bytes or more is
-    # copied to host memory to tell later whether it changed: a copy on the
-    # device would double what the largest tasks hold there (KernelBench's
-    # level 1 has inputs of 6 GiB, and an 80 GB card holds both sides).
-    SNAPSHOT_HOST_MIN = 1 << 30
-    SNAPSHOT_CHUNK = 1 << 28   # bytes compared per step, on the device
-
     def _snapshot(self, inputs):
         """Copies of the input tensors, to tell later whether the code under
         test wrote into them.  Compared bit for bit (NaN-safe) by
-        _changed(); a copy is as cheap as reading the input once.  Large
-        sets on a GPU are copied to host memory (SNAPSHOT_HOST_MIN)."""
+        _changed(); a copy is as cheap as reading the input once.  (On the
+        device: a copy in host memory would save the largest tasks a set's
+        worth there, but eight such attempts at once would hold over 100 GB
+        of the host's.)"""
         torch = self.torch
-        big = sum(x.numel() * x.element_size() for x in inputs
-                  if isinstance(x, torch.Tensor) and x.device.type == "cuda")
-        host = big >= self.SNAPSHOT_HOST_MIN
         snap = []
         for x in inputs:
             if isinstance(x, torch.Tensor):
-                snap.append(x.detach().cpu() if host and x.device.type == "cuda"
-                            else x.detach().clone())
+                snap.append(x.detach().clone())
             else:
                 snap.append(repr(x))
         return snap
@@ -393,17 +384,6 @@ class Worker:
                 if x.numel() == 0:
                     continue
                 a, b = x.detach().contiguous(), s.contiguous()
-                if a.device != b.device:
-                    # A host copy: compared as bytes, a chunk at a time
-                    # brought to the device.
-                    fa = a.reshape(-1).view(torch.uint8)
-                    fb = b.reshape(-1).view(torch.uint8)
-                    step = self.SNAPSHOT_CHUNK
-                    for off in range(0, fa.numel(), step):
-                        if not torch.equal(fa[off:off + step],
-                                           fb[off:off + step].to(fa.device)):
-                            return True
-                    continue
                 if a.element_size() in ints and not a.is_complex():
                     a, b = a.view(ints[a.element_size()]), b.view(ints[b.element_size()])
                 if not torch.equal(a, b):
