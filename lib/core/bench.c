@@ -155,8 +155,8 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		rc = kj__recv_call(a, s, &r, err);
 	/* The candidate's outputs left on the device are copied by the
 	 * reference's worker before the judge's clock stops: what they hold
-	 * when the copy is made is what is judged, and all the work that made
-	 * it is inside the round's time. */
+	 * when the copy is made is what is judged, and the work that made it
+	 * is inside the round's time (the copies' own time is taken off, below). */
 	for (u = 0; rc == KJ_OK && r.ok && s->role == KJ_SIDE_CANDIDATE && devout != KJ_DEVOUT_OFF &&
 		    !exported && u < r.n_distinct; u++)
 		exported = kj__held_any(r.distinct[u]);
