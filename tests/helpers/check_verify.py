@@ -101,6 +101,11 @@ def check_result(exp, rc, res):
     want = {f["case_idx"]: f for f in exp["failures"]}
     if sorted(got) != sorted(want):
         bad.append(f"failing cases {sorted(got, key=str)}, expected {sorted(want)}")
+        # Why the first unexpected one failed: what a reader of a CI log
+        # needs when nothing else of the run is kept.
+        for i in sorted(set(got) - set(want), key=str)[:1]:
+            g = got[i]
+            bad.append(f"case {i}: {g.get('error_type')}: {str(g.get('error_msg', ''))[:600]}")
     for i in sorted(set(got) & set(want)):
         g, w = got[i], want[i]
         if g.get("error_type") not in as_list(w["error_type"]):
