@@ -13,7 +13,7 @@ if ! "$KJUDGE" verify --help >/dev/null 2>&1; then
 fi
 # Two lanes (KJ_HOSTILE_JOBS): the candidates' verdicts do not depend on
 # having the machine alone (their time limits leave room), and CI's time does.
-"$KJ_PYTHON" "$tests/helpers/check_verify.py" --kjudge "$(printf '%q' "$KJUDGE")" \
+kj_host_locked -s "$KJ_PYTHON" "$tests/helpers/check_verify.py" --kjudge "$(printf '%q' "$KJUDGE")" \
 	--jobs "${KJ_HOSTILE_JOBS:-2}" --device "${KJ_DEVICE:-cpu}" 2>&1 | tee "$kj_root/hostile.log" | grep -v '^# done: '
 # The runner prints its own closing line; without it, it died half-way.
 grep -q '^# done: [0-9]* candidates' "$kj_root/hostile.log" ||

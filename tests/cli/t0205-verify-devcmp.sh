@@ -34,7 +34,7 @@ names=${KJ_DEVCMP_NAMES:-$(cd "$tests/candidates" && for d in */; do
 	case $d in symlinked_output_dir | unsealed_files | unsealed_memfd | export_unasked) continue ;; esac
 	echo "$d"
 done)}
-"$KJ_PYTHON" "$tests/helpers/check_verify.py" --kjudge "$(printf '%q' "$KJUDGE")" \
+kj_host_locked -s "$KJ_PYTHON" "$tests/helpers/check_verify.py" --kjudge "$(printf '%q' "$KJUDGE")" \
 	--jobs "${KJ_HOSTILE_JOBS:-2}" --device cpu $names 2>&1 | tee "$kj_root/devcmp.log" |
 	grep -v '^# done: ' | sed 's/^\(ok  \|FAIL\) hostile:/\1 devcmp:/'
 grep -q '^# done: [0-9]* candidates' "$kj_root/devcmp.log" ||

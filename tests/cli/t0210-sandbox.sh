@@ -255,6 +255,7 @@ hidden_ref() {
 }
 
 test_expect 'as root: neither side reads the private files of /etc and /root, even with PYTHONPATH=/root' '
+	kj_host_lock -x
 	[ "$(id -u)" = 0 ] || { echo "note: not root, see the next test"; exit 0; }
 	tag=kj-probe-$$-$RANDOM
 	trap "rm -rf /etc/$tag /etc/$tag.d /root/$tag" EXIT
@@ -299,6 +300,7 @@ as_user() {
 }
 
 test_expect 'as an ordinary user: the user'"'"'s own private files in /etc and its home stay out' '
+	kj_host_lock -x
 	[ "$(id -u)" = 0 ] || { echo "note: not root: no user to become"; exit 0; }
 	command -v useradd > /dev/null && command -v runuser > /dev/null ||
 		{ echo "note: no useradd or runuser here"; exit 0; }
