@@ -157,6 +157,8 @@ struct kj_eval_settings {
 	int no_benchmark;        /* verify only */
 	int ref_compiled;        /* the reference is torch.compile(Model), verify's
 				  * and the benchmark's (--baseline compile) */
+	int sol_off;             /* no speed of light (KJ_SOL=off, kj_config.sol_off):
+				  * no case is TimingImpossible by it */
 };
 
 /* The settings as the JSON the store keeps (runs.settings); new reference

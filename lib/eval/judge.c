@@ -59,6 +59,12 @@ json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
 		json_decref(o);
 		return NULL;
 	}
+	/* The same for the speed of light, which can fail a case: a run
+	 * without it is another setting. */
+	if (o && s->sol_off && json_object_set_new(o, "sol", json_string("off"))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 

@@ -180,6 +180,29 @@ KJ_TEST(eval_settings_name_the_compiled_baseline_only_when_on)
 	json_decref(compiled);
 }
 
+/* A run without the speed of light (KJ_SOL=off) judges with one check
+ * fewer: its settings say so, and so its attempts are others; a run with
+ * it keeps the settings, and the keys, of before. */
+KJ_TEST(eval_settings_name_a_run_without_the_speed_of_light)
+{
+	struct kj_eval_settings s;
+	json_t *on, *off;
+
+	memset(&s, 0, sizeof(s));
+	kj_judge_opts_init(&s.judge);
+	kj_bench_opts_init(&s.bench);
+	on = kj_eval_settings_json(&s);
+	s.sol_off = 1;
+	off = kj_eval_settings_json(&s);
+	KJ_CHECK(on && off);
+	KJ_CHECK(json_object_get(on, "sol") == NULL);
+	KJ_CHECK(strcmp(json_string_value(json_object_get(off, "sol")), "off") == 0);
+	json_object_del(off, "sol");
+	KJ_CHECK(json_equal(on, off));
+	json_decref(on);
+	json_decref(off);
+}
+
 /* KernelBench's users' runs: MODEL/levelL/TASK/ATTEMPT.py names the task by
  * its level and name; a level the suite lacks, or a fifth part, is a
  * problem named with its path, never a candidate of another task. */
