@@ -53,15 +53,12 @@ json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
 			      b->timed_sets, "verify_only", s->no_benchmark, "layers",
 			      "static,disabled,profile");
 
-	/* Only when compiled: the settings of every store judged with the
-	 * eager reference, and so their attempts' keys, stay what they were. */
-	if (o && s->ref_compiled && json_object_set_new(o, "baseline", json_string("compile"))) {
-		json_decref(o);
-		return NULL;
-	}
-	/* The same for the speed of light, which can fail a case: a run
-	 * without it is another setting. */
-	if (o && s->sol_off && json_object_set_new(o, "sol", json_string("off"))) {
+	/* Only when set: the compiled baseline, and a run without the speed
+	 * of light (which can fail a case); the settings of every other
+	 * store, and so their attempts' keys, stay what they were. */
+	if (o && ((s->ref_compiled &&
+		   json_object_set_new(o, "baseline", json_string("compile"))) ||
+		  (s->sol_off && json_object_set_new(o, "sol", json_string("off"))))) {
 		json_decref(o);
 		return NULL;
 	}

@@ -5,6 +5,7 @@
  * generation layout and MODEL/TASK/ATTEMPT.py; the attempt key.
  */
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -157,50 +158,42 @@ KJ_TEST(eval_discovers_the_generation_layouts_and_keys_attempts)
 	kj_eval_set_release(&set);
 }
 
-/* The compiled baseline is a setting (a store's attempts judged against it
- * are other attempts), and only when on: an eager run's settings, and so
- * its keys, are those of before. */
-KJ_TEST(eval_settings_name_the_compiled_baseline_only_when_on)
+/* A setting that only some runs have (the int member at offset `flag` of
+ * the settings, set) appears in the settings JSON, as key: value, only
+ * when set: a run without it keeps the settings, and so the attempt keys,
+ * of before. */
+static void only_when_set(size_t flag, const char *key, const char *value)
 {
 	struct kj_eval_settings s;
-	json_t *eager, *compiled;
+	json_t *unset, *set;
 
 	memset(&s, 0, sizeof(s));
 	kj_judge_opts_init(&s.judge);
 	kj_bench_opts_init(&s.bench);
-	eager = kj_eval_settings_json(&s);
-	s.ref_compiled = 1;
-	compiled = kj_eval_settings_json(&s);
-	KJ_CHECK(eager && compiled);
-	KJ_CHECK(json_object_get(eager, "baseline") == NULL);
-	KJ_CHECK(strcmp(json_string_value(json_object_get(compiled, "baseline")), "compile") == 0);
-	json_object_del(compiled, "baseline");
-	KJ_CHECK(json_equal(eager, compiled));
-	json_decref(eager);
-	json_decref(compiled);
+	unset = kj_eval_settings_json(&s);
+	*(int *)((char *)&s + flag) = 1;
+	set = kj_eval_settings_json(&s);
+	KJ_CHECK(unset && set);
+	KJ_CHECK(json_object_get(unset, key) == NULL);
+	KJ_CHECK(strcmp(json_string_value(json_object_get(set, key)), value) == 0);
+	json_object_del(set, key);
+	KJ_CHECK(json_equal(unset, set));
+	json_decref(unset);
+	json_decref(set);
+}
+
+/* The compiled baseline is a setting (a store's attempts judged against it
+ * are other attempts), and only when on. */
+KJ_TEST(eval_settings_name_the_compiled_baseline_only_when_on)
+{
+	only_when_set(offsetof(struct kj_eval_settings, ref_compiled), "baseline", "compile");
 }
 
 /* A run without the speed of light (KJ_SOL=off) judges with one check
- * fewer: its settings say so, and so its attempts are others; a run with
- * it keeps the settings, and the keys, of before. */
+ * fewer: its settings say so, and so its attempts are others. */
 KJ_TEST(eval_settings_name_a_run_without_the_speed_of_light)
 {
-	struct kj_eval_settings s;
-	json_t *on, *off;
-
-	memset(&s, 0, sizeof(s));
-	kj_judge_opts_init(&s.judge);
-	kj_bench_opts_init(&s.bench);
-	on = kj_eval_settings_json(&s);
-	s.sol_off = 1;
-	off = kj_eval_settings_json(&s);
-	KJ_CHECK(on && off);
-	KJ_CHECK(json_object_get(on, "sol") == NULL);
-	KJ_CHECK(strcmp(json_string_value(json_object_get(off, "sol")), "off") == 0);
-	json_object_del(off, "sol");
-	KJ_CHECK(json_equal(on, off));
-	json_decref(on);
-	json_decref(off);
+	only_when_set(offsetof(struct kj_eval_settings, sol_off), "sol", "off");
 }
 
 /* KernelBench's users' runs: MODEL/levelL/TASK/ATTEMPT.py names the task by
