@@ -28,6 +28,7 @@ enum {
 	OPT_QUEUE_MAX,
 	OPT_MAX_BODY,
 	OPT_SEED_EPOCH,
+	OPT_NO_WARM,
 	KJ_STUDY_OPTION_ENUMS,
 	OPT_PYTHON,
 	OPT_COUNT_
@@ -68,6 +69,10 @@ const struct kj_cli_option kj_serve_options[] = {
 			     .help = "evaluations per seed epoch: the secret seeds (and the "
 				     "golden outputs made from them) change every N accepted "
 				     "evaluations; 0: never" },
+	[OPT_NO_WARM] = { .name = "no-warm", .type = KJ_CLI_FLAG,
+			  .help = "start each evaluation's workers when it comes (by default "
+				  "every free job keeps two workers with torch imported "
+				  "waiting, each given one candidate)" },
 	KJ_STUDY_OPTION_ROWS,
 	[OPT_PYTHON] = { .name = "python", .type = KJ_CLI_STRING, .metavar = "PATH",
 			 .def = "$KJ_PYTHON, then the .venv of kjudge's checkout, else python3",
@@ -232,6 +237,7 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	o.seed_epoch = v[OPT_SEED_EPOCH].count ? v[OPT_SEED_EPOCH].integer : 1000;
 	o.max_body = (size_t)(v[OPT_MAX_BODY].count ? v[OPT_MAX_BODY].integer : 16) << 20;
 	o.child_setup = child_setup;
+	o.warm = !v[OPT_NO_WARM].count;
 	serving = cmd;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -30,6 +30,9 @@
 # DEADLINE_S (seconds per way, 150), SKIP_SERVE, SKIP_CLI, SKIP_KB, LOAD_INLINE,
 # ANCHORS (where .anchors is; the repository's by default).
 set -u
+# The device lacks libmicrohttpd, which kjudge links (serve): a copy of
+# this machine's (Debian's libmicrohttpd12) travels in .anchors/lib.
+[ -d "$PWD/.anchors/lib" ] && export LD_LIBRARY_PATH="$PWD/.anchors/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/serve_vs_kb.log") 2>&1

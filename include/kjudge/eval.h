@@ -184,7 +184,30 @@ struct kj_eval_slot {
 				  * same time: a side that runs out of device
 				  * memory then stops the attempt uncharged
 				  * (KJ_EDEVMEM), to be judged again alone */
+	struct kj_eval_warm *warm; /* workers started before the attempt was
+				    * known (kj_eval_warm_start), or NULL; a
+				    * torch attempt takes them for its first
+				    * run, another kind leaves them */
 };
+
+/*
+ * Warm workers (lib/eval/judge.c): a torch attempt's two workers started
+ * before the attempt is known, up to their hello (Python and torch
+ * imported, the device seen), in the sandbox views of a verify directory
+ * made for it in slot->work_dir, which the attempt then stages its files
+ * into.  A server's judging child makes them while no request waits
+ * (kj_eval_pool_ops.prestart) and hands them to its attempt through
+ * kj_eval_slot.warm.  On the CPU the start holds the device's lock, as a
+ * cold start does (no worker starts while another attempt is timed).
+ * kj_eval_warm_start: KJ_OK with *out (the caller's, released with
+ * kj_eval_warm_release, also after an attempt took its workers), else the
+ * code of a start that failed and *out NULL: the attempt then starts its
+ * own workers, and reports such a failure as its own start's.
+ */
+struct kj_eval_warm;
+int kj_eval_warm_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+		       struct kj_eval_warm **out, struct kj_error *err);
+void kj_eval_warm_release(struct kj_eval_warm *w);
 
 /* An attempt's verdict, as committed. */
 struct kj_eval_outcome {
@@ -326,8 +349,11 @@ struct kj_eval_pool_ops {
 	/* In the child, with SIGINT, SIGTERM, SIGHUP and SIGCHLD at their
 	 * defaults and the signal mask as the pool found it: judge cand on
 	 * device into *r (code, outcome, error).  The pool then writes r and
-	 * ends the child. */
-	void (*judge)(void *ctx, size_t cand, const char *device, struct kj_eval_result *r);
+	 * ends the child.  warm: what prestart made in this child (NULL in a
+	 * child forked for cand, or when prestart made nothing); judge owns
+	 * it. */
+	void (*judge)(void *ctx, size_t cand, const char *device, void *warm,
+		      struct kj_eval_result *r);
 	/* cand could not be started (why: "pipe: ...", "fork: ..."); the
 	 * pool starts no more and stops the batch. */
 	void (*start_failed)(void *ctx, size_t cand, const char *why);
@@ -342,6 +368,16 @@ struct kj_eval_pool_ops {
 	 * process group once it runs: a server's cancel kills the group);
 	 * may be NULL. */
 	void (*started)(void *ctx, size_t cand, pid_t pid);
+	/* Warm children (both NULL: none, every child is forked for its
+	 * attempt).  While next() may have more, every free slot holds a
+	 * child forked before its attempt is known: prestart, in it (signals
+	 * as for judge), makes what can be made ahead on device (a server's
+	 * workers with torch imported) and returns it (NULL: nothing); the
+	 * child then waits for the attempt next() gives, judged with it.  A
+	 * child retired without one (next() has no more, or it waited
+	 * warm_idle_s) hands it to release_warm and ends. */
+	void *(*prestart)(void *ctx, const char *device);
+	void (*release_warm)(void *ctx, void *warm);
 };
 
 struct kj_eval_pool {
@@ -351,6 +387,9 @@ struct kj_eval_pool {
 	/* Set by the caller's signal handler: the batch stops at once (no
 	 * handler of the pool's own takes SIGINT from the caller). */
 	const volatile sig_atomic_t *stop;
+	/* A warm child that waited this long for an attempt is retired and
+	 * a fresh one forked (0: 600 s). */
+	double warm_idle_s;
 };
 
 /*

@@ -240,6 +240,10 @@ int kj_proc_freeze(struct kj_proc *p, int frozen, struct kj_error *err);
  */
 void kj_proc_take_fds(struct kj_proc *p, int **fds, size_t *n);
 
+/* Whether the worker is started and has not exited (it is not reaped:
+ * kj_proc_kill and kj_proc_release still end it). */
+int kj_proc_alive(const struct kj_proc *p);
+
 /* Kill the whole process group (SIGKILL) and reap the leader. */
 void kj_proc_kill(struct kj_proc *p);
 

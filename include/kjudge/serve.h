@@ -113,6 +113,10 @@ struct kj_serve_opts {
 	/* In each judging child before the attempt (the command's signal
 	 * guard): nonzero ends the child without a verdict.  May be NULL. */
 	int (*child_setup)(void);
+	/* Every free job keeps a judging child whose two workers are started
+	 * (torch imported) before a request comes (kj_eval_warm_start); 0:
+	 * each evaluation starts its own. */
+	int warm;
 };
 
 struct kj_serve;

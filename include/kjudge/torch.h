@@ -63,6 +63,25 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err);
 
 /*
+ * kj_torch_open in two steps, for workers started before their task is
+ * known (a server's warm workers: Python and torch imported while no
+ * attempt waits).  kj_torch_prestart does everything of kj_torch_open
+ * that reads nothing in spec->verify_dir (a directory that exists, empty
+ * for now; spec->op_name is not used) and starts both sides' workers up to
+ * their hello: each side's view binds the directories the task's files
+ * will be staged in.  Once they are, kj_torch_fill does the rest with
+ * spec->op_name (the same verify_dir): the task and candidate files
+ * hashed, the cases file read, the candidate's view filled; then
+ * kj_task_start goes on from the hello (and starts the workers again if
+ * one died meanwhile).  A prestart that fails leaves t holding nothing;
+ * after it, t is the caller's as kj_torch_open's (kj_task_close), also
+ * when kj_torch_fill fails.
+ */
+int kj_torch_prestart(const struct kj_config *cfg, struct kj_attempt *a,
+		      const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err);
+int kj_torch_fill(struct kj_task *t, const struct kj_torch_spec *spec, struct kj_error *err);
+
+/*
  * Whether s may be an op name or a candidate suffix: a file stem of the
  * POSIX portable set (letters, digits, '_', '-', '.'), as KernelBench
  * writes its problems ("1_Square_matrix_multiplication_"), at most 120

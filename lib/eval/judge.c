@@ -327,6 +327,16 @@ struct run {
 	char op[160];
 	json_t *env;            /* the task's environment (versions, device) */
 	json_t *phases;         /* where the judge's time went, per run of the task */
+	struct kj_eval_warm *warm; /* workers started ahead, for the first run
+				    * (taken by it), or NULL */
+};
+
+/* Workers started before their attempt was known (kj_eval_warm_start). */
+struct kj_eval_warm {
+	char dir[PATH_MAX];     /* the verify directory their views bind */
+	struct kj_attempt a;
+	struct kj_task t;
+	int open;               /* a and t are open (not yet taken) */
 };
 
 /*
@@ -430,8 +440,9 @@ static json_t *note_phases(struct run *rn, int disabled, double start, double bu
 static int run_task(struct run *rn, int disabled, struct phase *verify, struct phase *bench,
 		    json_t **kernel_names, struct kj_error *err)
 {
-	struct kj_attempt a;
-	struct kj_task t;
+	struct kj_attempt a_own, *a = &a_own;
+	struct kj_task t_own, *t = &t_own;
+	struct kj_eval_warm *warm = disabled ? NULL : rn->warm;
 	struct kj_torch_spec spec;
 	struct kj_result vr, br;
 	struct kj_hooks hooks = { rn->x, on_case };
@@ -458,25 +469,39 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	 * taken before the workers start. */
 	if (strcmp(rn->slot->device, "cpu") == 0 && (lock = kj__eval_lock_device(rn->slot, err)) < 0)
 		return err->code;
-	rc = kj_attempt_open(&a, rn->cfg, &verify->err);
+	if (warm) {
+		/* Workers started before the attempt was known: their attempt
+		 * and task are this run's (closed by it). */
+		a = &warm->a;
+		t = &warm->t;
+		warm->open = 0;
+		rn->warm = NULL;
+		rc = KJ_OK;
+	} else {
+		rc = kj_attempt_open(a, rn->cfg, &verify->err);
+	}
 	if (rc != KJ_OK) {
 		if (lock >= 0)
 			close(lock);
 		return rc == KJ_ENOMEM ? kj_error_set(err, rc, "%s", verify->err.msg) : KJ_OK;
 	}
-	memset(&t, 0, sizeof(t));
-	rc = kj_seed_key(rn->cfg->state_dir, a.key, &verify->err);
+	if (!warm)
+		memset(t, 0, sizeof(*t));
+	rc = kj_seed_key(rn->cfg->state_dir, a->key, &verify->err);
 	if (rc == KJ_OK) {
-		a.have_key = 1;
-		rc = kj_seed_run_key(a.key, rn->slot->batch, a.run_key, &verify->err);
-		a.run_key_shared = 1;
+		a->have_key = 1;
+		rc = kj_seed_run_key(a->key, rn->slot->batch, a->run_key, &verify->err);
+		a->run_key_shared = 1;
 	}
 	if (rc == KJ_OK) {
-		rc = kj_torch_open(rn->cfg, &a, &spec, &t, &verify->err);
+		rc = warm ? kj_torch_fill(t, &spec, &verify->err)
+			  : kj_torch_open(rn->cfg, a, &spec, t, &verify->err);
 		/* The names are the judge's own: what is refused is the task's
 		 * (its cases file). */
 		verify->task_fault = rc == KJ_EINVAL;
 	}
+	/* A warm task is open whatever its filling said. */
+	task_open = warm != NULL;
 	if (rc == KJ_OK) {
 		/* Workers start (imports, CUDA contexts) under the quiet lock,
 		 * shared: a timing run again alone waits for the starts under
@@ -484,8 +509,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		int quiet = kj__eval_lock_file(rn->slot, "quiet", LOCK_SH, &verify->err);
 
 		task_open = 1;
-		rn->x->params = t.case_params;
-		rc = quiet < 0 ? verify->err.code : kj_task_start(&t, &a, &rn->s->judge, &verify->err);
+		rn->x->params = t->case_params;
+		rc = quiet < 0 ? verify->err.code : kj_task_start(t, a, &rn->s->judge, &verify->err);
 		if (quiet >= 0)
 			close(quiet);
 	}
@@ -493,18 +518,18 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	 * task's failure, not the judge's (the runner says so after both
 	 * workers started: a Python that cannot start one stays the
 	 * machine's). */
-	if (task_open && kj_task_start_charged(&t, rc) == KJ_CHARGE_TASK)
+	if (task_open && kj_task_start_charged(t, rc) == KJ_CHARGE_TASK)
 		verify->task_fault = 1;
-	if (rc == KJ_OK && !disabled && t.env && !rn->env)
-		rn->env = json_incref(t.env);
+	if (rc == KJ_OK && !disabled && t->env && !rn->env)
+		rn->env = json_incref(t->env);
 	t_started = kj__now_s();
-	built = json_number_value(json_object_get(a.timings, "build_s"));
+	built = json_number_value(json_object_get(a->timings, "build_s"));
 	if (rc == KJ_OK && lock < 0 && (lock = kj__eval_lock_device(rn->slot, &verify->err)) < 0)
 		rc = verify->err.code;
 	t_device = kj__now_s();
 	if (rc == KJ_OK) {
 		rn->x->phase = disabled ? "disabled" : "verify";
-		rc = kj_verify(&t, &a, &rn->s->judge, &hooks, &vr, &verify->err);
+		rc = kj_verify(t, a, &rn->s->judge, &hooks, &vr, &verify->err);
 		if (rc == KJ_OK) {
 			verify->ran = 1;
 			summarize(&vr, verify);
@@ -525,8 +550,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		 * and their records say why. */
 		if (rn->cfg->sol_off)
 			bo.sol_why = "not measured (KJ_SOL=off)";
-		else if (kj_audit_sol(rn->cfg, t.device, rn->s->judge.timeout_s, t.task_file,
-				 t.cases_file[0] ? t.cases_file : NULL, &sol, &sol_err) != KJ_OK) {
+		else if (kj_audit_sol(rn->cfg, t->device, rn->s->judge.timeout_s, t->task_file,
+				 t->cases_file[0] ? t->cases_file : NULL, &sol, &sol_err) != KJ_OK) {
 			snprintf(sol_why, sizeof(sol_why), "the speed-of-light step failed: %s",
 				 sol_err.msg);
 			bo.sol_why = sol_why;
@@ -535,19 +560,19 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 
 		/* One baseline per task and case in the batch: the first
 		 * candidate's measured one, given to every later one. */
-		rc = load_baseline(rn->x, rn->slot, t.n_cases, &base, &bench->err);
+		rc = load_baseline(rn->x, rn->slot, t->n_cases, &base, &bench->err);
 		if (rc == KJ_OK) {
 			bo.ref_ms = base;
-			bo.ref_over_ms = base + t.n_cases;
-			bo.ref_median_ms = base + 2 * t.n_cases;
-			bo.n_ref_ms = t.n_cases;
+			bo.ref_over_ms = base + t->n_cases;
+			bo.ref_median_ms = base + 2 * t->n_cases;
+			bo.n_ref_ms = t->n_cases;
 			rn->x->phase = "benchmark";
-			rc = kj_benchmark(&t, &a, &rn->s->judge, &bo, &hooks, &br, &bench->err);
+			rc = kj_benchmark(t, a, &rn->s->judge, &bo, &hooks, &br, &bench->err);
 		}
 		if (rc == KJ_OK) {
 			bench->ran = 1;
 			summarize(&br, bench);
-			rc = retime(rn, &t, &a, &bo, &hooks, &br, bench);
+			rc = retime(rn, t, a, &bo, &hooks, &br, bench);
 		}
 		/* After the timing again alone: bo's baseline points into it. */
 		free(base);
@@ -564,25 +589,25 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		rc = kj_error_set(&verify->err, KJ_EDEVMEM, "a side ran out of memory on %s while "
 				  "other attempts shared it: judged again alone",
 				  rn->slot->device);
-	if (rc == KJ_OK && kernel_names && t.cand.kernel_names)
-		*kernel_names = json_incref(t.cand.kernel_names);
+	if (rc == KJ_OK && kernel_names && t->cand.kernel_names)
+		*kernel_names = json_incref(t->cand.kernel_names);
 	/* The workers go before the device is given up: their memory on it
 	 * (inputs, outputs, the reference's kept ones) is the next attempt's
 	 * to use, not to find taken.  Nothing more is asked of them: both are
 	 * killed at once, and their ends (a CUDA context's teardown each)
 	 * overlap. */
 	if (task_open && lock >= 0) {
-		if (t.ref.ops && t.ref.ops->kill)
-			t.ref.ops->kill(&t.ref);
-		if (t.cand.ops && t.cand.ops->kill)
-			t.cand.ops->kill(&t.cand);
-		kj_task_close(&t);
+		if (t->ref.ops && t->ref.ops->kill)
+			t->ref.ops->kill(&t->ref);
+		if (t->cand.ops && t->cand.ops->kill)
+			t->cand.ops->kill(&t->cand);
+		kj_task_close(t);
 		task_open = 0;
 	}
 	if (lock >= 0)
 		close(lock);
 	noted = note_phases(rn, disabled, t_started - t0, built, t_device - t_started,
-			    t_verified - t_device, t_bench - t_verified, a.timings);
+			    t_verified - t_device, t_bench - t_verified, a->timings);
 	/* The store's own failure, an interrupt, a device that is not on the
 	 * machine or one whose memory ran out while shared stops the attempt
 	 * (it stays running, for the next run or the batch's pass alone);
@@ -597,8 +622,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	kj_result_release(&br);
 	rn->x->params = NULL;
 	if (task_open)
-		kj_task_close(&t);
-	kj_attempt_close(&a);
+		kj_task_close(t);
+	kj_attempt_close(a);
 	if (noted)
 		(void)json_object_set_new(noted, "close_s", json_real(kj__now_s() - t_bench));
 	return rc;
@@ -745,6 +770,66 @@ static void task_file_named(char *msg, size_t size, const char *dir, const char 
 	free(out);
 }
 
+/* --- warm workers ------------------------------------------------------------------- */
+
+int kj_eval_warm_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+		       struct kj_eval_warm **out, struct kj_error *err)
+{
+	struct kj_eval_warm *w = calloc(1, sizeof(*w));
+	struct kj_torch_spec spec;
+	int rc, lock = -1, quiet = -1;
+
+	*out = NULL;
+	if (!w)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	rc = kj__eval_scratch(slot, "w", "warm", w->dir, sizeof(w->dir), err);
+	if (rc != KJ_OK) {
+		free(w);
+		return rc;
+	}
+	/* As a cold start's (run_task): on the CPU the whole machine, and
+	 * the quiet lock shared. */
+	if (strcmp(slot->device, "cpu") == 0 && (lock = kj__eval_lock_device(slot, err)) < 0)
+		rc = err->code;
+	if (rc == KJ_OK && (quiet = kj__eval_lock_file(slot, "quiet", LOCK_SH, err)) < 0)
+		rc = err->code;
+	if (rc == KJ_OK)
+		rc = kj_attempt_open(&w->a, cfg, err);
+	if (rc == KJ_OK) {
+		kj_torch_spec_init(&spec);
+		spec.verify_dir = w->dir;
+		spec.impl_name = IMPL_NAME;
+		spec.device = slot->device;
+		rc = kj_torch_prestart(cfg, &w->a, &spec, &w->t, err);
+		if (rc != KJ_OK)
+			kj_attempt_close(&w->a);
+	}
+	if (quiet >= 0)
+		close(quiet);
+	if (lock >= 0)
+		close(lock);
+	if (rc != KJ_OK) {
+		kj__rm_rf(w->dir);
+		free(w);
+		return rc;
+	}
+	w->open = 1;
+	*out = w;
+	return KJ_OK;
+}
+
+void kj_eval_warm_release(struct kj_eval_warm *w)
+{
+	if (!w)
+		return;
+	if (w->open) {
+		kj_task_close(&w->t);
+		kj_attempt_close(&w->a);
+	}
+	kj__rm_rf(w->dir);
+	free(w);
+}
+
 /* The torch kind's attempt (kinds.c). */
 int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_settings *s,
 			   const struct kj_eval_slot *slot, const struct kj_eval_set *set,
@@ -783,7 +868,14 @@ int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_set
 	rn.slot = slot;
 	rn.x = &x;
 	op_name(t->name, rn.op, sizeof(rn.op));
-	rc = kj__eval_scratch(slot, "a", attempt_key, rn.dir, sizeof(rn.dir), err);
+	if (slot->warm && slot->warm->open) {
+		/* Workers started ahead: the files go where their views look. */
+		rn.warm = slot->warm;
+		snprintf(rn.dir, sizeof(rn.dir), "%s", rn.warm->dir);
+		rc = KJ_OK;
+	} else {
+		rc = kj__eval_scratch(slot, "a", attempt_key, rn.dir, sizeof(rn.dir), err);
+	}
 	if (rc == KJ_OK)
 		rc = stage(t, c, rn.dir, rn.op, err);
 	if (rc != KJ_OK)

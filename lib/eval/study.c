@@ -340,12 +340,14 @@ static int batch_next(void *ctx, size_t *cand)
 }
 
 /* In the child: judge one attempt. */
-static void batch_judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+static void batch_judge(void *ctx, size_t cand, const char *device, void *warm,
+			struct kj_eval_result *r)
 {
 	struct batch *b = ctx;
 	struct kj_eval_run *run = b->run;
 	struct kj_error err;
 
+	(void)warm;
 	if (b->h->child)
 		b->h->child(b->ctx);
 	run->slot.device = device;
@@ -404,9 +406,12 @@ static int batch_finished(void *ctx, size_t cand, const struct kj_eval_result *r
 int kj_eval_study_run(const struct kj_eval_study *st, struct kj_eval_run *run,
 		      const struct kj_eval_run_hooks *h, void *ctx, struct kj_error *err)
 {
-	static const struct kj_eval_pool_ops ops = { batch_next, batch_judge, batch_start_failed,
-						     batch_finished, batch_tick, NULL };
-	struct kj_eval_pool pool = { run->jobs, run->devices, run->n_devices, run->stop };
+	static const struct kj_eval_pool_ops ops = { .next = batch_next, .judge = batch_judge,
+						     .start_failed = batch_start_failed,
+						     .finished = batch_finished,
+						     .tick = batch_tick };
+	struct kj_eval_pool pool = { .jobs = run->jobs, .devices = run->devices,
+				     .n_devices = run->n_devices, .stop = run->stop };
 	struct batch b = { .run = run, .st = st, .h = h, .ctx = ctx, .todo = st->todo,
 			   .n_todo = st->n_todo };
 	int rc;

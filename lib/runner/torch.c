@@ -147,6 +147,9 @@ struct ttask {
 	char pycache[PATH_MAX];
 	int device_known;               /* t->device is decided */
 	int cand_prepared;
+	/* Opened by kj_torch_prestart: the verify directory's files are not
+	 * there yet (kj_torch_fill reads them). */
+	int files_pending;
 	/* What the candidate must never see (real paths), and what was left
 	 * out of its view or hidden in it because of them (a JSON array,
 	 * recorded with the limits in force). */
@@ -833,25 +836,9 @@ static void sb_limits(const struct ttask *tt, struct kj_sandbox *sb)
 	sb->tmp_bytes = tt->cfg->limits.tmp_bytes;
 }
 
-/*
- * The candidate's view and sandbox, made once: a directory with its own
- * file, the task file without the reference class (kj__task_view) and its
- * helper modules; read-only views of the system and the Python
- * installation; its output directory and HOME writable; the limits of the
- * configuration.
- */
-static int prepare_candidate(struct ttask *tt, struct kj_error *err)
+/* The candidate's source directory and sandbox root. */
+static int candidate_dirs(struct ttask *tt, struct kj_error *err)
 {
-	struct kj_task *t = tt->t;
-	struct helpers h = { tt, 0, KJ_OK, err };
-	char path[PATH_MAX + 512], py_root[PATH_MAX], py_base[PATH_MAX];
-	char *src, *view = NULL;
-	size_t len = 0, i;
-	int removed = 0, rc;
-	struct kj_error e;
-
-	if (tt->cand_prepared)
-		return KJ_OK;
 	if (snprintf(tt->cand_src, sizeof(tt->cand_src), "%s/cand-src", tt->a->scratch) >=
 		    (int)sizeof(tt->cand_src) ||
 	    snprintf(tt->sb_root, sizeof(tt->sb_root), "%s/sb-root", tt->a->scratch) >=
@@ -861,6 +848,22 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 	    (mkdir(tt->sb_root, 0700) < 0 && errno != EEXIST))
 		return kj_error_set(err, KJ_ESANDBOX, "cannot make the sandbox's directories: %s",
 				    strerror(errno));
+	return KJ_OK;
+}
+
+/* What the candidate sees of the verify directory, written into cand_src
+ * (its view binds the directory: a worker started before the files were
+ * there finds them): its helper modules, the task view and its own file. */
+static int candidate_files(struct ttask *tt, struct kj_error *err)
+{
+	struct kj_task *t = tt->t;
+	struct helpers h = { tt, 0, KJ_OK, err };
+	char path[PATH_MAX + 512];
+	char *src, *view = NULL;
+	size_t len = 0;
+	int removed = 0, rc;
+	struct kj_error e;
+
 	/* Helper modules first: the task view and the candidate's own file
 	 * are written over any of the same name. */
 	if (kj__each_entry(tt->dir, copy_helper, &h) != 0 && h.rc != KJ_OK)
@@ -885,7 +888,28 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 	snprintf(path, sizeof(path), "%s/%s.py", tt->cand_src, tt->cand_mod);
 	rc = kj_write_file_atomic(path, src, len, err);
 	free(src);
-	if (rc != KJ_OK)
+	return rc;
+}
+
+/*
+ * The candidate's view and sandbox, made once: a directory with its own
+ * file, the task file without the reference class (kj__task_view) and its
+ * helper modules (candidate_files: later, for a worker started before
+ * they were staged); read-only views of the system and the Python
+ * installation; its output directory and HOME writable; the limits of the
+ * configuration.
+ */
+static int prepare_candidate(struct ttask *tt, struct kj_error *err)
+{
+	struct kj_task *t = tt->t;
+	char py_root[PATH_MAX], py_base[PATH_MAX];
+	size_t i;
+	int rc;
+
+	if (tt->cand_prepared)
+		return KJ_OK;
+	if ((rc = candidate_dirs(tt, err)) != KJ_OK ||
+	    (!tt->files_pending && (rc = candidate_files(tt, err)) != KJ_OK))
 		return rc;
 
 	kj_sandbox_init(&tt->sb);
@@ -1075,7 +1099,11 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 	int rc;
 	double t0 = kj__now_s(), b0 = tt->build_s;
 
-	snprintf(t->device, sizeof(t->device), "%s", tt->device_req[0] ? tt->device_req : "cpu");
+	/* Workers started before the task (kj_torch_prestart) said hello:
+	 * the device is decided. */
+	if (!tt->device_known)
+		snprintf(t->device, sizeof(t->device), "%s",
+			 tt->device_req[0] ? tt->device_req : "cpu");
 	/* The reference is first: its hello says which device there is. */
 	rc = kj__wire_start(both, t->have_candidate ? 2 : 1, err);
 	/* Builds are recorded apart (build_s). */
@@ -1156,15 +1184,84 @@ static void sweep_stage(const char *path, void *arg)
 	kj__rm_rf(path);
 }
 
-int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
-		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
+/*
+ * What the task's files decide (kj_torch_open's second half, kj_torch_fill's
+ * first): the names, the task and candidate files hashed, the cases file
+ * read, the layers asked for, a missing candidate's failure.
+ */
+static int open_files(struct ttask *tt, const struct kj_torch_spec *spec, struct kj_error *err)
+{
+	struct kj_task *t = tt->t;
+	int rc;
+
+	if ((rc = check_name("--op_name", spec->op_name, err)) != KJ_OK)
+		return rc;
+	t->name = spec->op_name;
+	if (snprintf(tt->task_mod, sizeof(tt->task_mod), "%s_torch", spec->op_name) >= (int)sizeof(tt->task_mod) ||
+	    snprintf(tt->cand_mod, sizeof(tt->cand_mod), "%s_%s", spec->op_name, spec->impl_name) >= (int)sizeof(tt->cand_mod) ||
+	    snprintf(t->task_file, sizeof(t->task_file), "%s/%s.py", tt->dir, tt->task_mod) >= (int)sizeof(t->task_file) ||
+	    snprintf(t->cand_file, sizeof(t->cand_file), "%s/%s.py", tt->dir, tt->cand_mod) >= (int)sizeof(t->cand_file)) {
+		rc = kj_error_set(err, KJ_EINVAL, "names too long");
+		return rc;
+	}
+	if (!kj__is_file(t->task_file)) {
+		rc = kj_error_set(err, KJ_ENOENT, "'%s': no task file", t->task_file);
+		return rc;
+	}
+	rc = kj__sha256_file(t->task_file, t->task_sha256, err);
+	if (rc != KJ_OK)
+		return rc;
+	/* The cases file, when the task has one: read once, hashed, expanded. */
+	if (snprintf(t->cases_file, sizeof(t->cases_file), "%s/%s_cases.json", tt->dir,
+		     spec->op_name) >= (int)sizeof(t->cases_file)) {
+		rc = kj_error_set(err, KJ_EINVAL, "names too long");
+		return rc;
+	}
+	if (kj__is_file(t->cases_file) || access(t->cases_file, F_OK) == 0) {
+		char buf[200];
+
+		rc = kj__cases_load(t->cases_file, &t->case_params, t->cases_sha256, err);
+		if (rc != KJ_OK)
+			return rc;
+		snprintf(buf, sizeof(buf), "%s|%s", t->task_sha256, t->cases_sha256);
+		if (kj__sha256_hex(buf, strlen(buf), t->identity) < 0) {
+			rc = kj_error_set(err, KJ_ENOMEM, "cannot hash the task (libcrypto failed)");
+			return rc;
+		}
+	} else {
+		t->cases_file[0] = '\0';
+	}
+	t->cand.kernels_disabled = spec->kernels_disabled != 0;
+	t->cand.profile_kernels = spec->profile_kernels != 0;
+	tt->ref_compiled = spec->ref_compiled != 0;
+	t->have_candidate = kj__is_file(t->cand_file);
+	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
+		return rc;
+	if (!t->have_candidate) {
+		/* Every case says so; nothing of it is started. */
+		t->cand.load_failure.type = KJ_ET_NO_CANDIDATE;
+		if (asprintf(&t->cand.load_failure.message, "'%s': no candidate file", t->cand_file) < 0) {
+			t->cand.load_failure.message = NULL;
+			return kj_error_set(err, KJ_ENOMEM, "out of memory");
+		}
+		t->cand.started = 1;
+	}
+	return KJ_OK;
+}
+
+/*
+ * Everything of kj_torch_open that reads nothing in the verify directory:
+ * the directory resolved, the interpreter and the worker found, the
+ * attempt's directories, the environments and the protocol's client.
+ */
+static int open_base(const struct kj_config *cfg, struct kj_attempt *a,
+		     const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
 {
 	struct ttask *tt;
 	int rc, i;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = check_name("--op_name", spec->op_name, err)) != KJ_OK ||
-	    (rc = check_name("--triton_impl_name", spec->impl_name, err)) != KJ_OK)
+	if ((rc = check_name("--triton_impl_name", spec->impl_name, err)) != KJ_OK)
 		return rc;
 	tt = calloc(1, sizeof(*tt));
 	if (!tt)
@@ -1182,46 +1279,6 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 		rc = kj_error_set(err, KJ_ENOENT, "'%s': not a directory", spec->verify_dir);
 		goto fail;
 	}
-	if (snprintf(tt->task_mod, sizeof(tt->task_mod), "%s_torch", spec->op_name) >= (int)sizeof(tt->task_mod) ||
-	    snprintf(tt->cand_mod, sizeof(tt->cand_mod), "%s_%s", spec->op_name, spec->impl_name) >= (int)sizeof(tt->cand_mod) ||
-	    snprintf(t->task_file, sizeof(t->task_file), "%s/%s.py", tt->dir, tt->task_mod) >= (int)sizeof(t->task_file) ||
-	    snprintf(t->cand_file, sizeof(t->cand_file), "%s/%s.py", tt->dir, tt->cand_mod) >= (int)sizeof(t->cand_file)) {
-		rc = kj_error_set(err, KJ_EINVAL, "names too long");
-		goto fail;
-	}
-	if (!kj__is_file(t->task_file)) {
-		rc = kj_error_set(err, KJ_ENOENT, "'%s': no task file", t->task_file);
-		goto fail;
-	}
-	rc = kj__sha256_file(t->task_file, t->task_sha256, err);
-	if (rc != KJ_OK)
-		goto fail;
-	/* The cases file, when the task has one: read once, hashed, expanded. */
-	if (snprintf(t->cases_file, sizeof(t->cases_file), "%s/%s_cases.json", tt->dir,
-		     spec->op_name) >= (int)sizeof(t->cases_file)) {
-		rc = kj_error_set(err, KJ_EINVAL, "names too long");
-		goto fail;
-	}
-	if (kj__is_file(t->cases_file) || access(t->cases_file, F_OK) == 0) {
-		char buf[200];
-
-		rc = kj__cases_load(t->cases_file, &t->case_params, t->cases_sha256, err);
-		if (rc != KJ_OK)
-			goto fail;
-		snprintf(buf, sizeof(buf), "%s|%s", t->task_sha256, t->cases_sha256);
-		if (kj__sha256_hex(buf, strlen(buf), t->identity) < 0) {
-			rc = kj_error_set(err, KJ_ENOMEM, "cannot hash the task (libcrypto failed)");
-			goto fail;
-		}
-	} else {
-		t->cases_file[0] = '\0';
-	}
-	t->cand.kernels_disabled = spec->kernels_disabled != 0;
-	t->cand.profile_kernels = spec->profile_kernels != 0;
-	tt->ref_compiled = spec->ref_compiled != 0;
-	t->have_candidate = kj__is_file(t->cand_file);
-	if (t->have_candidate && (rc = kj__sha256_file(t->cand_file, t->cand_sha256, err)) != KJ_OK)
-		goto fail;
 	/* The interpreter and the worker, by the rules kjudge doctor reports on. */
 	if (kj__find_in_path(cfg->python, kj_config_env(cfg, "PATH"), tt->python, sizeof(tt->python)) < 0) {
 		rc = kj_error_set(err, KJ_ENOENT, "no Python interpreter '%s' (%s; set --python "
@@ -1350,20 +1407,71 @@ int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
 			goto fail;
 		tt->sides[i] = s->impl;
 	}
-	if (!t->have_candidate) {
-		/* Every case says so; nothing of it is started. */
-		t->cand.load_failure.type = KJ_ET_NO_CANDIDATE;
-		if (asprintf(&t->cand.load_failure.message, "'%s': no candidate file", t->cand_file) < 0) {
-			t->cand.load_failure.message = NULL;
-			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-			goto fail;
-		}
-		t->cand.started = 1;
-	}
 	return KJ_OK;
 fail:
 	task_close(t);
 	memset(t, 0, sizeof(*t));
 	return rc;
+}
+
+int kj_torch_open(const struct kj_config *cfg, struct kj_attempt *a,
+		  const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((rc = check_name("--op_name", spec->op_name, err)) != KJ_OK ||
+	    (rc = open_base(cfg, a, spec, t, err)) != KJ_OK)
+		return rc;
+	if ((rc = open_files(t->impl, spec, err)) != KJ_OK) {
+		task_close(t);
+		memset(t, 0, sizeof(*t));
+	}
+	return rc;
+}
+
+int kj_torch_prestart(const struct kj_config *cfg, struct kj_attempt *a,
+		      const struct kj_torch_spec *spec, struct kj_task *t, struct kj_error *err)
+{
+	struct ttask *tt;
+	double t0 = kj__now_s();
+	int rc = open_base(cfg, a, spec, t, err);
+
+	if (rc != KJ_OK)
+		return rc;
+	tt = t->impl;
+	tt->files_pending = 1;
+	snprintf(t->device, sizeof(t->device), "%s", tt->device_req[0] ? tt->device_req : "cpu");
+	rc = kj__wire_prestart(tt->sides, 2, err);
+	if (rc != KJ_OK) {
+		task_close(t);
+		memset(t, 0, sizeof(*t));
+		return rc;
+	}
+	kj_attempt_tally(a, "prestart_s", kj__now_s() - t0);
+	return KJ_OK;
+}
+
+int kj_torch_fill(struct kj_task *t, const struct kj_torch_spec *spec, struct kj_error *err)
+{
+	struct ttask *tt = t->impl;
+	int rc;
+
+	if (!tt || !tt->files_pending)
+		return kj_error_set(err, KJ_EINVAL, "internal: the task was not prestarted");
+	if ((rc = open_files(tt, spec, err)) != KJ_OK)
+		return rc;
+	tt->files_pending = 0;
+	/* The attempt's own bounds (the prestart knew the defaults only). */
+	tt->timeout_s = spec->timeout_s > 0 ? spec->timeout_s : 900;
+	tt->wire.timeout_s = tt->timeout_s;
+	tt->wire.startup_s = tt->timeout_s > 300 ? tt->timeout_s : 300;
+	if (!t->have_candidate) {
+		/* Nothing of it is judged: its warm worker goes. */
+		t->cand.ops->kill(&t->cand);
+		return KJ_OK;
+	}
+	/* The candidate's view binds its directory: the files show in it. */
+	return tt->cand_prepared ? candidate_files(tt, err) : KJ_OK;
 }
 

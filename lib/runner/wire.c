@@ -539,17 +539,16 @@ static int start_error(struct kj__wire_side *ts, int rc, const struct kj_error *
 	return code;
 }
 
-int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
+/* Spawn the workers of n sides and have them say hello (the hello hook's
+ * checks included): the part of a start that knows nothing of the task. */
+static int spawn_hello(struct kj__wire_side **sv, int n, struct kj_error *err)
 {
 	struct kj__wire *wire = sv[0]->wire;
 	const struct kj__wire_hooks *h = wire->hooks;
 	json_t *reqs[2] = { NULL, NULL }, *reps[2] = { NULL, NULL };
-	int i, rc, rcs[2], skip[2];
+	int i, rc, rcs[2];
 	struct kj_error es[2];
-	double startup_s = wire->startup_s;
 
-	if (n < 1 || n > 2)
-		return kj_error_set(err, KJ_EINVAL, "internal: %d sides started together", n);
 	for (i = 0; i < n; i++) {
 		struct kj__wire_side *ts = sv[i];
 		struct kj_side *s = ts->s;
@@ -583,7 +582,7 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 	}
 	for (i = 0; i < n; i++)
 		reqs[i] = h->request(wire->ctx, KJ__WIRE_HELLO, sv[i]);
-	request_all(sv, n, reqs, reps, startup_s, rcs, es);
+	request_all(sv, n, reqs, reps, wire->startup_s, rcs, es);
 	rc = KJ_OK;
 	for (i = 0; i < n; i++) {
 		if (rc == KJ_OK && (rcs[i] != KJ_OK || !json_is_true(json_object_get(reps[i], "ok"))))
@@ -595,7 +594,42 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 	}
 	if (rc != KJ_OK)
 		return rc;
-	if (h->hello && (rc = h->hello(wire->ctx, sv, n, err)) != KJ_OK)
+	return h->hello ? h->hello(wire->ctx, sv, n, err) : KJ_OK;
+}
+
+int kj__wire_prestart(struct kj__wire_side **sv, int n, struct kj_error *err)
+{
+	int i, rc;
+
+	if (n < 1 || n > 2)
+		return kj_error_set(err, KJ_EINVAL, "internal: %d sides started together", n);
+	rc = spawn_hello(sv, n, err);
+	for (i = 0; i < n; i++)
+		sv[i]->warm = rc == KJ_OK;
+	return rc;
+}
+
+int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
+{
+	struct kj__wire *wire = sv[0]->wire;
+	const struct kj__wire_hooks *h = wire->hooks;
+	json_t *reqs[2] = { NULL, NULL }, *reps[2] = { NULL, NULL };
+	int i, rc = KJ_OK, rcs[2], skip[2], warm = 1;
+	struct kj_error es[2];
+	double startup_s = wire->startup_s;
+
+	if (n < 1 || n > 2)
+		return kj_error_set(err, KJ_EINVAL, "internal: %d sides started together", n);
+	/* Workers started before the task was known go on from their hello,
+	 * when every one is still there; else all start again (a worker that
+	 * died while it waited is nobody's failure). */
+	for (i = 0; i < n; i++)
+		warm &= sv[i]->warm && kj_proc_alive(&sv[i]->proc);
+	for (i = 0; i < n; i++)
+		sv[i]->warm = 0;
+	if (!warm)
+		rc = spawn_hello(sv, n, err);
+	if (rc != KJ_OK)
 		return rc;
 	/* The task: nothing of the candidate has run yet, whatever fails here
 	 * is the task's. */

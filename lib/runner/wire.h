@@ -107,6 +107,8 @@ struct kj__wire_side {
 	int n_pending_known;
 	json_t *hello;                  /* the hello reply of the last start */
 	int cases;                      /* what the task step said */
+	int warm;                       /* started by kj__wire_prestart, not
+					 * yet given the task */
 };
 
 /*
@@ -126,6 +128,16 @@ int kj__wire_side_new(struct kj__wire *wire, struct kj_side *s, char *const *env
  * or the judge's).
  */
 int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err);
+
+/*
+ * The part of kj__wire_start that knows nothing of the task: the workers
+ * of n sides spawned and their hello answered (and checked by the hello
+ * hook), before the task's files exist (a server's warm workers).  The
+ * next kj__wire_start of the same sides goes on from there when all of
+ * them are still alive, and starts them again when one is not.  KJ_OK,
+ * or the code of a start that failed (the sides are then not warm).
+ */
+int kj__wire_prestart(struct kj__wire_side **sv, int n, struct kj_error *err);
 
 /* The side operations (struct kj_side_ops) of a client's side. */
 int kj__wire_op_start(struct kj_side *s, struct kj_error *err);

@@ -256,6 +256,11 @@ static int exited(const struct kj_proc *p)
 	       si.si_pid == p->pid;
 }
 
+int kj_proc_alive(const struct kj_proc *p)
+{
+	return !exited(p);
+}
+
 static void reap(struct kj_proc *p)
 {
 	struct rusage ru;

@@ -132,9 +132,53 @@ int kj__serve_epoch_batch(const unsigned char batch[16], long long per, long lon
 	return 0;
 }
 
+/* In a judging child, once: its own process group (a terminal's Ctrl-C
+ * drains the server, it does not interrupt the evaluations the drain lets
+ * finish; the server's death still ends this child: the pool's
+ * PDEATHSIG), and the command's setup.  0, or -1: the child cannot judge. */
+static int child_ready(struct kj_serve *s)
+{
+	static int done, rc;
+
+	if (!done) {
+		done = 1;
+		setpgid(0, 0);
+		rc = s->o.child_setup && s->o.child_setup() != 0 ? -1 : 0;
+	}
+	return rc;
+}
+
+/* In a warm child, before its request is known: the workers started. */
+static void *prestart(void *ctx, const char *device)
+{
+	struct kj_serve *s = ctx;
+	struct kj_eval_slot slot;
+	struct kj_eval_warm *w = NULL;
+	struct kj_error err;
+
+	if (child_ready(s) != 0)
+		return NULL;
+	memset(&slot, 0, sizeof(slot));
+	slot.work_dir = s->work;
+	slot.device = device;
+	/* A start that fails here is the attempt's to report: it starts its
+	 * own workers, and fails as it does. */
+	if (kj_eval_warm_start(s->o.cfg, &slot, &w, &err) != KJ_OK)
+		return NULL;
+	return w;
+}
+
+static void release_warm(void *ctx, void *warm)
+{
+	(void)ctx;
+	kj_eval_warm_release(warm);
+}
+
 /* In the child: the request's row read, its task found or staged, the
- * attempt judged and committed as eval's. */
-static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+ * attempt judged (with the warm workers, when there are) and committed as
+ * eval's. */
+static void judge(void *ctx, size_t cand, const char *device, void *warm,
+		  struct kj_eval_result *r)
 {
 	struct kj_serve *s = ctx;
 	struct kj_eval_set own, *set = (struct kj_eval_set *)(uintptr_t)s->o.suite;
@@ -151,11 +195,7 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	err.code = 0;
 	kj_eval_set_init(&own);
 	*dir = '\0';
-	/* A group of its own: a terminal's Ctrl-C drains the server, it
-	 * does not interrupt the evaluations the drain lets finish (the
-	 * server's death still ends this child: the pool's PDEATHSIG). */
-	setpgid(0, 0);
-	if (s->o.child_setup && s->o.child_setup() != 0) {
+	if (child_ready(s) != 0) {
 		r->code = KJ_EINTR;
 		snprintf(r->error, sizeof(r->error), "the judging child could not start");
 		return;
@@ -223,6 +263,7 @@ static void judge(void *ctx, size_t cand, const char *device, struct kj_eval_res
 	slot.batch = epoch_batch;
 	slot.settings_text = settings;
 	slot.shared = s->o.jobs > s->o.n_devices && s->alone_seq != (long long)cand;
+	slot.warm = warm;
 	r->code = kj_eval_attempt(s->o.cfg, &es, &slot, set, set->n_cands - 1, key, &r->outcome,
 				  &err);
 out:
@@ -234,6 +275,7 @@ out:
 	if (*dir)
 		kj__rm_rf(dir);
 	kj_eval_set_release(&own);
+	kj_eval_warm_release(warm);
 }
 
 /* The judging child's pid, for a DELETE to kill; one cancelled before it
@@ -372,8 +414,15 @@ static int finished(void *ctx, size_t cand, const struct kj_eval_result *r, int 
 int kj_serve_run(struct kj_serve *s, const volatile sig_atomic_t *drain, struct kj_error *err)
 {
 	static const volatile sig_atomic_t never = 0;
-	static const struct kj_eval_pool_ops ops = { next, judge, start_failed, finished, NULL,
-						     started };
+	static const struct kj_eval_pool_ops cold = { .next = next, .judge = judge,
+						      .start_failed = start_failed,
+						      .finished = finished, .started = started };
+	static const struct kj_eval_pool_ops warm = { .next = next, .judge = judge,
+						      .start_failed = start_failed,
+						      .finished = finished, .started = started,
+						      .prestart = prestart,
+						      .release_warm = release_warm };
+	const struct kj_eval_pool_ops *ops = s->o.warm ? &warm : &cold;
 	struct kj_eval_pool pool;
 	int rc;
 
@@ -383,7 +432,7 @@ int kj_serve_run(struct kj_serve *s, const volatile sig_atomic_t *drain, struct 
 	pool.n_devices = s->o.n_devices;
 	pool.stop = &never;
 	s->drain_flag = drain;
-	rc = kj_eval_pool_run(&pool, &ops, s, err);
+	rc = kj_eval_pool_run(&pool, ops, s, err);
 	s->draining = 1;
 	/* Nothing more will end: a long poll on a queued evaluation answers
 	 * now rather than hold the server's exit. */

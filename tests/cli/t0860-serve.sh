@@ -32,6 +32,10 @@ test_expect 'a client that sends a byte a second delays no other' '
 	check slow
 '
 
+test_expect 'workers started before the request are used; killed while they wait, they cost the evaluation nothing' '
+	check warm
+'
+
 test_expect 'kill -9 at random moments, ten times: every accepted evaluation has one result' '
 	check kill
 '

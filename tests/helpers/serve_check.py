@@ -9,6 +9,10 @@ on the loopback, through the Python client of python/ (kjudge_client).
     serve_check.py kill       kill -9 at random moments, 10 times, then a
                               clean run: every accepted evaluation has
                               exactly one result
+    serve_check.py warm       workers started before the request are used;
+                              killed while they wait, the evaluation starts
+                              its own and is charged nothing; --no-warm
+                              starts none ahead
 
 Each prints what failed and exits 1; 0 when everything held.  Environment:
 KJUDGE (the binary), KJ_TESTS (tests/), the working directory a scratch one.
@@ -340,6 +344,87 @@ def kill():
     print("kill: %d evaluations, 10 kills, one result each" % len(accepted))
 
 
+def descendants(pid):
+    """The processes under pid, by /proc's parent links."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = open("/proc/%s/stat" % d).read()
+            except OSError:
+                continue
+            kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def workers(pid):
+    """The torch workers under pid (a server), by their command lines."""
+    found = []
+    for p in descendants(pid):
+        try:
+            if b"kjudge_worker.py" in open("/proc/%d/cmdline" % p, "rb").read():
+                found.append(p)
+        except OSError:
+            pass
+    return found
+
+
+def phases(db, eval_id):
+    """The judge's phases of an evaluation's attempt (attempts.env)."""
+    env = sqlite3.connect(db).execute(
+        "SELECT a.env FROM serve_requests r JOIN attempts a USING (attempt_key) "
+        "WHERE r.eval_id = ?", (eval_id,)).fetchone()
+    return json.loads(env[0])["judge_phases"]["main"] if env and env[0] else {}
+
+
+def warm():
+    """Workers started before the request: used, and a warm worker that
+    died while it waited costs the next evaluation nothing but a start."""
+    srv = Server("-j", "1")
+    c = Client(srv.url)
+    deadline = time.time() + 120
+    while len(workers(srv.p.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    check(len(workers(srv.p.pid)) == 2, "no two workers waiting: %r" % workers(srv.p.pid))
+    time.sleep(1)  # their hello answered
+    a = c.submit(TASK, cand("pass"), mode="verify", model="m", id="warm-a")
+    r = c.wait(a, 300)
+    check(r.status == "pass", "with warm workers: %s (%s)" % (r.status, r.message))
+    ph = phases("s.db", a)
+    check(ph.get("detail", {}).get("prestart_s", 0) > 0,
+          "the attempt did not use the workers started ahead: %r" % ph)
+    # The next ones wait; killed before any request comes, they are
+    # started again by the evaluation that finds them gone.
+    deadline = time.time() + 120
+    while len(workers(srv.p.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    gone = workers(srv.p.pid)
+    check(len(gone) == 2, "no two workers waiting again: %r" % gone)
+    for p in gone:
+        os.kill(p, signal.SIGKILL)
+    b = c.submit(TASK, cand("pass"), mode="verify", model="m", id="warm-b")
+    r = c.wait(b, 300)
+    check(r.status == "pass" and r.charged in (None, "", "none"),
+          "after its warm workers died: %s charged %s (%s)" % (r.status, r.charged, r.message))
+    check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
+    # Without warm workers, nothing is started ahead.
+    srv = Server("-j", "1", "--no-warm", db="cold.db")
+    c = Client(srv.url)
+    time.sleep(2)
+    check(workers(srv.p.pid) == [], "--no-warm started workers: %r" % workers(srv.p.pid))
+    r = c.wait(c.submit(TASK, cand("pass"), mode="verify", model="m", id="cold"), 300)
+    check(r.status == "pass", "--no-warm: %s (%s)" % (r.status, r.message))
+    check("prestart_s" not in phases("cold.db", "cold").get("detail", {}), "--no-warm prestarted")
+    check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
+    print("warm: workers started ahead used; killed ones started again; --no-warm starts none")
+
+
 if __name__ == "__main__":
     {"verdicts": verdicts, "errors": errors, "slow": slow, "kill": kill,
-     "cancel": cancel}[sys.argv[1]]()
+     "cancel": cancel, "warm": warm}[sys.argv[1]]()

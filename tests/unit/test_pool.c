@@ -48,10 +48,12 @@ static int t_next(void *ctx, size_t *cand)
 	return 1;
 }
 
-static void t_judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+static void t_judge(void *ctx, size_t cand, const char *device, void *warm,
+		    struct kj_eval_result *r)
 {
 	struct t *t = ctx;
 
+	(void)warm;
 	if (cand == t->killed)
 		raise(SIGKILL);
 	if (cand == t->sleeper) {
@@ -95,7 +97,9 @@ static int t_finished(void *ctx, size_t cand, const struct kj_eval_result *r, in
 	return t->stop_after && t->done >= t->stop_after;
 }
 
-static const struct kj_eval_pool_ops ops = { t_next, t_judge, t_start_failed, t_finished, NULL, NULL };
+static const struct kj_eval_pool_ops ops = { .next = t_next, .judge = t_judge,
+					     .start_failed = t_start_failed,
+					     .finished = t_finished };
 static const char devices[2][16] = { "cuda:0", "cuda:1" };
 
 static void t_init(struct t *t, size_t n)
@@ -109,7 +113,7 @@ static void t_init(struct t *t, size_t n)
 KJ_TEST(pool_judges_each_attempt_once_and_hands_the_result_back_whole)
 {
 	static volatile sig_atomic_t stop;
-	struct kj_eval_pool p = { 2, devices, 2, &stop };
+	struct kj_eval_pool p = { .jobs = 2, .devices = devices, .n_devices = 2, .stop = &stop };
 	struct kj_error err;
 	struct t t;
 	size_t i;
@@ -143,7 +147,7 @@ KJ_TEST(pool_judges_each_attempt_once_and_hands_the_result_back_whole)
 KJ_TEST(pool_stopped_by_finished_starts_nothing_more_and_ends_the_rest)
 {
 	static volatile sig_atomic_t stop;
-	struct kj_eval_pool p = { 2, devices, 1, &stop };
+	struct kj_eval_pool p = { .jobs = 2, .devices = devices, .n_devices = 1, .stop = &stop };
 	struct kj_error err;
 	struct t t;
 	double t0 = kj__now_s();
@@ -168,7 +172,7 @@ KJ_TEST(pool_stopped_by_finished_starts_nothing_more_and_ends_the_rest)
 KJ_TEST(pool_stop_flag_stops_the_batch)
 {
 	static volatile sig_atomic_t stop;
-	struct kj_eval_pool p = { 1, devices, 1, &stop };
+	struct kj_eval_pool p = { .jobs = 1, .devices = devices, .n_devices = 1, .stop = &stop };
 	struct kj_error err;
 	struct t t;
 
@@ -190,11 +194,183 @@ KJ_TEST(pool_stop_flag_stops_the_batch)
 KJ_TEST(pool_of_nothing_ends_at_once)
 {
 	static volatile sig_atomic_t stop;
-	struct kj_eval_pool p = { 4, devices, 2, &stop };
+	struct kj_eval_pool p = { .jobs = 4, .devices = devices, .n_devices = 2, .stop = &stop };
 	struct kj_error err;
 	struct t t;
 
 	t_init(&t, 0);
 	KJ_CHECK_OK(kj_eval_pool_run(&p, &ops, &t, &err), &err);
 	KJ_CHECK_INT(t.done, 0);
+}
+
+/* --- warm children ------------------------------------------------------------------------ */
+
+/* A server's way: no work for a while (the warm children start), then
+ * the attempts one at a time with pauses, then no more.  The children
+ * note what they did in a file of the test's. */
+struct w {
+	double t0;
+	size_t next, n;
+	char log[64];
+	int seen[N], warm[N];
+	int die_first;            /* the first warm child kills itself unasked */
+};
+
+static void w_note(const struct w *w, const char *what)
+{
+	int fd = open(w->log, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd >= 0) {
+		dprintf(fd, "%s %d\n", what, (int)getpid());
+		close(fd);
+	}
+}
+
+static int w_next(void *ctx, size_t *cand)
+{
+	struct w *w = ctx;
+
+	if (w->next >= w->n)
+		return 0;
+	/* One every 0.4 s after the first 0.5 s: warm children wait. */
+	if (kj__now_s() - w->t0 < 0.5 + 0.4 * (double)w->next)
+		return -1;
+	*cand = w->next++;
+	return 1;
+}
+
+static void *w_prestart(void *ctx, const char *device)
+{
+	struct w *w = ctx;
+	static char made[32];
+
+	if (w->die_first) {
+		char mark[80];
+		int fd;
+
+		/* The first child to make the mark dies. */
+		snprintf(mark, sizeof(mark), "%s.died", w->log);
+		fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			w_note(w, "died");
+			raise(SIGKILL);
+		}
+	}
+	w_note(w, "prestart");
+	snprintf(made, sizeof(made), "warm on %s", device);
+	return made;
+}
+
+static void w_release(void *ctx, void *warm)
+{
+	KJ_CHECK(warm != NULL);
+	w_note(ctx, "release");
+}
+
+static void w_judge(void *ctx, size_t cand, const char *device, void *warm,
+		    struct kj_eval_result *r)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "warm on %s", device);
+	w_note(ctx, warm ? "judged-warm" : "judged-cold");
+	r->code = KJ_OK;
+	snprintf(r->outcome.status, sizeof(r->outcome.status), "pass");
+	r->outcome.clean = warm && strcmp(warm, want) == 0;
+	r->outcome.speedup = (double)cand;
+}
+
+static void w_failed(void *ctx, size_t cand, const char *why)
+{
+	(void)ctx;
+	(void)cand;
+	(void)why;
+	KJ_CHECK(0);
+}
+
+static int w_finished(void *ctx, size_t cand, const struct kj_eval_result *r, int status)
+{
+	struct w *w = ctx;
+
+	(void)status;
+	KJ_CHECK(cand < N && r != NULL);
+	if (cand < N && r) {
+		KJ_CHECK(r->outcome.speedup == (double)cand);
+		w->seen[cand]++;
+		w->warm[cand] = r->outcome.clean;
+	}
+	return 0;
+}
+
+static int w_count(const char *log, const char *what)
+{
+	FILE *f = fopen(log, "r");
+	char word[32];
+	int pid, n = 0;
+
+	while (f && fscanf(f, "%31s %d", word, &pid) == 2)
+		n += strcmp(word, what) == 0;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void w_run(int die_first)
+{
+	static const struct kj_eval_pool_ops wops = { .next = w_next, .judge = w_judge,
+						      .start_failed = w_failed,
+						      .finished = w_finished,
+						      .prestart = w_prestart,
+						      .release_warm = w_release };
+	static volatile sig_atomic_t stop;
+	struct kj_eval_pool p = { .jobs = 2, .devices = devices, .n_devices = 2, .stop = &stop };
+	struct kj_error err;
+	struct w w;
+	size_t i;
+	int fd, warm = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.t0 = kj__now_s();
+	w.n = 4;
+	w.die_first = die_first;
+	snprintf(w.log, sizeof(w.log), "/tmp/kj-pool-warm-XXXXXX");
+	fd = mkstemp(w.log);
+	KJ_CHECK(fd >= 0);
+	close(fd);
+	KJ_CHECK_OK(kj_eval_pool_run(&p, &wops, &w, &err), &err);
+	for (i = 0; i < 4; i++) {
+		KJ_CHECK_INT(w.seen[i], 1);
+		warm += w.warm[i];
+	}
+	/* Each attempt came after the children had started: every one was
+	 * judged with what its child made ahead, on its child's device.
+	 * After a warm child died unasked, none is forked for a while: the
+	 * other one takes the first attempt, fresh children the rest. */
+	KJ_CHECK_INT(warm, die_first ? 1 : 4);
+	KJ_CHECK_INT(w_count(w.log, "judged-warm"), die_first ? 1 : 4);
+	KJ_CHECK_INT(w_count(w.log, "judged-cold"), die_first ? 3 : 0);
+	/* Every child made ahead and not asked was retired, and released
+	 * what it made: none is left. */
+	KJ_CHECK_INT(w_count(w.log, "prestart"), warm + w_count(w.log, "release"));
+	KJ_CHECK(w_count(w.log, "release") >= (die_first ? 0 : 1));
+	KJ_CHECK_INT(w_count(w.log, "died"), die_first);
+	KJ_CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+	unlink(w.log);
+	if (die_first) {
+		char mark[80];
+
+		snprintf(mark, sizeof(mark), "%s.died", w.log);
+		KJ_CHECK(unlink(mark) == 0);
+	}
+}
+
+KJ_TEST(pool_warm_children_take_the_attempts_and_are_retired_when_no_more_come)
+{
+	w_run(0);
+}
+
+KJ_TEST(pool_warm_child_that_dies_unasked_is_not_reported_and_the_attempts_still_come)
+{
+	w_run(1);
 }

@@ -281,8 +281,10 @@ static int later_next(void *ctx, size_t *cand)
 	return 1;
 }
 
-static void later_judge(void *ctx, size_t cand, const char *device, struct kj_eval_result *r)
+static void later_judge(void *ctx, size_t cand, const char *device, void *warm,
+			struct kj_eval_result *r)
 {
+	(void)warm;
 	(void)ctx;
 	(void)device;
 	r->code = KJ_OK;
@@ -309,8 +311,9 @@ static int later_finished(void *ctx, size_t cand, const struct kj_eval_result *r
 
 KJ_TEST(serve_pool_waits_for_work)
 {
-	static const struct kj_eval_pool_ops ops = { later_next, later_judge, later_failed,
-						     later_finished, NULL, NULL };
+	static const struct kj_eval_pool_ops ops = { .next = later_next, .judge = later_judge,
+						     .start_failed = later_failed,
+						     .finished = later_finished };
 	static const char devs[1][16] = { "cpu" };
 	static volatile sig_atomic_t stop;
 	struct kj_eval_pool p = { .jobs = 2, .devices = devs, .n_devices = 1, .stop = &stop };
