@@ -331,4 +331,37 @@ test_expect 'a full file system for the goldens is the judge.s error, exit 2, no
 		test "$(jget d/verify_result.json "d[\"failures\"][0][\"charged\"]")" = judge
 	fi
 '
+test_expect 'a candidate that writes into an input of more than 256 MiB (kept as a fingerprint, not a copy) is InputModified' '
+	task d "2 * x" "[[torch.randn(70_000_000)]]"
+	cand d "(2 * x, x.mul_(2))[0]"
+	expect_exit 1 $KJUDGE verify --op_name op --verify_dir d --input_sets 1 > /dev/null
+	test "$(jget d/verify_result.json "d[\"failures\"][0][\"error_type\"]")" = InputModified
+	cand d "2 * x"
+	$KJUDGE verify --op_name op --verify_dir d --input_sets 1 > /dev/null
+	"$KJ_PYTHON" - "$KJ_TESTS/../worker/kjudge_worker.py" <<PY
+import importlib.util, sys
+import torch
+spec = importlib.util.spec_from_file_location("kw", sys.argv[1])
+kw = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(kw)
+w = kw.Worker.__new__(kw.Worker)
+w.torch = torch
+w.SNAP_COPY_MAX = 1 << 20
+x = torch.randn(3_000_001)
+b = torch.zeros(1_500_001, dtype=torch.uint8)
+n = torch.full((2_000_000,), float("nan"))
+snap = w._snapshot([x, b, n, 3])
+assert all(isinstance(s, kw._Print) for s in snap[:3]), snap
+assert not w._changed([x, b, n, 3], snap)
+x2 = x.clone()
+x[0], x[1] = x2[1], x2[0]   # two words swapped
+assert w._changed([x, b, n, 3], snap)
+x.copy_(x2)
+b[7] = 1                     # one byte of a length not a multiple of 4
+assert w._changed([x, b, n, 3], snap)
+b[7] = 0
+assert not w._changed([x, b, n, 3], snap)
+assert w._changed([x.reshape(1, -1), b, n, 3], snap)
+PY
+'
 test_done
