@@ -1896,12 +1896,15 @@ def main():
             msg = truncate(describe_error(e))
             sticky = "CUDA" in str(e) or "cuda" in type(e).__name__.lower()
             exits = sticky or isinstance(e, (KeyboardInterrupt, SystemExit))
-            # The device's memory ran out (torch's own error for it):
-            # where other attempts share the device, the judge's to handle.
+            # The device's memory ran out (where other attempts share the
+            # device, the judge's to handle): torch's own error for it, or
+            # the driver's ("CUDA error: out of memory", an AcceleratorError,
+            # as when a model's weights are moved there).
             oom = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
             t = type(e)
             chan.send({"id": rq.id, "nonce": rq.nonce, "ok": False, "phase": w.phase,
-                       "device_memory": isinstance(oom, type) and isinstance(e, oom),
+                       "device_memory": (isinstance(oom, type) and isinstance(e, oom))
+                       or (sticky and "CUDA error: out of memory" in str(e)),
                        "exception": t.__qualname__ if t.__module__ == "builtins"
                        else f"{t.__module__}.{t.__qualname__}",
                        "error_type": t.__name__, "error_msg": msg, "sticky": sticky,

@@ -212,6 +212,11 @@ int kj__ensure_side(struct kj_side *s, struct kj_case *c, struct kj_result *res,
 	}
 	if (s->loaded)
 		return *usable = 1, KJ_OK;
+	/* A load that ran out of the device's memory says so, as a call's
+	 * failure does (kj__side_failed): where others share the device, the
+	 * judge's to handle. */
+	if (s->load_failure.device_memory)
+		res->device_memory = 1;
 	if (s->role == KJ_SIDE_CANDIDATE) {
 		const struct kj_reply *f = &s->load_failure;
 		enum kj_etype t = kj_etype_charge(f->type) == KJ_CHARGE_CANDIDATE ? f->type

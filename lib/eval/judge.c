@@ -518,8 +518,17 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 	 * task's failure, not the judge's (the runner says so after both
 	 * workers started: a Python that cannot start one stays the
 	 * machine's). */
-	if (task_open && kj_task_start_charged(t, rc) == KJ_CHARGE_TASK)
+	/* A worker whose start ran out of the device's memory (the model's
+	 * weights moved there) while other attempts shared it: as a call's,
+	 * nobody's failure here (judged again alone, below). */
+	if (task_open && rc != KJ_OK && rn->slot->shared &&
+	    (t->ref.load_failure.device_memory || t->cand.load_failure.device_memory)) {
+		rc = kj_error_set(&verify->err, KJ_EDEVMEM, "a side ran out of memory on %s "
+				  "while other attempts shared it, loading its model: judged "
+				  "again alone", rn->slot->device);
+	} else if (task_open && kj_task_start_charged(t, rc) == KJ_CHARGE_TASK) {
 		verify->task_fault = 1;
+	}
 	if (rc == KJ_OK && !disabled && t->env && !rn->env)
 		rn->env = json_incref(t->env);
 	t_started = kj__now_s();
