@@ -299,6 +299,18 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
 	return KJ_OK;
 }
 
+/* A bound that cuts the samples' ratio to less than this share of it is
+ * measured again (kj__recheck_cut). */
+#define RECHECK_CUT 0.8
+
+int kj__recheck_cut(const struct kj_case *c)
+{
+	double samples = c->ref.median_ms > 0 && c->cand.median_ms > 0
+				 ? c->ref.median_ms / c->cand.median_ms : 0.0;
+
+	return c->speedup_bounded && samples > 0 && c->speedup < RECHECK_CUT * samples;
+}
+
 /*
  * The cross-check.  Each side's samples, as a figure per round, over its
  * judge's-clock figure: the reference's (trusted code, in the same harness)

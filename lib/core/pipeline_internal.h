@@ -200,6 +200,11 @@ int kj__sol_impossible(double med_ms, double sol_ms);
 
 double kj__timing_floor(double launch_ms, const double *ref_ms, size_t n_ref, double shared_ref,
 			double out_bytes, double copy_gbs);
+/* Whether c's speedup is one the judge's clock cut to less than 0.8 of
+ * the samples' ratio: the benchmark then times the case once more from
+ * fresh rounds before it stands (bench_checks.c). */
+int kj__recheck_cut(const struct kj_case *c);
+
 int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref, int timing_ref,
 		     double spread, double res, int gpu, double *ratio_ref, double *ratio_cand,
 		     double *least);

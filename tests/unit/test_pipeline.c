@@ -726,6 +726,30 @@ KJ_TEST(pipeline_cross_check_over_recorded_figures)
 	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
 }
 
+/* A speedup the judge's clock cut to less than 0.8 of the samples' ratio
+ * is timed again; one cut less, or not cut, stands. */
+KJ_TEST(pipeline_recheck_of_a_deep_cut_over_figures)
+{
+	struct kj_case c;
+
+	memset(&c, 0, sizeof(c));
+	c.ref.median_ms = 0.0175;
+	c.cand.median_ms = 0.0179; /* the samples: 0.978 */
+	c.speedup = 0.1351;        /* an A/A the H100 cut */
+	c.speedup_bounded = 1;
+	KJ_CHECK_INT(kj__recheck_cut(&c), 1);
+	c.speedup = 0.619;
+	KJ_CHECK_INT(kj__recheck_cut(&c), 1);
+	c.speedup = 0.80 * 0.0175 / 0.0179 + 1e-9;
+	KJ_CHECK_INT(kj__recheck_cut(&c), 0);
+	c.speedup = 0.1351;
+	c.speedup_bounded = 0;     /* the samples' own ratio: nothing cut */
+	KJ_CHECK_INT(kj__recheck_cut(&c), 0);
+	c.speedup_bounded = 1;
+	c.cand.median_ms = 0;      /* no samples: nothing to compare */
+	KJ_CHECK_INT(kj__recheck_cut(&c), 0);
+}
+
 /* The speed of light's decision over figures alone: a median call under
  * half of it is impossible; at half or above, or with no figure (0), not. */
 KJ_TEST(pipeline_sol_decision_over_figures)
