@@ -283,8 +283,9 @@ int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref
 	 * noisy machine the interval widens, and samples divided by 1.5 fit
 	 * in it (t0220's sample_forger passed at 1.30 against its twin's
 	 * 0.98 on this 2-vCPU machine); the judge's median does not move.
-	 * (Where its clock cannot resolve the call at all, hi is unbounded
-	 * and so is this: the median there says nothing either.) */
+	 * (Where its clock cannot resolve the call, hi comes from the floor
+	 * and this holds all the same: a noisy median there is answered by
+	 * the re-check of a deep cut, kj__recheck_cut.) */
 	if (isfinite(hi) && l.median_ms > 0 && hi > l.median_ms * (1.0 + SPEEDUP_OVER_JUDGE))
 		hi = l.median_ms * (1.0 + SPEEDUP_OVER_JUDGE);
 	if (!r.n) {
