@@ -186,8 +186,9 @@ struct kj_eval_slot {
 				  * (KJ_EDEVMEM), to be judged again alone */
 	struct kj_eval_warm *warm; /* workers started before the attempt was
 				    * known (kj_eval_warm_start), or NULL; a
-				    * torch attempt takes them for its first
-				    * run, another kind leaves them */
+				    * torch attempt takes them for its main
+				    * run and its kernel layer (where there
+				    * are two pairs), another kind leaves them */
 };
 
 /*
@@ -207,6 +208,14 @@ struct kj_eval_slot {
 struct kj_eval_warm;
 int kj_eval_warm_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
 		       struct kj_eval_warm **out, struct kj_error *err);
+/* A second pair in w, for the attempt's kernel layer (the candidate's
+ * kernels made no-ops), whose views bind the same directory: started when
+ * the child has waited a while (a request that comes first is not made
+ * to wait for it; its layer then starts its own).  KJ_OK (also when w
+ * has it already or has no first pair), or the code of a start that
+ * failed (w stays as it was). */
+int kj_eval_warm_more(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+		      struct kj_eval_warm *w, struct kj_error *err);
 void kj_eval_warm_release(struct kj_eval_warm *w);
 
 /* An attempt's verdict, as committed. */
@@ -378,6 +387,10 @@ struct kj_eval_pool_ops {
 	 * warm_idle_s) hands it to release_warm and ends. */
 	void *(*prestart)(void *ctx, const char *device);
 	void (*release_warm)(void *ctx, void *warm);
+	/* May be NULL: once a warm child has waited a second unasked, more
+	 * made ahead into warm (a server's second pair of workers, for the
+	 * kernel layer); an attempt given meanwhile waits for it. */
+	void (*prestart_more)(void *ctx, void *warm, const char *device);
 };
 
 struct kj_eval_pool {

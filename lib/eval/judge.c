@@ -327,16 +327,21 @@ struct run {
 	char op[160];
 	json_t *env;            /* the task's environment (versions, device) */
 	json_t *phases;         /* where the judge's time went, per run of the task */
-	struct kj_eval_warm *warm; /* workers started ahead, for the first run
-				    * (taken by it), or NULL */
+	struct kj_eval_warm *warm; /* workers started ahead, or NULL: the main
+				    * run takes pair 0, the kernel layer's
+				    * pair 1 (where each is open) */
 };
 
-/* Workers started before their attempt was known (kj_eval_warm_start). */
+/* Workers started before their attempt was known (kj_eval_warm_start,
+ * kj_eval_warm_more): two pairs, the main run's and the kernel layer's,
+ * whose views bind the same verify directory. */
 struct kj_eval_warm {
 	char dir[PATH_MAX];     /* the verify directory their views bind */
-	struct kj_attempt a;
-	struct kj_task t;
-	int open;               /* a and t are open (not yet taken) */
+	struct warm_pair {
+		struct kj_attempt a;
+		struct kj_task t;
+		int open;       /* a and t are open (not yet taken) */
+	} p[2];
 };
 
 /*
@@ -442,7 +447,8 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 {
 	struct kj_attempt a_own, *a = &a_own;
 	struct kj_task t_own, *t = &t_own;
-	struct kj_eval_warm *warm = disabled ? NULL : rn->warm;
+	struct warm_pair *warm = rn->warm && rn->warm->p[disabled != 0].open
+					 ? &rn->warm->p[disabled != 0] : NULL;
 	struct kj_torch_spec spec;
 	struct kj_result vr, br;
 	struct kj_hooks hooks = { rn->x, on_case };
@@ -475,7 +481,6 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		a = &warm->a;
 		t = &warm->t;
 		warm->open = 0;
-		rn->warm = NULL;
 		rc = KJ_OK;
 	} else {
 		rc = kj_attempt_open(a, rn->cfg, &verify->err);
@@ -781,60 +786,79 @@ static void task_file_named(char *msg, size_t size, const char *dir, const char 
 
 /* --- warm workers ------------------------------------------------------------------- */
 
-int kj_eval_warm_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
-		       struct kj_eval_warm **out, struct kj_error *err)
+/* Pair k of w started (run_task's locks: on the CPU the whole machine,
+ * and the quiet lock shared). */
+static int warm_pair_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+			   struct kj_eval_warm *w, int k, struct kj_error *err)
 {
-	struct kj_eval_warm *w = calloc(1, sizeof(*w));
+	struct warm_pair *p = &w->p[k];
 	struct kj_torch_spec spec;
-	int rc, lock = -1, quiet = -1;
+	int rc = KJ_OK, lock = -1, quiet = -1;
 
-	*out = NULL;
-	if (!w)
-		return kj_error_set(err, KJ_ENOMEM, "out of memory");
-	rc = kj__eval_scratch(slot, "w", "warm", w->dir, sizeof(w->dir), err);
-	if (rc != KJ_OK) {
-		free(w);
-		return rc;
-	}
-	/* As a cold start's (run_task): on the CPU the whole machine, and
-	 * the quiet lock shared. */
 	if (strcmp(slot->device, "cpu") == 0 && (lock = kj__eval_lock_device(slot, err)) < 0)
 		rc = err->code;
 	if (rc == KJ_OK && (quiet = kj__eval_lock_file(slot, "quiet", LOCK_SH, err)) < 0)
 		rc = err->code;
 	if (rc == KJ_OK)
-		rc = kj_attempt_open(&w->a, cfg, err);
+		rc = kj_attempt_open(&p->a, cfg, err);
 	if (rc == KJ_OK) {
 		kj_torch_spec_init(&spec);
 		spec.verify_dir = w->dir;
 		spec.impl_name = IMPL_NAME;
 		spec.device = slot->device;
-		rc = kj_torch_prestart(cfg, &w->a, &spec, &w->t, err);
+		rc = kj_torch_prestart(cfg, &p->a, &spec, &p->t, err);
 		if (rc != KJ_OK)
-			kj_attempt_close(&w->a);
+			kj_attempt_close(&p->a);
 	}
 	if (quiet >= 0)
 		close(quiet);
 	if (lock >= 0)
 		close(lock);
+	p->open = rc == KJ_OK;
+	return rc;
+}
+
+int kj_eval_warm_start(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+		       struct kj_eval_warm **out, struct kj_error *err)
+{
+	struct kj_eval_warm *w = calloc(1, sizeof(*w));
+	int rc;
+
+	*out = NULL;
+	if (!w)
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	rc = kj__eval_scratch(slot, "w", "warm", w->dir, sizeof(w->dir), err);
+	if (rc == KJ_OK)
+		rc = warm_pair_start(cfg, slot, w, 0, err);
 	if (rc != KJ_OK) {
-		kj__rm_rf(w->dir);
+		if (*w->dir)
+			kj__rm_rf(w->dir);
 		free(w);
 		return rc;
 	}
-	w->open = 1;
 	*out = w;
 	return KJ_OK;
 }
 
+int kj_eval_warm_more(const struct kj_config *cfg, const struct kj_eval_slot *slot,
+		      struct kj_eval_warm *w, struct kj_error *err)
+{
+	if (!w || !w->p[0].open || w->p[1].open)
+		return KJ_OK;
+	return warm_pair_start(cfg, slot, w, 1, err);
+}
+
 void kj_eval_warm_release(struct kj_eval_warm *w)
 {
+	int k;
+
 	if (!w)
 		return;
-	if (w->open) {
-		kj_task_close(&w->t);
-		kj_attempt_close(&w->a);
-	}
+	for (k = 0; k < 2; k++)
+		if (w->p[k].open) {
+			kj_task_close(&w->p[k].t);
+			kj_attempt_close(&w->p[k].a);
+		}
 	kj__rm_rf(w->dir);
 	free(w);
 }
@@ -877,7 +901,7 @@ int kj__eval_torch_attempt(const struct kj_config *cfg, const struct kj_eval_set
 	rn.slot = slot;
 	rn.x = &x;
 	op_name(t->name, rn.op, sizeof(rn.op));
-	if (slot->warm && slot->warm->open) {
+	if (slot->warm && slot->warm->p[0].open) {
 		/* Workers started ahead: the files go where their views look. */
 		rn.warm = slot->warm;
 		snprintf(rn.dir, sizeof(rn.dir), "%s", rn.warm->dir);

@@ -66,6 +66,9 @@ struct kid {
  * own failure: no warm child is forked for the next WARM_BACKOFF_S. */
 #define WARM_QUICK_S 5.0
 #define WARM_BACKOFF_S 10.0
+/* A warm child that waited this long unasked makes more ahead
+ * (ops->prestart_more). */
+#define WARM_MORE_S 1.0
 
 const char *kj_eval_default_device(void)
 {
@@ -140,6 +143,7 @@ static void warm_child(const struct kj_eval_pool *p, const struct kj_eval_pool_o
 	double idle = p->warm_idle_s > 0 ? p->warm_idle_s : 600, end;
 	void *warm;
 	size_t cand, got = 0;
+	int more = ops->prestart_more != NULL;
 
 	child_prologue(parent, start_mask);
 	warm = ops->prestart(ctx, device);
@@ -151,9 +155,18 @@ static void warm_child(const struct kj_eval_pool *p, const struct kj_eval_pool_o
 
 		if (left <= 0)
 			break;
+		/* Waited WARM_MORE_S with nothing asked: what more can be made
+		 * ahead (once; an attempt that comes meanwhile waits for it). */
+		if (more && left > WARM_MORE_S)
+			left = WARM_MORE_S;
 		n = poll(&pf, 1, (int)(left * 1000) + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && more) {
+			more = 0;
+			ops->prestart_more(ctx, warm, device);
+			continue;
+		}
 		if (n <= 0)
 			break;
 		n = read(cmd, (char *)&cand + got, sizeof(cand) - got);

@@ -168,6 +168,21 @@ static void *prestart(void *ctx, const char *device)
 	return w;
 }
 
+/* ... and, once it has waited a second unasked, the kernel layer's pair. */
+static void prestart_more(void *ctx, void *warm, const char *device)
+{
+	struct kj_serve *s = ctx;
+	struct kj_eval_slot slot;
+	struct kj_error err;
+
+	if (!warm)
+		return;
+	memset(&slot, 0, sizeof(slot));
+	slot.work_dir = s->work;
+	slot.device = device;
+	(void)kj_eval_warm_more(s->o.cfg, &slot, warm, &err);
+}
+
 static void release_warm(void *ctx, void *warm)
 {
 	(void)ctx;
@@ -421,7 +436,8 @@ int kj_serve_run(struct kj_serve *s, const volatile sig_atomic_t *drain, struct 
 						      .start_failed = start_failed,
 						      .finished = finished, .started = started,
 						      .prestart = prestart,
-						      .release_warm = release_warm };
+						      .release_warm = release_warm,
+						      .prestart_more = prestart_more };
 	const struct kj_eval_pool_ops *ops = s->o.warm ? &warm : &cold;
 	struct kj_eval_pool pool;
 	int rc;

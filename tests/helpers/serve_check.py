@@ -9,10 +9,11 @@ on the loopback, through the Python client of python/ (kjudge_client).
     serve_check.py kill       kill -9 at random moments, 10 times, then a
                               clean run: every accepted evaluation has
                               exactly one result
-    serve_check.py warm       workers started before the request are used;
-                              killed while they wait, the evaluation starts
-                              its own and is charged nothing; --no-warm
-                              starts none ahead
+    serve_check.py warm       workers started before the request are used
+                              (the kernel layer's second pair too); killed
+                              while they wait, the evaluation starts its
+                              own and is charged nothing; --no-warm starts
+                              none ahead
 
 Each prints what failed and exits 1; 0 when everything held.  Environment:
 KJUDGE (the binary), KJ_TESTS (tests/), the working directory a scratch one.
@@ -374,12 +375,13 @@ def workers(pid):
     return found
 
 
-def phases(db, eval_id):
-    """The judge's phases of an evaluation's attempt (attempts.env)."""
+def phases(db, eval_id, run="main"):
+    """The judge's phases of a run of an evaluation's attempt (attempts.env:
+    "main", or "disabled", the kernel layer's)."""
     env = sqlite3.connect(db).execute(
         "SELECT a.env FROM serve_requests r JOIN attempts a USING (attempt_key) "
         "WHERE r.eval_id = ?", (eval_id,)).fetchone()
-    return json.loads(env[0])["judge_phases"]["main"] if env and env[0] else {}
+    return json.loads(env[0])["judge_phases"].get(run, {}) if env and env[0] else {}
 
 
 def warm():
@@ -412,6 +414,24 @@ def warm():
     r = c.wait(b, 300)
     check(r.status == "pass" and r.charged in (None, "", "none"),
           "after its warm workers died: %s charged %s (%s)" % (r.status, r.charged, r.message))
+    # A second pair for the kernel layer, once the child has waited: a
+    # clean pass of a Triton kernel ("full") takes both.
+    deadline = time.time() + 120
+    while len(workers(srv.p.pid)) < 4 and time.time() < deadline:
+        time.sleep(0.2)
+    check(len(workers(srv.p.pid)) == 4, "no four workers waiting: %r" % workers(srv.p.pid))
+    time.sleep(1)
+    evals = os.path.join(os.environ["KJ_TESTS"], "eval")
+    f = c.submit(open(os.path.join(evals, "suite", "ops", "relu_torch.py")).read(),
+                 open(os.path.join(evals, "cands", "relu_triton.py")).read(), mode="full",
+                 model="m", id="warm-full")
+    r = c.wait(f, 300)
+    check(r.status == "pass" and r.clean, "full: %s clean %s %s (%s)" % (
+        r.status, r.clean, r.error_type, r.message))
+    for run in ("main", "disabled"):
+        ph = phases("s.db", f, run)
+        check(ph.get("detail", {}).get("prestart_s", 0) > 0,
+              "the %s run did not use workers started ahead: %r" % (run, ph))
     check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
     # Without warm workers, nothing is started ahead.
     srv = Server("-j", "1", "--no-warm", db="cold.db")
