@@ -1397,8 +1397,9 @@ class Worker:
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
                        ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
                         "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
-                        "_changed", "_snapshot", "_same_outputs", "_pwrite_all",
-                        "_stays", "_export")]
+                        "_changed", "_snapshot", "_fingerprint", "_same_outputs",
+                        "_pwrite_all", "_stays", "_export")]
+        self._guard += [(_Print, n, _Print.__dict__[n]) for n in ("__init__", "changed")]
         # The write path of the outputs: what the judge compares is what
         # these functions put into the memory files.  (memfd_create and
         # fcntl's seals need no guard: the judge maps a file only after
@@ -1407,7 +1408,8 @@ class Worker:
                                                           "posix_fallocate")]
         self._guard += [(Channel, "send", Channel.__dict__["send"])]
         self._guard += [(torch.cuda, "synchronize", torch.cuda.synchronize),
-                        (torch, "equal", torch.equal), (torch.Tensor, "clone", torch.Tensor.clone)]
+                        (torch, "equal", torch.equal), (torch.Tensor, "clone", torch.Tensor.clone),
+                        (torch.Tensor, "sum", torch.Tensor.sum)]
 
     def _check_harness(self):
         """After every call of the code under test: the objects the harness
