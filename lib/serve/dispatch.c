@@ -149,18 +149,27 @@ static int child_ready(struct kj_serve *s)
 }
 
 /* In a warm child, before its request is known: the workers started. */
+/* The slot warm workers are started in: the server's work directory,
+ * the device. */
+static struct kj_eval_slot warm_slot(const struct kj_serve *s, const char *device)
+{
+	struct kj_eval_slot slot;
+
+	memset(&slot, 0, sizeof(slot));
+	slot.work_dir = s->work;
+	slot.device = device;
+	return slot;
+}
+
 static void *prestart(void *ctx, const char *device)
 {
 	struct kj_serve *s = ctx;
-	struct kj_eval_slot slot;
+	struct kj_eval_slot slot = warm_slot(s, device);
 	struct kj_eval_warm *w = NULL;
 	struct kj_error err;
 
 	if (child_ready(s) != 0)
 		return NULL;
-	memset(&slot, 0, sizeof(slot));
-	slot.work_dir = s->work;
-	slot.device = device;
 	/* A start that fails here is the attempt's to report: it starts its
 	 * own workers, and fails as it does. */
 	if (kj_eval_warm_start(s->o.cfg, &slot, &w, &err) != KJ_OK)
@@ -168,18 +177,14 @@ static void *prestart(void *ctx, const char *device)
 	return w;
 }
 
-/* ... and, once it has waited a second unasked, the kernel layer's pair. */
+/* ... and, once it has waited a second unasked, the kernel layer's pair
+ * (nothing without a first one). */
 static void prestart_more(void *ctx, void *warm, const char *device)
 {
 	struct kj_serve *s = ctx;
-	struct kj_eval_slot slot;
+	struct kj_eval_slot slot = warm_slot(s, device);
 	struct kj_error err;
 
-	if (!warm)
-		return;
-	memset(&slot, 0, sizeof(slot));
-	slot.work_dir = s->work;
-	slot.device = device;
 	(void)kj_eval_warm_more(s->o.cfg, &slot, warm, &err);
 }
 
