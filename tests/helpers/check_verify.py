@@ -296,7 +296,7 @@ def serve(kjudge, device, work, verbose):
         except Exception as e:  # a runner error fails the candidate, visibly
             bad, took = [f"the runner failed: {e!r}"], 0.0
         print(report(name, bad, took, verbose))
-        print(f"# end: {name} {'FAIL' if bad else 'ok'}", flush=True)
+        print(f"# end: {name} {'FAIL' if bad else 'ok'} {took:.1f}", flush=True)
     return 0
 
 
@@ -312,6 +312,7 @@ def run_lanes(names, args, work):
         todo.put(n)
     lock = threading.Lock()
     failed = [0]
+    took = {}
 
     def lane(k):
         cmd = [sys.executable, os.path.abspath(__file__), "--serve", "--kjudge", args.kjudge,
@@ -330,7 +331,8 @@ def run_lanes(names, args, work):
             lines, verdict = [], None
             for line in p.stdout:
                 if line.startswith(f"# end: {name} "):
-                    verdict = line.split()[-1]
+                    verdict, t = line.split()[-2:]
+                    took[name] = float(t)
                     break
                 lines.append(line.rstrip("\n"))
             with lock:
@@ -352,7 +354,17 @@ def run_lanes(names, args, work):
         name = todo.get()
         print(f"FAIL hostile: {name}\n    | no lane was left to run it", flush=True)
         failed[0] += 1
+    slowest(took)
     return failed[0]
+
+
+def slowest(took):
+    """One line with the five candidates that took longest (CI's time is
+    watched file by file; this says where a corpus spends its own)."""
+    top = sorted(took.items(), key=lambda kv: -kv[1])[:5]
+    if top:
+        print("# slowest: " + ", ".join(f"{n} {t:.0f} s" for n, t in top) +
+              f" (all {sum(took.values()):.0f} s over the lanes)", flush=True)
 
 
 def main():
@@ -384,10 +396,13 @@ def main():
         if args.jobs > 1:
             failed = run_lanes(names, args, work)
         else:
+            times = {}
             for name in names:
                 bad, took = run_one(name, kjudge, args.device, work)
                 failed += bool(bad)
+                times[name] = took
                 print(report(name, bad, took, args.verbose), flush=True)
+            slowest(times)
     finally:
         if args.keep:
             print(f"scratch kept in {work}", file=sys.stderr)
