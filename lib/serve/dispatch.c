@@ -148,7 +148,6 @@ static int child_ready(struct kj_serve *s)
 	return rc;
 }
 
-/* In a warm child, before its request is known: the workers started. */
 /* The slot warm workers are started in: the server's work directory,
  * the device. */
 static struct kj_eval_slot warm_slot(const struct kj_serve *s, const char *device)
@@ -161,6 +160,7 @@ static struct kj_eval_slot warm_slot(const struct kj_serve *s, const char *devic
 	return slot;
 }
 
+/* In a warm child, before its request is known: the workers started. */
 static void *prestart(void *ctx, const char *device)
 {
 	struct kj_serve *s = ctx;

@@ -59,6 +59,26 @@ def as_list(v):
     return v if isinstance(v, list) else [v]
 
 
+# The failures that come before any output exists: the same path whichever
+# way outputs are compared.
+BEFORE_OUTPUTS = {"LoadError", "ForwardError", "WorkerCrashed", "Timeout", "CPUTimeLimitExceeded",
+                  "MemoryLimitExceeded", "OutputLimitExceeded"}
+
+
+def reaches_outputs(name):
+    """Whether a verdict expect.json allows has a case that gets as far as
+    outputs: one that passes, or fails with a type not in BEFORE_OUTPUTS
+    (an "each_case" expectation counts as one)."""
+    with open(os.path.join(CANDIDATES, name, "expect.json")) as f:
+        exp = json.load(f)
+    for e in exp.get("one_of", [exp]):
+        if e.get("passed_cases") != 0 or not e.get("failures"):
+            return True
+        if any(not set(as_list(f.get("error_type"))) <= BEFORE_OUTPUTS for f in e["failures"]):
+            return True
+    return False
+
+
 def check_each_case(exp, rc, res):
     """{"each_case": {"error_type": [...]}, "total_cases": N}: every case
     passed or failed with one of those types (a candidate whose meddling
@@ -376,6 +396,9 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print each run's time")
     ap.add_argument("-j", "--jobs", type=int, default=1,
                     help="candidates judged at once, each lane a process of its own (default 1)")
+    ap.add_argument("--reach-outputs", action="store_true",
+                    help="only the candidates some case of which is expected to get as far as "
+                         "outputs (not every case failing to load, crash, time out or hit a limit)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*", help="candidates to run (default: all)")
@@ -390,6 +413,11 @@ def main():
     names = args.names or sorted(n for n in os.listdir(CANDIDATES)
                                  if os.path.isfile(os.path.join(CANDIDATES, n, "expect.json")))
     names = on_device(names, "expect.json", args.device)
+    if args.reach_outputs:
+        names = [n for n in names if reaches_outputs(n)]
+        if not names:  # a selection that judges nothing must not pass
+            print("FAIL hostile: --reach-outputs left no candidate to run", flush=True)
+            return 1
     work = tempfile.mkdtemp(prefix="kj-hostile-")
     failed = 0
     try:
