@@ -93,6 +93,14 @@ if [ -z "${SKIP_SERVE:-}" ]; then
 	for _ in $(seq 100); do [ -s "$W/serve.out" ] && break; sleep 0.1; done
 	url=$(sed -n 's/^listening on //p' "$W/serve.out")
 	echo "   $(head -1 "$W/serve.out")"
+	if [ -z "$DRY" ]; then
+		# Whether warm workers, idle, hold a CUDA context each (device
+		# memory the timed phases then lack): what the device shows
+		# 20 s after the start, before any request.
+		sleep 20
+		ctx=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null)
+		echo "   idle, 20 s after the start: $(printf '%s' "$ctx" | grep -c .) processes on the GPU, $(printf '%s\n' "$ctx" | awk -F, '{s += $2} END {print s + 0}') MiB; $(pgrep -c -f kjudge_worker) workers"
+	fi
 	if [ -n "$url" ]; then
 		$PY "$ROOT/bench/serve/drive.py" serve "$url" "$W/stream" "$OUT/serve.json"
 		curl -s "$url/metrics" 2>/dev/null | grep -v "^#" | sed 's/^/   /'
