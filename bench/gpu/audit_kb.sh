@@ -4,9 +4,10 @@
 #
 # What it measures.
 #   1. For each level (LEVELS, default "1 2"): kjudge audit of every task
-#      (or SUBSET), --json into $OUT/audit_level<L>.json, capped at CAP
-#      seconds a level (a cut level is said so; what was audited before the
-#      cut is in the log, not in the JSON).  The summary lists the weak
+#      (or SUBSET), in chunks of CHUNK tasks (each a `kjudge audit --json`
+#      of its own, audit_level<L>_<chunk>.json), capped at CAP seconds a
+#      level: a cut chunk is said so and only finished chunks count; they
+#      are merged into audit_level<L>.json.  The summary lists the weak
 #      tasks, each with the canaries that passed and the first reason, and
 #      the float32 tasks whose float16 or bfloat16 reference is within the
 #      thresholds (lowp_limit_used under 1).
@@ -36,7 +37,8 @@
 #   DRY=1 PY=.venv/bin/python OUT=/tmp/audkb bash bench/gpu/audit_kb.sh
 #
 # Knobs: LEVELS, SUBSET (problem ids, spaces or commas), JOBS (default 8),
-# CAP (seconds a level, default 240), CANARIES (default all), DEVICE
+# CAP (seconds a level, default 240), CHUNK (tasks per audit, default 10),
+# CANARIES (default all), DEVICE
 # (default cuda), KB (the KernelBench folder), PY (the Python with torch).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -50,6 +52,7 @@ DRY=${DRY:-}
 LEVELS=${LEVELS:-1 2}
 JOBS=${JOBS:-8}
 CAP=${CAP:-240}
+CHUNK=${CHUNK:-10}
 DEVICE=${DEVICE:-cuda}
 CANARIES=${CANARIES:-}
 SUBSET=${SUBSET:-}
@@ -65,29 +68,60 @@ fi
 canary_opt=()
 [ -n "$CANARIES" ] && canary_opt=(--canaries "$CANARIES")
 
+T0=$(date +%s)
+# Each level is audited in chunks of CHUNK tasks, each its own `kjudge audit`
+# with its own JSON, so that a call cut at its cap keeps every chunk that
+# finished (the summary merges them into audit_level<L>.json).
 for L in $LEVELS; do
 	suite=$OUT/suite$L
-	rm -rf "$suite" && mkdir -p "$suite/level$L"
+	rm -rf "$suite" && mkdir -p "$suite/all"
 	for f in "$KB/level$L"/*.py; do
 		id=$(basename "$f" | cut -d_ -f1)
 		if [ -n "$SUBSET" ]; then
 			case " $(echo "$SUBSET" | tr , ' ') " in *" $id "*) ;; *) continue ;; esac
 		fi
-		cp "$f" "$suite/level$L/"
+		cp "$f" "$suite/all/"
 	done
-	echo "== level $L: $(ls "$suite/level$L" | wc -l) tasks, device $DEVICE, -j $JOBS, cap $CAP s"
+	n=$(ls "$suite/all" | wc -l)
+	echo "== level $L: $n tasks, device $DEVICE, -j $JOBS, cap $CAP s, chunks of $CHUNK"
 	start=$(date +%s)
-	timeout -k 10 "$CAP" build/kjudge audit "$suite" --device "$DEVICE" -j "$JOBS" \
-		"${canary_opt[@]}" --json "$OUT/audit_level$L.json"
-	rc=$?
-	echo "== level $L: exit $rc in $(( $(date +%s) - start )) s$([ $rc -ge 124 ] && echo ' (cut at the cap)')"
+	i=0
+	ls "$suite/all" | sort -n | split -l "$CHUNK" - "$suite/chunk."
+	for c in "$suite"/chunk.*; do
+		left=$((CAP - ($(date +%s) - start)))
+		if [ "$left" -le 5 ]; then
+			echo "== level $L: cap reached, $(cat "$suite"/chunk.* | wc -l) tasks listed, chunks from $(basename "$c") on not audited"
+			break
+		fi
+		d=$suite/$(basename "$c")_tasks
+		mkdir -p "$d/level$L"
+		while read -r t; do cp "$suite/all/$t" "$d/level$L/"; done < "$c"
+		c0=$(date +%s)
+		timeout -k 10 "$left" build/kjudge audit "$d" --device "$DEVICE" -j "$JOBS" \
+			"${canary_opt[@]}" --json "$OUT/audit_level${L}_$(basename "$c" | cut -d. -f2).json"
+		rc=$?
+		echo "== level $L, $(basename "$c"): $(wc -l < "$c") tasks, exit $rc in $(( $(date +%s) - c0 )) s$([ $rc -ge 124 ] && echo ' (cut at the cap)')"
+	done
+	echo "== level $L: $(( $(date +%s) - start )) s"
+	"$PY" - "$OUT" "$L" <<'PY'
+import glob, json, os, sys
+out, level = sys.argv[1], sys.argv[2]
+tasks = []
+for p in sorted(glob.glob(os.path.join(out, "audit_level%s_*.json" % level))):
+    try:
+        tasks += json.load(open(p))["tasks"]
+    except (OSError, ValueError, KeyError) as e:
+        print("   %s: %s" % (os.path.basename(p), e))
+json.dump({"tasks": tasks}, open(os.path.join(out, "audit_level%s.json" % level), "w"), indent=1)
+print("== level %s: %d tasks audited in full" % (level, len(tasks)))
+PY
 done
 
-"$PY" - "$OUT" "$DEVICE" "${DRY:+dry}" "$OUT/suite1/level1" <<'PY'
+"$PY" - "$OUT" "$DEVICE" "${DRY:+dry}" "$OUT/suite1/all" <<'PY'
 import glob, importlib.util, json, os, statistics, sys, time
 out, device, dry, tasks_dir = sys.argv[1], sys.argv[2], sys.argv[3] == "dry", sys.argv[4]
 summary = {"levels": {}}
-for path in sorted(glob.glob(os.path.join(out, "audit_level*.json"))):
+for path in sorted(glob.glob(os.path.join(out, "audit_level?.json"))):
     level = path.split("audit_level")[1].split(".")[0]
     tasks = json.load(open(path))["tasks"]
     weak = [{"task": t["task"],
