@@ -41,6 +41,9 @@
 # CANARIES (default all), DEVICE
 # (default cuda), KB (the KernelBench folder), PY (the Python with torch).
 set -u
+# The device lacks libmicrohttpd, which kjudge links (serve): a copy of
+# this machine's travels in .anchors/lib.
+[ -d "$PWD/.anchors/lib" ] && export LD_LIBRARY_PATH="$PWD/.anchors/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/audit_kb.log") 2>&1
@@ -73,7 +76,7 @@ T0=$(date +%s)
 # with its own JSON, so that a call cut at its cap keeps every chunk that
 # finished (the summary merges them into audit_level<L>.json).
 for L in $LEVELS; do
-	suite=$OUT/suite$L
+	suite=${WORK:-/tmp/audkb_work}/suite$L
 	rm -rf "$suite" && mkdir -p "$suite/all"
 	for f in "$KB/level$L"/*.py; do
 		id=$(basename "$f" | cut -d_ -f1)
@@ -93,14 +96,14 @@ for L in $LEVELS; do
 			echo "== level $L: cap reached, $(cat "$suite"/chunk.* | wc -l) tasks listed, chunks from $(basename "$c") on not audited"
 			break
 		fi
-		d=$suite/$(basename "$c")_tasks
+		d=$suite/tasks_$(basename "$c" | cut -d. -f2)
 		mkdir -p "$d/level$L"
 		while read -r t; do cp "$suite/all/$t" "$d/level$L/"; done < "$c"
 		c0=$(date +%s)
 		timeout -k 10 "$left" build/kjudge audit "$d" --device "$DEVICE" -j "$JOBS" \
 			"${canary_opt[@]}" --json "$OUT/audit_level${L}_$(basename "$c" | cut -d. -f2).json"
 		rc=$?
-		echo "== level $L, $(basename "$c"): $(wc -l < "$c") tasks, exit $rc in $(( $(date +%s) - c0 )) s$([ $rc -ge 124 ] && echo ' (cut at the cap)')"
+		echo "== level $L, $(basename "$c"): $(wc -l < "$c") tasks, exit $rc in $(( $(date +%s) - c0 )) s$([ $rc = 124 ] || [ $rc = 137 ] && echo ' (cut at the cap)')"
 	done
 	echo "== level $L: $(( $(date +%s) - start )) s"
 	"$PY" - "$OUT" "$L" <<'PY'
@@ -117,7 +120,7 @@ print("== level %s: %d tasks audited in full" % (level, len(tasks)))
 PY
 done
 
-"$PY" - "$OUT" "$DEVICE" "${DRY:+dry}" "$OUT/suite1/all" <<'PY'
+"$PY" - "$OUT" "$DEVICE" "${DRY:+dry}" "${WORK:-/tmp/audkb_work}/suite1/all" <<'PY'
 import glob, importlib.util, json, os, statistics, sys, time
 out, device, dry, tasks_dir = sys.argv[1], sys.argv[2], sys.argv[3] == "dry", sys.argv[4]
 summary = {"levels": {}}

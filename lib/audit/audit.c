@@ -198,6 +198,7 @@ enum { CASE_PASS = 'p', CASE_REJECTED = 'f', CASE_OTHER = 'x' };
  * first case's that did not pass message. */
 struct child_reply {
 	int rc;                      /* KJ_OK: the cases below are the verdict */
+	int device_memory;           /* a side said the device's memory ran out */
 	int n_cases;
 	char cases[KJ__AUDIT_MAX_CASES];
 	char device[16];
@@ -272,6 +273,12 @@ static void judge_canary(const struct kj_config *cfg, const struct kj_audit_opts
 	}
 out:
 	out->rc = rc;
+	/* Whether the device's memory ran out, wherever it did (a call, the
+	 * inputs, a model moved there as a worker loaded it): beside other
+	 * canaries that is the audit's own appetite (kj__audit_judge_all). */
+	out->device_memory = res.device_memory ||
+			     (task_open && (t.ref.load_failure.device_memory ||
+					    t.cand.load_failure.device_memory));
 	if (rc != KJ_OK)
 		snprintf(out->msg, sizeof(out->msg), "%.590s", err.msg);
 	kj_result_release(&res);
@@ -287,6 +294,7 @@ struct child {
 	pid_t pid;
 	int fd;
 	enum kj_audit_canary c;
+	int shared;                /* another canary ran while it did */
 	size_t got;
 	struct child_reply reply;
 	double deadline;
@@ -374,24 +382,28 @@ static void child_end(struct child *ch, int killed)
 	}
 }
 
-int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts *o,
-			const char *dir, const int run[KJ_AUDIT_N_], int n_cases,
-			struct kj__audit_verdict out[KJ_AUDIT_N_], struct kj_error *err)
+/* Record a finished child's verdict in v. */
+static void take(struct child *ch, struct kj__audit_verdict *v)
+{
+	v->done = 1;
+	v->reply_rc = ch->reply.rc;
+	v->device_memory = ch->reply.device_memory;
+	v->shared = ch->shared;
+	v->n_cases = ch->reply.n_cases;
+	memcpy(v->cases, ch->reply.cases, sizeof(v->cases));
+	snprintf(v->device, sizeof(v->device), "%s", ch->reply.device);
+	snprintf(v->msg, sizeof(v->msg), "%s", ch->reply.msg);
+	ch->pid = 0;
+}
+
+/* Judge the canaries of run[], jobs at once. */
+static int pool(const struct kj_config *cfg, const struct kj_audit_opts *o, const char *dir,
+		const int run[KJ_AUDIT_N_], int jobs, const unsigned char batch[16], double budget,
+		struct kj__audit_verdict out[KJ_AUDIT_N_], struct kj_error *err)
 {
 	struct child kids[KJ_AUDIT_N_];
-	unsigned char batch[16];
-	int jobs = o->jobs > 0 ? o->jobs : 1, next = 0, live = 0, i, rc = KJ_OK;
-	double per_request = o->timeout_s > 0 ? o->timeout_s : 900;
-	/* Both sides' requests of every case, twice over for the start. */
-	double budget = per_request * 2 * (n_cases + 2);
-	FILE *rnd = fopen("/dev/urandom", "rbe");
+	int next = 0, live = 0, i, rc = KJ_OK;
 
-	if (!rnd || fread(batch, 1, sizeof(batch), rnd) != sizeof(batch)) {
-		if (rnd)
-			fclose(rnd);
-		return kj_error_set(err, KJ_EIO, "no random bytes for the canaries' seeds");
-	}
-	fclose(rnd);
 	memset(kids, 0, sizeof(kids));
 	for (;;) {
 		struct pollfd pf[KJ_AUDIT_N_];
@@ -405,9 +417,19 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 			break;
 		}
 		while (rc == KJ_OK && live < jobs && next < KJ_AUDIT_N_) {
-			if (run[next] && (rc = start_child(cfg, o, dir, (enum kj_audit_canary)next,
-							   batch, budget, &kids[next], err)) == KJ_OK)
+			if (run[next]) {
+				rc = start_child(cfg, o, dir, (enum kj_audit_canary)next, batch, budget,
+						 &kids[next], err);
+				if (rc != KJ_OK)
+					break;
+				/* Those running now and this one share the device. */
+				for (i = 0; i < KJ_AUDIT_N_; i++)
+					if (kids[i].pid > 0 && i != next && live) {
+						kids[i].shared = 1;
+						kids[next].shared = 1;
+					}
 				live++;
+			}
 			next++;
 		}
 		if (!live)
@@ -417,10 +439,7 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 			if (kids[i].pid > 0) {
 				if (t >= kids[i].deadline) {
 					child_end(&kids[i], 1);
-					out[i].done = 1;
-					out[i].reply_rc = kids[i].reply.rc;
-					snprintf(out[i].msg, sizeof(out[i].msg), "%s", kids[i].reply.msg);
-					kids[i].pid = 0;
+					take(&kids[i], &out[i]);
 					live--;
 					continue;
 				}
@@ -434,18 +453,11 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 			break;
 		for (i = 0; i < n; i++) {
 			struct child *ch = &kids[idx[i]];
-			struct kj__audit_verdict *v = &out[idx[i]];
 
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)) || !child_read(ch))
 				continue;
 			child_end(ch, 0);
-			v->done = 1;
-			v->reply_rc = ch->reply.rc;
-			v->n_cases = ch->reply.n_cases;
-			memcpy(v->cases, ch->reply.cases, sizeof(v->cases));
-			snprintf(v->device, sizeof(v->device), "%s", ch->reply.device);
-			snprintf(v->msg, sizeof(v->msg), "%s", ch->reply.msg);
-			ch->pid = 0;
+			take(ch, &out[idx[i]]);
 			live--;
 		}
 	}
@@ -454,6 +466,44 @@ int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts 
 		if (kids[i].pid > 0)
 			child_end(&kids[i], 1);
 	return rc;
+}
+
+int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts *o,
+			const char *dir, const int run[KJ_AUDIT_N_], int n_cases,
+			struct kj__audit_verdict out[KJ_AUDIT_N_], struct kj_error *err)
+{
+	unsigned char batch[16];
+	int jobs = o->jobs > 0 ? o->jobs : 1, again[KJ_AUDIT_N_], n_again = 0, c, rc;
+	double per_request = o->timeout_s > 0 ? o->timeout_s : 900;
+	/* Both sides' requests of every case, twice over for the start. */
+	double budget = per_request * 2 * (n_cases + 2);
+	FILE *rnd = fopen("/dev/urandom", "rbe");
+
+	if (!rnd || fread(batch, 1, sizeof(batch), rnd) != sizeof(batch)) {
+		if (rnd)
+			fclose(rnd);
+		return kj_error_set(err, KJ_EIO, "no random bytes for the canaries' seeds");
+	}
+	fclose(rnd);
+	rc = pool(cfg, o, dir, run, jobs, batch, budget, out, err);
+	if (rc != KJ_OK)
+		return rc;
+	/* A canary whose side ran out of the device's memory while other
+	 * canaries held it is no verdict: the audit's own appetite, not the
+	 * task's weakness nor its strength.  Judged again alone, where an
+	 * exhausted device is the task's own size (and says so). */
+	for (c = 0; c < KJ_AUDIT_N_; c++) {
+		again[c] = run[c] && out[c].done && out[c].device_memory && out[c].shared;
+		n_again += again[c];
+	}
+	if (!n_again)
+		return KJ_OK;
+	for (c = 0; c < KJ_AUDIT_N_; c++)
+		if (again[c]) {
+			memset(&out[c], 0, sizeof(out[c]));
+			out[c].again = 1;
+		}
+	return pool(cfg, o, dir, again, 1, batch, budget, out, err);
 }
 
 int kj__audit_stage(const struct kj_config *cfg, const struct kj_audit_opts *o,

@@ -20,6 +20,10 @@
 struct kj__audit_verdict {
 	int done;                   /* it was judged (or its child ended) */
 	int reply_rc;               /* KJ_OK: cases[] is the pipeline's verdict */
+	int device_memory;          /* a side said the device's memory ran out */
+	int shared;                 /* other canaries ran beside it */
+	int again;                  /* judged a second time, alone, after its
+				     * device memory ran out beside others */
 	int n_cases;
 	char cases[KJ__AUDIT_MAX_CASES]; /* 'p' passed, 'f' rejected for its
 					  * outputs, 'x' anything else */
@@ -37,8 +41,10 @@ int kj__audit_helper(const struct kj_config *cfg, char *out, size_t size);
 json_t *kj__audit_thresholds(void);
 
 /* Judge every canary c with run[c] set, jobs at once, each in a child of
- * its own, into out[c].  KJ_OK, or a code with err filled when a child
- * could not be started (those started are judged and reaped). */
+ * its own, into out[c]; a canary whose device memory ran out while others
+ * ran beside it is judged again alone.  KJ_OK, or a code with err
+ * filled when a child could not be started (those started are judged and
+ * reaped). */
 int kj__audit_judge_all(const struct kj_config *cfg, const struct kj_audit_opts *o,
 			const char *dir, const int run[KJ_AUDIT_N_], int n_cases,
 			struct kj__audit_verdict out[KJ_AUDIT_N_], struct kj_error *err);

@@ -203,6 +203,13 @@ static void reason(struct kj_audit_result *r, const char *fmt, ...)
 }
 
 /* Fold canary c's verdict over the cases into r. */
+/* What a canary judged a second time, alone, says of it. */
+static const char *again_note(const struct kj__audit_verdict *v)
+{
+	return v->again ? " (judged again alone: the device's memory ran out while other "
+			  "canaries held it)" : "";
+}
+
 static void fold(struct kj_audit_result *r, enum kj_audit_canary c, int judged,
 		 const struct kj__audit_verdict *v, int n_cases)
 {
@@ -220,7 +227,7 @@ static void fold(struct kj_audit_result *r, enum kj_audit_canary c, int judged,
 			reason(r, "%s could not be judged: the pipeline judged %d cases, the "
 			       "measurement %d", name, v->n_cases, n_cases);
 		else
-			reason(r, "%s could not be judged: %s", name, v->msg);
+			reason(r, "%s could not be judged%s: %s", name, again_note(v), v->msg);
 		return;
 	}
 	for (i = 0; i < n_cases; i++) {
@@ -247,8 +254,8 @@ static void fold(struct kj_audit_result *r, enum kj_audit_canary c, int judged,
 	}
 	r->canary[c] = KJ_AUDIT_ERROR;
 	r->errors++;
-	reason(r, "%s could not be judged: it ended other than by its outputs' rejection (%s)",
-	       name, v->msg);
+	reason(r, "%s could not be judged%s: it ended other than by its outputs' rejection (%s)",
+	       name, again_note(v), v->msg);
 }
 
 /* lowp's headroom: the larger of MERE's and MARE's share of their limits,

@@ -103,4 +103,46 @@ for t in tasks:
 "
 '
 
+test_expect 'a canary out of device memory beside others is judged again alone, and says so' '
+	# A task whose forward runs out of the device memory in every canary
+	# (their module is loaded) and never in the reference or the
+	# measurement: beside another canary that is the audit'"'"'s appetite,
+	# judged again alone; alone from the start it is judged once.
+	mkdir m && cat >m/big_torch.py <<-PY &&
+	import sys
+	import torch
+	import torch.nn as nn
+
+
+	class Model(nn.Module):
+	    def forward(self, x):
+	        if "kjudge_audit" in sys.modules:
+	            raise torch.OutOfMemoryError("Tried to allocate 6.00 GiB")
+	        return x * 2 + 1
+
+
+	def get_inputs():
+	    return [torch.randn(64, 32)]
+
+
+	def get_init_inputs():
+	    return []
+	PY
+	expect_exit 2 "$KJUDGE" audit --op_name big --verify_dir m --device cpu -j 2 \
+		--canaries zeros,noise --json m2.json >out 2>err &&
+	grep -q "^big: not proven" out &&
+	test "$(grep -c "could not be judged (judged again alone: the device.s memory ran out while other canaries held it)" out)" = 2 &&
+	expect_exit 2 "$KJUDGE" audit --op_name big --verify_dir m --device cpu -j 1 \
+		--canaries zeros,noise --json m1.json >out1 2>err &&
+	test "$(grep -c "could not be judged: it ended other than by its outputs" out1)" = 2 &&
+	! grep -q "judged again" out1 &&
+	py "
+import json
+for f in (\"m2.json\", \"m1.json\"):
+    t = json.load(open(f))[\"tasks\"][0]
+    assert t[\"weak\"] is False and t[\"canaries\"][\"zeros\"] == \"error\", t
+    assert any(\"OutOfMemoryError\" in r for r in t[\"reasons\"]), t[\"reasons\"]
+"
+'
+
 test_done
