@@ -235,6 +235,14 @@ def clean_verdict(cmd, cand, rc, rec):
         passed = sum(1 for r in rec.get("per_shape_results", []) if r.get("status") == "pass")
     if passed != (3 if cand == "pass" else 2):
         bad.append(f"{passed} of 3 cases passed (no failure was injected)")
+        # Which cases did not, and why: a failure nobody injected is a
+        # verdict the judge must explain.
+        rows = ((rec.get("kjudge") or {}).get("cases") if cmd == "verify"
+                else rec.get("per_shape_results")) or []
+        for r in rows if isinstance(rows, list) else []:
+            if isinstance(r, dict) and r.get("status") != "pass":
+                bad.append("case %s: %s: %s" % (r.get("case_idx"), r.get("error_type"),
+                                                str(r.get("error_msg") or r.get("message") or "")[:400]))
     return bad
 
 
