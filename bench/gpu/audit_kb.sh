@@ -71,7 +71,6 @@ fi
 canary_opt=()
 [ -n "$CANARIES" ] && canary_opt=(--canaries "$CANARIES")
 
-T0=$(date +%s)
 # Each level is audited in chunks of CHUNK tasks, each its own `kjudge audit`
 # with its own JSON, so that a call cut at its cap keeps every chunk that
 # finished (the summary merges them into audit_level<L>.json).
@@ -88,7 +87,6 @@ for L in $LEVELS; do
 	n=$(ls "$suite/all" | wc -l)
 	echo "== level $L: $n tasks, device $DEVICE, -j $JOBS, cap $CAP s, chunks of $CHUNK"
 	start=$(date +%s)
-	i=0
 	ls "$suite/all" | sort -n | split -l "$CHUNK" - "$suite/chunk."
 	for c in "$suite"/chunk.*; do
 		left=$((CAP - ($(date +%s) - start)))

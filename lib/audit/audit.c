@@ -424,7 +424,7 @@ static int pool(const struct kj_config *cfg, const struct kj_audit_opts *o, cons
 					break;
 				/* Those running now and this one share the device. */
 				for (i = 0; i < KJ_AUDIT_N_; i++)
-					if (kids[i].pid > 0 && i != next && live) {
+					if (kids[i].pid > 0 && i != next) {
 						kids[i].shared = 1;
 						kids[next].shared = 1;
 					}

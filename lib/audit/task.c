@@ -202,7 +202,6 @@ static void reason(struct kj_audit_result *r, const char *fmt, ...)
 	json_array_append_new(r->reasons, json_string(buf));
 }
 
-/* Fold canary c's verdict over the cases into r. */
 /* What a canary judged a second time, alone, says of it. */
 static const char *again_note(const struct kj__audit_verdict *v)
 {
@@ -210,6 +209,7 @@ static const char *again_note(const struct kj__audit_verdict *v)
 			  "canaries held it)" : "";
 }
 
+/* Fold canary c's verdict over the cases into r. */
 static void fold(struct kj_audit_result *r, enum kj_audit_canary c, int judged,
 		 const struct kj__audit_verdict *v, int n_cases)
 {
