@@ -166,6 +166,7 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 HELPERS  := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/kjudge $(BUILD)/libkjudge.a $(BUILD)/kjudge_worker.py $(BUILD)/kjudge_timer.so \
+	$(BUILD)/kjudge_template.so \
 	$(BUILD)/kjudge_audit.py \
 	$(BUILD)/man/.stamp
 
@@ -184,6 +185,16 @@ $(BUILD)/kjudge_audit.py: worker/kjudge_audit.py
 $(BUILD)/kjudge_timer.so: worker/kjudge_timer.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -fPIC -shared -o $@ $< -ldl
+
+# The worker template's native half (spawn.h, "Templates"): the child's
+# side of a sandboxed start, from the library's own files, loaded into the
+# template's Python (built without the sanitizers, as the timer).
+TEMPLATE_SRC := worker/kjudge_template.c lib/sandbox/child.c lib/sandbox/view.c
+$(BUILD)/kjudge_template.so: $(TEMPLATE_SRC) lib/sandbox/child.h lib/sandbox/sandbox_internal.h \
+		include/kjudge/sandbox.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -Iinclude -Ilib -D_GNU_SOURCE -fPIC -shared \
+		-Wl,--version-script=worker/kjudge_template.map -o $@ $(TEMPLATE_SRC)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -258,6 +269,7 @@ install: all
 	install -m 644 worker/kjudge_worker.py $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py
 	install -m 644 worker/kjudge_audit.py $(DESTDIR)$(LIBEXECDIR)/kjudge_audit.py
 	install -m 644 $(BUILD)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so
+	install -m 644 $(BUILD)/kjudge_template.so $(DESTDIR)$(LIBEXECDIR)/kjudge_template.so
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
 	@# The Python the installed kjudge's workers run without KJ_PYTHON
 	@# (PYTHON, the checkout's .venv by default), when there is one.
@@ -275,7 +287,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kjudge $(DESTDIR)$(LIBEXECDIR)/kjudge_worker.py \
 	      $(DESTDIR)$(LIBEXECDIR)/kjudge_timer.so $(DESTDIR)$(LIBEXECDIR)/kjudge_python.txt \
-	      $(DESTDIR)$(LIBEXECDIR)/kjudge_audit.py
+	      $(DESTDIR)$(LIBEXECDIR)/kjudge_audit.py $(DESTDIR)$(LIBEXECDIR)/kjudge_template.so
 	rm -f $(DESTDIR)$(MAN1DIR)/kjudge.1 $(DESTDIR)$(MAN1DIR)/kjudge-*.1
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 

@@ -18,6 +18,8 @@
  *   KJ_STATE_DIR      the seed key's directory; default
  *                     $XDG_STATE_HOME/kjudge, else ~/.local/state/kjudge
  *   KJ_SANDBOX        "on" (the default) or "off"
+ *   KJ_TEMPLATE       "on" (the default) or "off": sandboxed torch workers
+ *                     forked from a template that imported torch once
  *   KJ_LIMIT_CPU_S, KJ_LIMIT_MEM_MB, KJ_LIMIT_FILE_MB, KJ_LIMIT_PROCS,
  *   KJ_LIMIT_NOFILE, KJ_LIMIT_TMP_MB,
  *   KJ_LIMIT_OUTPUT_KB                  the candidate's limits (memory's
@@ -189,6 +191,7 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 			 (int)sizeof(state_buf))
 		cfg->state_dir = state_buf;
 	rc |= var_choice(cmd, "KJ_SANDBOX", "on", "off", &cfg->sandbox);
+	rc |= var_choice(cmd, "KJ_TEMPLATE", "on", "off", &cfg->worker_template);
 	rc |= var_choice(cmd, "KJ_AUDIT", "on", "off", &cfg->eval_audit);
 	rc |= var_choice(cmd, "KJ_SOL", "off", "on", &cfg->sol_off);
 	/* Limits. */

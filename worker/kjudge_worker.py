@@ -1914,5 +1914,117 @@ def main():
             if exits:
                 return 1
 
+def _template_recv(sock):
+    """One fork request: (header dict, sandbox description bytes, fds), or
+    None at end of file (the judge is done)."""
+    buf, fds = b"", []
+    while len(buf) < 8 or len(buf) < 4 + int.from_bytes(buf[:4], "little"):
+        chunk, got, _, _ = socket.recv_fds(sock, 1 << 20, 8)
+        fds.extend(got)
+        if not chunk:
+            for fd in fds:
+                os.close(fd)
+            return None
+        buf += chunk
+    n = int.from_bytes(buf[4:8], "little")
+    return json.loads(buf[8:8 + n]), buf[8 + n:], fds
+
+
+def _template_c1(lib, w):
+    """C1 (kjudge_template.c): the sandbox's namespaces, then the worker's
+    process, PID 1 of the new PID namespace.  True in that process only."""
+    try:
+        e = lib.kj_tmpl_unshare()
+        if e:
+            os.write(w, b"E%d" % e)
+            return False
+        pid = os.fork()
+    except BaseException:
+        return False
+    if pid == 0:
+        os.close(w)
+        return True
+    os.write(w, b"P%d" % pid)
+    return False
+
+
+def template(argv):
+    """The worker template (lib/sandbox/spawn.h, "Templates"): imports
+    torch once, then forks one worker a request of the judge's on its
+    descriptor; returns only in such a worker, sandboxed, with the
+    worker's environment and argv, to run main().  The template itself never
+    runs a task's or a candidate's code and never sees a seed."""
+    import ctypes
+    import select
+    fd, lib_path, pycache = int(argv[2]), argv[3], argv[4]
+    lib = ctypes.CDLL(lib_path)
+    lib.kj_tmpl_unshare.argtypes = []
+    lib.kj_tmpl_child.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p] + [ctypes.c_int] * 5
+    if pycache != "-":
+        # The bytecode tree a reference worker would write while it
+        # imports torch (Worker._bytecode): the template's import is that
+        # import now, trusted code only.
+        Worker._bytecode(pycache, True)
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+    sys.dont_write_bytecode = True
+    sock = socket.socket(fileno=fd)
+    sock.sendall(b'{"ready": true}\n')
+    while True:
+        got = _template_recv(sock)
+        if got is None:
+            os._exit(0)
+        req, spec, fds = got
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        r, w = os.pipe()
+        pid1 = os.fork()
+        if pid1 == 0:
+            os.close(r)
+            if not _template_c1(lib, w):
+                os._exit(0)
+            # The worker's process: nothing of the template's socket may
+            # be closed later by its object (the setup closes every
+            # descriptor above the worker's own).
+            sock.detach()
+            names = req.get("fds", "")
+            ends = dict(zip(names, fds))
+            ep, sync = fds[len(names)], fds[len(names) + 1]
+            cwd = req.get("cwd")
+            lib.kj_tmpl_child(spec, len(spec), cwd.encode() if cwd else None,
+                              ends.get("o", -1), ends.get("e", -1), ends.get("p", -1), ep, sync)
+            env = dict(e.split("=", 1) for e in req["env"] if "=" in e)
+            os.environ.clear()
+            os.environ.update(env)
+            if "tempfile" in sys.modules:
+                sys.modules["tempfile"].tempdir = None
+            sys.argv = list(req["argv"][1:])
+            return
+        os.close(w)
+        for f in fds:
+            os.close(f)
+        out = b""
+        while select.select([r], [], [], 20)[0]:
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            out += chunk
+        os.close(r)
+        try:
+            os.waitpid(pid1, 0)
+        except ChildProcessError:
+            pass
+        if out.startswith(b"P"):
+            ans = {"pid": int(out[1:])}
+        else:
+            ans = {"errno": int(out[1:]) if out[1:].isdigit() else 0, "step": "unshare"}
+        sock.sendall(json.dumps(ans).encode() + b"\n")
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--template":
+        template(sys.argv)
     sys.exit(main())

@@ -145,6 +145,10 @@ struct kj_config {
 	/* Candidates in the sandbox (1), or as plain processes (0: machines
 	 * that cannot; kjudge doctor says). */
 	int sandbox;
+	/* Sandboxed torch workers forked from a template that imported torch
+	 * once (1, the default; $KJ_TEMPLATE "on"), or each started on its own
+	 * (0, "off"): the verdicts are the same (spawn.h, "Templates"). */
+	int worker_template;
 	struct kj_limits limits;
 	/* How limits.mem_bytes was made (the CLI fills it). */
 	struct kj_mem_budget mem;

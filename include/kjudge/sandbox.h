@@ -139,6 +139,18 @@ struct kj_sandbox {
 	/* Where the cgroup hierarchies are mounted; NULL: /sys/fs/cgroup.
 	 * (Tests point it elsewhere.) */
 	const char *cgroup_root;
+	/* Non-NULL: the process may be forked from a template, a process the
+	 * judge starts once with this command (NULL-terminated, argv[0] an
+	 * absolute path) and the same environment but for the names in
+	 * template_free_env (NULL-terminated; NULL: none), which the child
+	 * gets from its own.  The template has done the expensive part of the
+	 * program's start (a worker's import of torch); each child forked from
+	 * it builds this sandbox as a cloned one does, then goes on where the
+	 * template stopped instead of calling execve (spawn.h, "Templates").
+	 * Where no template can be had, the process is started as usual.
+	 * Both are the caller's and must outlive the spawn. */
+	char *const *template_argv;
+	const char *const *template_free_env;
 };
 
 /*

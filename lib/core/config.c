@@ -27,6 +27,7 @@ void kj_config_init(struct kj_config *c, char *const *env)
 	c->device_outputs = 1;
 	c->publish_s = 30;
 	c->eval_audit = 1;
+	c->worker_template = 1;
 	c->slurm_poll_s = 10;
 	c->slurm_cmd_s = 300;
 	c->tmp_dir = "/tmp";

@@ -165,6 +165,12 @@ struct ttask {
 	struct kj__wire wire;
 	char fd_flag[8], fd_num[4];
 	char *argv[5];
+	/* The worker template's command (spawn.h, "Templates"): the worker
+	 * in --template mode with its native half, kjudge_template.so beside
+	 * it, and the bytecode tree ("-": none); tmpl_argv[0] NULL when
+	 * workers start on their own. */
+	char tmpl_lib[PATH_MAX], tmpl_flag[12], tmpl_none[2];
+	char *tmpl_argv[7];
 	char what[PATH_MAX + 200];
 	struct kj__wire_side *sides[2];
 	/* Torch extensions built by the judge (extcache.c), when the run has
@@ -184,6 +190,21 @@ struct ttask {
 	int ext_builds;
 	double build_s;                 /* the judge's time serving builds */
 };
+
+/* What a worker's environment holds of its own (env_build): a child of a
+ * template takes these from its start, the rest is the template's. */
+static const char *const tmpl_free_env[] = {
+	"HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TMPDIR", NULL,
+};
+
+/* A worker's sandbox names the template, when there is one. */
+static void template_of(struct ttask *tt, struct kj_sandbox *sb)
+{
+	if (tt->tmpl_argv[0]) {
+		sb->template_argv = tt->tmpl_argv;
+		sb->template_free_env = tmpl_free_env;
+	}
+}
 
 /* The candidate's files' quota, at least (ttask.quota_bytes). */
 #define QUOTA_MIN (256ull << 20)
@@ -914,6 +935,7 @@ static int prepare_candidate(struct ttask *tt, struct kj_error *err)
 
 	kj_sandbox_init(&tt->sb);
 	tt->sb.root_dir = tt->sb_root;
+	template_of(tt, &tt->sb);
 	python_roots(tt->python, py_root, py_base);
 	json_decref(tt->hidden);
 	tt->hidden = json_array();
@@ -1016,6 +1038,7 @@ static int prepare_reference(struct ttask *tt, struct kj_error *err)
 		tt->pycache[0] = '\0';
 	kj_sandbox_init(&tt->rsb);
 	tt->rsb.root_dir = tt->rsb_root;
+	template_of(tt, &tt->rsb);
 	python_roots(tt->python, py_root, py_base);
 	json_decref(tt->rhidden);
 	if (!(tt->rhidden = json_array()))
@@ -1305,6 +1328,22 @@ static int open_base(const struct kj_config *cfg, struct kj_attempt *a,
 			goto fail;
 		}
 	}
+	/* A template where its native half is there and it is not turned off
+	 * (without one, each worker imports torch itself). */
+	{
+		const char *slash = strrchr(tt->worker, '/');
+
+		tt->tmpl_argv[0] = NULL;
+		if (cfg->worker_template && cfg->sandbox && slash &&
+		    snprintf(tt->tmpl_lib, sizeof(tt->tmpl_lib), "%.*s/kjudge_template.so",
+			     (int)(slash - tt->worker), tt->worker) < (int)sizeof(tt->tmpl_lib) &&
+		    kj__is_file(tt->tmpl_lib)) {
+			snprintf(tt->tmpl_flag, sizeof(tt->tmpl_flag), "--template");
+			tt->tmpl_argv[0] = tt->python;
+			tt->tmpl_argv[1] = tt->worker;
+			tt->tmpl_argv[2] = tt->tmpl_flag;
+		}
+	}
 	/* The bytecode tree in the cache, when there is a cache (not the
 	 * run's own one of $KJ_CACHE_DIR=off: nothing is kept past the run). */
 	if (cfg->cache_dir && snprintf(tt->pycache, sizeof(tt->pycache), "%s/pycache", cfg->cache_dir) >=
@@ -1381,6 +1420,13 @@ static int open_base(const struct kj_config *cfg, struct kj_attempt *a,
 	 * candidate controls. */
 	snprintf(tt->fd_flag, sizeof(tt->fd_flag), "--fd");
 	snprintf(tt->fd_num, sizeof(tt->fd_num), "3");
+	if (tt->tmpl_argv[0]) {
+		tt->tmpl_argv[3] = tt->fd_num;
+		tt->tmpl_argv[4] = tt->tmpl_lib;
+		snprintf(tt->tmpl_none, sizeof(tt->tmpl_none), "-");
+		tt->tmpl_argv[5] = tt->pycache[0] ? tt->pycache : tt->tmpl_none;
+		tt->tmpl_argv[6] = NULL;
+	}
 	tt->argv[0] = tt->python;
 	tt->argv[1] = tt->worker;
 	tt->argv[2] = tt->fd_flag;

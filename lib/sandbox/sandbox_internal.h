@@ -9,6 +9,8 @@
 #ifndef KJ_SANDBOX_INTERNAL_H
 #define KJ_SANDBOX_INTERNAL_H
 
+#include <stddef.h>
+
 /*
  * Mount a private tmpfs (with transparent huge pages where the kernel has
  * them) over the existing, empty directory dir, in a new mount namespace
@@ -28,6 +30,18 @@ struct kj_sandbox;
  * naming what failed; the caller then reports it and exits.
  */
 int kj__sandbox_child(const struct kj_sandbox *sb, const char **step);
+
+/*
+ * A sandbox's description as bytes, for a template's child to build
+ * (sandbox.c packs, view.c unpacks): the fields kj__sandbox_child reads,
+ * each a key and its values, every one NUL-terminated.  Pack returns a
+ * malloc'd buffer (the caller frees it) with its length in *len, NULL when
+ * out of memory.  Unpack fills *sb with pointers into buf (which it
+ * changes not, and which must outlive sb); 0, or -1 with errno EINVAL when
+ * buf is not a description.  Unpack allocates nothing.
+ */
+char *kj__sandbox_pack(const struct kj_sandbox *sb, size_t *len);
+int kj__sandbox_unpack(const char *buf, size_t len, struct kj_sandbox *sb);
 
 /* Set (by the unit tests), the child makes the mounts under a read-only
  * bind read-only as on a kernel without mount_setattr (before 5.12): one

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "sandbox/spawn.h"
+#include "sandbox/child.h"
 #include "sandbox/sandbox_internal.h"
 
 /* --- the live list and the signal guard ------------------------------------------ */
@@ -345,153 +347,14 @@ int kj_proc_protect_judge(void)
 
 /* --- the child ------------------------------------------------------------------- */
 
-/* Sources are lifted to this descriptor or above before being placed, so
- * that placing one never closes another still to be placed. */
-#define LIFT 16
-
-struct child_args {
-	char *const *argv, *const *envp;
-	const char *cwd;
-	const struct kj_sandbox *sb;
-	int out, err, proto;   /* the child's ends; -1 when not asked for */
-	int own_proc;          /* mount a /proc of its own PID namespace */
-	int errpipe, sync;
-	int parent_ends[5];    /* the judge's ends, closed first; -1 unused */
-};
-
-/* Whose step failed, in a child_failure. */
-enum {
-	STEP_SPAWN,            /* the start itself: descriptors, chdir, execve */
-	STEP_SANDBOX,          /* the sandbox's setup */
-	STEP_NAMESPACE,        /* a plain worker's namespace: the judge falls
-				* back to a start without one */
-};
-
-/* What the child writes on the exec-error pipe when it cannot go on. */
-struct child_failure {
-	int err;
-	int whose;             /* STEP_* */
-	char step[60];         /* the step that failed; "" for execve */
-};
-
-static void child_fail(int fd, const char *step, int whose)
-	__attribute__((noreturn));
-static void child_fail(int fd, const char *step, int whose)
-{
-	struct child_failure f;
-	size_t i;
-
-	memset(&f, 0, sizeof(f));
-	f.err = errno;
-	f.whose = whose;
-	for (i = 0; step && step[i] && i + 1 < sizeof(f.step); i++)
-		f.step[i] = step[i];
-	if (write(fd, &f, sizeof(f)) < 0) {
-		/* nothing more can be said */
-	}
-	_exit(127);
-}
-
-/*
- * Close every descriptor from `first` up.  close_range(2) does it in one
- * call; on a kernel without it (before 5.9) each one up to RLIMIT_NOFILE's
- * hard limit is closed, which is every descriptor the process can hold
- * unless that limit was lowered below an open one (2^20, the kernel's
- * default fs.nr_open, where the limit is infinite).
- */
-static void close_from(int first)
-{
-	struct rlimit rl;
-	long fd, max = 1L << 20;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0)
-		return;
-#endif
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY)
-		max = (long)rl.rlim_max;
-	for (fd = first; fd < max; fd++)
-		close((int)fd);
-}
-
-/*
- * fd 0 /dev/null; 1 and 2 the capture pipes or /dev/null; 3 the protocol
- * socket when there is one; the exec-error pipe next, close-on-exec;
- * nothing else.  *ep follows the exec-error pipe as it moves.
- */
-static int place_fds(const struct child_args *a, int *ep)
-{
-	int src[4], n = a->proto >= 0 ? 4 : 3, i, e;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (null < 0)
-		return -1;
-	src[0] = null;
-	src[1] = a->out >= 0 ? a->out : null;
-	src[2] = a->err >= 0 ? a->err : null;
-	src[3] = a->proto;
-	if ((e = fcntl(*ep, F_DUPFD_CLOEXEC, LIFT)) < 0)
-		return -1;
-	*ep = e;
-	for (i = 0; i < n; i++)
-		if ((src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, LIFT)) < 0)
-			return -1;
-	/* dup2 clears close-on-exec on the places. */
-	for (i = 0; i < n; i++)
-		if (dup2(src[i], i) < 0)
-			return -1;
-	if (dup3(e, n, O_CLOEXEC) < 0)
-		return -1;
-	*ep = n;
-	close_from(n + 1);
-	return 0;
-}
-
-static void child_main(const struct child_args *a) __attribute__((noreturn));
-static void child_main(const struct child_args *a)
+static void child_main(const struct kj__child_args *a) __attribute__((noreturn));
+static void child_main(const struct kj__child_args *a)
 {
 	static char *const empty[] = { NULL };
-	const char *step = NULL;
-	int ep = a->errpipe, i;
-	sigset_t none;
-	char go;
+	int ep = kj__child_start(a);
 
-	/* The judge's death kills this process, whenever and however it
-	 * comes; its end of the sync socket must be closed first, or the
-	 * check below would wait on ourselves. */
-	for (i = 0; i < 5; i++)
-		if (a->parent_ends[i] >= 0)
-			close(a->parent_ends[i]);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(ep, "set the parent-death signal", STEP_SPAWN);
-	setpgid(0, 0);
-	/* A judge that died before the line above never sends the go byte:
-	 * its end of the socket closes, and the read sees end of file. */
-	if (read(a->sync, &go, 1) != 1)
-		_exit(127);
-	if (place_fds(a, &ep) < 0)
-		child_fail(ep, "set up the descriptors", STEP_SPAWN);
-	/* A PID namespace with the judge's /proc would show the program the
-	 * judge's processes under its own pids (it is 1, and /proc/1 is
-	 * someone else): CUDA's driver refuses to start on that (error 304).
-	 * So the namespace gets a /proc of its own, in a mount namespace of
-	 * its own whose mounts do not propagate back; nothing else changes. */
-	if (a->own_proc &&
-	    (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
-		child_fail(ep, "mount a /proc of its own", STEP_NAMESPACE);
-	if (a->sb && kj__sandbox_child(a->sb, &step) < 0)
-		child_fail(ep, step, STEP_SANDBOX);
-	/* Default dispositions and an empty mask for the program (every
-	 * signal has been blocked since before fork). */
-	for (i = 1; i < NSIG; i++)
-		signal(i, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (a->cwd && chdir(a->cwd) < 0)
-		child_fail(ep, "change to the working directory", STEP_SPAWN);
 	execve(a->argv[0], a->argv, a->envp ? a->envp : empty);
-	child_fail(ep, "", STEP_SPAWN);
+	kj__child_fail(ep, "", KJ__STEP_SPAWN);
 }
 
 /* --- the judge's side ------------------------------------------------------------------ */
@@ -561,13 +424,51 @@ static int refused(int e)
  * negative code with err filled.  Nothing is left on any return but
  * KJ_OK.
  */
-static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
+/* How long a child may take from its go byte to its execve (or, from a
+ * template, to the end of its setup): the sandbox's mounts and limits take
+ * milliseconds; a wedged mount must not hold the judge. */
+#define SETUP_S 120.0
+
+/* Read the child's failure record, if any, from the error pipe, up to
+ * SETUP_S: the bytes read (0 at end of file: it is set up), -1 on an error
+ * or at the deadline (*late set), -2 when the signal guard fired. */
+static ssize_t read_failure(int fd, struct kj__child_failure *f, int *late)
+{
+	double deadline = kj__now_s() + SETUP_S;
+
+	*late = 0;
+	for (;;) {
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { kj__spawn_wake_fd(), POLLIN, 0 } };
+		double left = deadline - kj__now_s();
+		ssize_t n;
+		int r;
+
+		if (caught)
+			return -2;
+		if (left <= 0) {
+			*late = 1;
+			return -1;
+		}
+		r = poll(p, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r <= 0 || !p[0].revents)
+			continue;
+		n = read(fd, f, sizeof(*f));
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n;
+	}
+}
+
+static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
+		  struct kj_error *err)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int ep[2] = { -1, -1 }, sy[2] = { -1, -1 };
-	int rc = KJ_OK, e, i;
-	struct child_args a;
-	struct child_failure f;
+	int rc = KJ_OK, e, i, late;
+	struct kj__child_args a;
+	struct kj__child_failure f;
 	sigset_t all, old;
 	unsigned long cflags = 0;
 	ssize_t n;
@@ -619,11 +520,21 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 	 * child must not run the judge's handlers before it resets them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (m == MODE_FORK)
+	if (tmpl) {
+		int cfds[5] = { po[1], pe[1], sp[1], ep[1], sy[1] };
+
+		/* The template's child, re-parented to the judge, waits for
+		 * its go byte; 0: the template failed (try again, cloned). */
+		pid = kj__template_fork(tmpl, s, cfds);
+		if (pid == 0)
+			rc = 1;
+		a.adopted = 1;
+	} else if (m == MODE_FORK) {
 		pid = fork();
-	else
+	} else {
 		pid = (pid_t)syscall(SYS_clone, cflags | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid == 0)
+	}
+	if (pid == 0 && !tmpl)
 		child_main(&a);
 	e = errno;
 	if (pid > 0) {
@@ -633,6 +544,8 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 		link_in(s->link, pid);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 1)
+		goto out;
 	if (pid < 0) {
 		if (m == MODE_PIDNS || m == MODE_PIDNS_USER)
 			rc = refused(e) ? 1 : kj_error_set(err, KJ_ESPAWN, "clone: %s",
@@ -674,22 +587,33 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj_error *err)
 				  "the new process is gone before it could start");
 		goto out;
 	}
-	close_fd(&sy[0]);
 	memset(&f, 0, sizeof(f));
-	do
-		n = read(ep[0], &f, sizeof(f));
-	while (n < 0 && errno == EINTR);
-	if (caught) {
+	n = read_failure(ep[0], &f, &late);
+	/* Kept open until now: a template's child checks, after its death
+	 * signal is set, that the judge is still there. */
+	close_fd(&sy[0]);
+	if (caught || n == -2) {
 		abandon(s, pid);
 		rc = kj_error_set(err, KJ_EINTR, "interrupted by signal %d (%s)",
 				  (int)caught, strsignal(caught));
 		goto out;
 	}
+	if (n < 0) {
+		abandon(s, pid);
+		if (late)
+			rc = kj_error_set(err, m == MODE_SANDBOX ? KJ_ESANDBOX : KJ_ESPAWN,
+					  "the new process did not finish its setup within %.0f s",
+					  SETUP_S);
+		else
+			rc = kj_error_set(err, m == MODE_SANDBOX ? KJ_ESANDBOX : KJ_ESPAWN,
+					  "cannot read the new process's setup: %s", strerror(errno));
+		goto out;
+	}
 	if (n > 0) {
 		abandon(s, pid);
-		if (f.whose == STEP_NAMESPACE)
+		if (f.whose == KJ__STEP_NAMESPACE)
 			rc = 1;
-		else if (f.whose == STEP_SANDBOX)
+		else if (f.whose == KJ__STEP_SANDBOX)
 			rc = kj_error_set(err, KJ_ESANDBOX, "sandbox: %s: %s", f.step,
 					  strerror(f.err));
 		else if (f.step[0])
@@ -830,8 +754,18 @@ int kj__spawn(struct kj__spawn *s, struct kj_error *err)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	given = s->envp;
 	s->envp = env;
+	if (s->sb && s->sb->template_argv) {
+		struct kj__template *t = kj__template_get(s, &rc, err);
+
+		if (rc != KJ_OK) {
+			s->envp = given;
+			free(env);
+			return rc;
+		}
+		rc = t ? launch(s, MODE_SANDBOX, t, err) : 1;
+	}
 	for (i = 0; i < n && rc == 1; i++)
-		rc = launch(s, modes[i], err);
+		rc = launch(s, modes[i], NULL, err);
 	s->envp = given;
 	free(env);
 	/* The last mode (fork, the sandbox) never answers 1. */

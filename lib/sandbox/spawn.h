@@ -64,6 +64,45 @@
  * calls on the stack (the sandbox's setup included), because the child of
  * a raw clone() runs no fork handlers and a thread of the judge could have
  * held a lock.
+ *
+ * Templates.  A sandboxed start whose sandbox names a template_argv (a
+ * torch worker's: importing torch is most of a worker's start, seconds of
+ * CPU) is forked from a template instead of cloned (template.c): a plain
+ * child of the judge, in the judge's PID namespace, that ran that command
+ * and imported what the program needs, then forks one child a request
+ * through a child of its own that unshares the sandbox's namespaces:
+ *
+ *   judge                      template          C1               C2
+ *   pipes, as above
+ *   request + the child's ---> fork ----------> unshare
+ *     ends (SCM_RIGHTS)                          fork ----------> PID 1 of
+ *                                                 its pid, exit      its own
+ *                        <---  {"pid": C2}  <---                     namespace,
+ *   (C2 re-parented to the judge, a child subreaper, when C1 exited)  waits
+ *   setpgid, link, uid/gid maps,                                     for go
+ *   cgroup, oom_score_adj, go  ---------------------------------->  death
+ *   reads the error pipe                                             signal,
+ *     (end of file: set up)                                          judge
+ *   keeps the sync socket until then                                  still
+ *                                                                    there?
+ *                                                                  descriptors,
+ *                                                                  sandbox,
+ *                                                                  closes the
+ *                                                                  error pipe,
+ *                                                                  the worker
+ *
+ * From the go byte on, the judge does and sees exactly what it does for a
+ * child it cloned: C2 is its child (waited for, killed by group, reaped
+ * with its rusage), in the same namespaces, cgroup, limits and view, built
+ * by the same code (child.c and view.c are also the template's library).
+ * The difference is what C2 starts with: the template's memory (Python
+ * with torch imported; nothing of any run: the template never runs a
+ * task's or a candidate's code and never sees a seed) instead of a fresh
+ * execve.  The child's environment and argv replace the template's before
+ * the worker runs (the template is keyed by its command and its
+ * environment less the sandbox's template_free_env names).  A template that
+ * fails in any way is killed and no template is used again by the process:
+ * its starts clone, slower, with the same verdicts.
  */
 #ifndef KJ_SPAWN_H
 #define KJ_SPAWN_H
@@ -140,5 +179,20 @@ int kj__spawn_wake_fd(void);
  * grace period from now: every send and wait on a worker does.  A no-op
  * when the watchdog was not started. */
 void kj__watchdog_arm(double timeout_s);
+
+/* The template for s (whose sandbox names a template_argv), started when
+ * none matches: NULL when none can serve, the start then clones (*rc
+ * KJ_OK), or when the signal guard fired while one started (*rc KJ_EINTR,
+ * err filled). */
+struct kj__template;
+struct kj__template *kj__template_get(const struct kj__spawn *s, int *rc, struct kj_error *err);
+
+/* Have t fork s's child, given the child's ends of its descriptors (out,
+ * err, proto: -1 when absent; the error pipe; the sync socket).  Returns
+ * the child's pid (the judge's child, waiting for its go byte), or 0 when
+ * the template failed: it is gone, no template is used again, and the
+ * caller starts the child anew (new descriptors: a child the template may
+ * have left holds these). */
+pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const int fds[5]);
 
 #endif /* KJ_SPAWN_H */
