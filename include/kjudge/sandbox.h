@@ -185,6 +185,8 @@ struct kj_limits_in_force {
 	int oom_score_adj;       /* the process's, read back after it was set
 				  * (the kernel's OOM killer takes the highest
 				  * first); 0 when it could not be set */
+	int from_template;       /* forked from a worker template (spawn.h,
+				  * "Templates"), not started by execve */
 };
 
 void kj_sandbox_init(struct kj_sandbox *sb);

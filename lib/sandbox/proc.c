@@ -897,8 +897,9 @@ json_t *kj_proc_limits_json(const struct kj_proc *p)
 {
 	const struct kj_limits_in_force *l = &p->limits;
 
-	return json_pack("{s:s, s:s?, s:I, s:b, s:I, s:f, s:I, s:I, s:I, s:i}",
+	return json_pack("{s:s, s:s, s:s?, s:I, s:b, s:I, s:f, s:I, s:I, s:I, s:i}",
 			 "isolation", kj_isolation_name(p->isolation),
+			 "started", l->from_template ? "template" : "exec",
 			 "cgroup", l->cgroup == 2 ? "v2" : l->cgroup == 1 ? "v1" : NULL,
 			 "memory_bytes", (json_int_t)l->mem_bytes,
 			 "swap_limited", l->swap_limited,

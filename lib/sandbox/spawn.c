@@ -633,6 +633,7 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 	po[0] = pe[0] = sp[0] = -1;
 	s->isolation = m == MODE_SANDBOX ? KJ_ISOLATION_SANDBOX
 		       : m == MODE_FORK ? KJ_ISOLATION_GROUP : KJ_ISOLATION_PIDNS;
+	s->limits.from_template = tmpl != NULL;
 	if (m == MODE_SANDBOX) {
 		s->limits.cgroup = s->cg.version;
 		s->limits.mem_bytes = s->cg.mem_bytes;

@@ -887,3 +887,108 @@ KJ_TEST(sweep_kills_and_removes_a_killed_judges_cgroups)
 	KJ_CHECK(access(group, F_OK) < 0 && errno == ENOENT);
 	box_release(&b);
 }
+
+/* A template's child builds the sandbox the judge packed (spawn.h,
+ * "Templates"): every field kj__sandbox_child reads comes back. */
+KJ_TEST(sandbox_description_round_trip)
+{
+	struct kj_sandbox sb, got;
+	size_t len = 0;
+	char *buf;
+	int i;
+
+	kj_sandbox_init(&sb);
+	sb.root_dir = "/tmp/root dir";
+	kj_sandbox_ro(&sb, "/usr");
+	kj_sandbox_hide(&sb, "/home");
+	kj_sandbox_mask(&sb, "/etc", 2);
+	kj_sandbox_rw(&sb, "/tmp/a\tb\nc");
+	kj_sandbox_rw_at(&sb, "/tmp/x", "/kjudge/ext");
+	sb.gpu = 1;
+	sb.keep_links = 1;
+	sb.cpu_s = 3600.7;
+	sb.fsize_bytes = 1LL << 40;
+	sb.nproc = 512;
+	sb.nofile = 1024;
+	sb.tmp_bytes = 64LL << 20;
+	sb.mem_bytes = 123; /* the judge's (cgroup), not the child's */
+	buf = kj__sandbox_pack(&sb, &len);
+	KJ_CHECK(buf != NULL);
+	KJ_CHECK_INT(kj__sandbox_unpack(buf, len, &got), 0);
+	KJ_CHECK_STR(got.root_dir, "/tmp/root dir");
+	KJ_CHECK_INT(got.n_ro, 3);
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_STR(got.ro[i], sb.ro[i]);
+		KJ_CHECK_INT(got.ro_how[i], sb.ro_how[i]);
+		KJ_CHECK_INT(got.ro_depth[i], sb.ro_depth[i]);
+	}
+	KJ_CHECK_INT(got.n_rw, 2);
+	KJ_CHECK_STR(got.rw[0], "/tmp/a\tb\nc");
+	KJ_CHECK(got.rw_at[0] == NULL);
+	KJ_CHECK_STR(got.rw[1], "/tmp/x");
+	KJ_CHECK_STR(got.rw_at[1], "/kjudge/ext");
+	KJ_CHECK_INT(got.gpu, 1);
+	KJ_CHECK_INT(got.keep_links, 1);
+	KJ_CHECK(got.cpu_s == 3600.0);  /* whole seconds, as RLIMIT_CPU */
+	KJ_CHECK(got.fsize_bytes == 1LL << 40);
+	KJ_CHECK_INT(got.nproc, 512);
+	KJ_CHECK_INT(got.nofile, 1024);
+	KJ_CHECK(got.tmp_bytes == 64LL << 20);
+	KJ_CHECK(got.mem_bytes == 0);
+	free(buf);
+}
+
+/* What is not a description is refused, never half applied. */
+/* A literal's bytes, without the NUL the compiler adds. */
+#define D(s) { s, sizeof(s) - 1 }
+
+KJ_TEST(sandbox_description_refuses_what_is_not_one)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+	} bad[] = {
+		D(""),
+		D("root\0/r\0"),                          /* no end */
+		D("end\0"),                               /* no root */
+		D("root\0/r\0end\0x"),                   /* after the end */
+		D("root\0/r\0ro\0" "0\0" "0\0usr\0end\0"), /* relative */
+		D("root\0/r\0ro\0" "7\0" "0\0/usr\0end\0"), /* unknown how */
+		D("root\0/r\0ro\0" "0\0" "300\0/usr\0end\0"),
+		D("root\0/r\0rwat\0/a\0b\0end\0"),         /* relative inside */
+		D("root\0/r\0cpu\0" "1x\0end\0"),
+		D("root\0/r\0cpu\0" "-1\0end\0"),
+		D("root\0/r\0nproc\0" "99999999999999999999\0end\0"),
+		D("root\0/r\0what\0" "1\0end\0"),
+		D("root\0/r\0gpu"),                       /* no NUL */
+	};
+	struct kj_sandbox got;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		if (kj__sandbox_unpack(bad[i].bytes, bad[i].len, &got) != -1 || errno != EINVAL) {
+			fprintf(stderr, "    description %zu was taken\n", i);
+			KJ_CHECK(0);
+		}
+	}
+}
+
+/* More paths than a sandbox holds are refused too. */
+KJ_TEST(sandbox_description_refuses_too_many_paths)
+{
+	char buf[8192];
+	struct kj_sandbox got;
+	size_t n = 0;
+	int i;
+
+	memcpy(buf, "root\0/r\0", 8);
+	n = 8;
+	for (i = 0; i <= KJ_SANDBOX_MAX_PATHS; i++) {
+		memcpy(buf + n, "rw\0/p\0", 6);
+		n += 6;
+	}
+	memcpy(buf + n, "end\0", 4);
+	n += 4;
+	KJ_CHECK_INT(kj__sandbox_unpack(buf, n, &got), -1);
+}
