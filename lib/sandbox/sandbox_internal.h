@@ -25,7 +25,7 @@ int kj__scratch_private(const char *dir, const char **how);
 struct kj_sandbox;
 
 /*
- * In the child, after clone() and the parent's go (sandbox.c): build the
+ * In the child, after clone() and the parent's go (view.c): build the
  * sandbox and apply its limits.  Returns 0, or -1 with errno set and *step
  * naming what failed; the caller then reports it and exits.
  */

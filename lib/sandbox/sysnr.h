@@ -1,6 +1,6 @@
 /*
  * sysnr.h - the numbers of the system calls the sandbox's seccomp filter
- * names (sandbox.c) that an older C library has no SYS_ name for, and the
+ * names (view.c) that an older C library has no SYS_ name for, and the
  * namespace flag it may lack.  The calls from Linux 5.1 on have the same
  * number on every architecture but alpha.  tests/helpers/syscalls.c, which
  * makes the same calls inside the sandbox, includes it too.
