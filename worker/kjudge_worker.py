@@ -1948,6 +1948,22 @@ def _template_c1(lib, w):
     return False
 
 
+def _template_cmdline(args):
+    """The process's command line (/proc/self/cmdline, ps) made the
+    worker's own: a child of the template still shows the template's
+    (its --template, its library and the bytecode tree).  The new one is
+    written over the old in place (it is shorter), padded with NULs."""
+    import ctypes
+    try:
+        f = open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()
+        start, end = int(f[45]), int(f[46])  # arg_start, arg_end (fields 48, 49)
+    except (OSError, IndexError, ValueError):
+        return
+    new = b"\0".join(os.fsencode(a) for a in args) + b"\0"
+    if start and len(new) <= end - start:
+        ctypes.memmove(start, new + b"\0" * (end - start - len(new)), end - start)
+
+
 def template(argv):
     """The worker template (lib/sandbox/spawn.h, "Templates"): imports
     torch once, then forks one worker a request of the judge's on its
@@ -2002,6 +2018,7 @@ def template(argv):
             if "tempfile" in sys.modules:
                 sys.modules["tempfile"].tempdir = None
             sys.argv = list(req["argv"][1:])
+            _template_cmdline(req["argv"])
             return
         os.close(w)
         for f in fds:

@@ -364,11 +364,14 @@ def descendants(pid):
 
 
 def workers(pid):
-    """The torch workers under pid (a server), by their command lines."""
+    """The torch workers under pid (a server), by their command lines (the
+    worker template, which runs the same script with --template, is not a
+    worker: docs/ARCHITECTURE.md, "Worker templates")."""
     found = []
     for p in descendants(pid):
         try:
-            if b"kjudge_worker.py" in open("/proc/%d/cmdline" % p, "rb").read():
+            cmd = open("/proc/%d/cmdline" % p, "rb").read()
+            if b"kjudge_worker.py" in cmd and b"--template" not in cmd.split(b"\0"):
                 found.append(p)
         except OSError:
             pass
