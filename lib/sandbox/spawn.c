@@ -598,6 +598,14 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 				  (int)caught, strsignal(caught));
 		goto out;
 	}
+	/* A template's child that could not set itself up: the start is
+	 * made again, cloned (what fails there is reported as always). */
+	if (n != 0 && tmpl) {
+		abandon(s, pid);
+		kj__template_failed();
+		rc = 1;
+		goto out;
+	}
 	if (n < 0) {
 		abandon(s, pid);
 		if (late)

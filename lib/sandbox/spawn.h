@@ -195,4 +195,9 @@ struct kj__template *kj__template_get(const struct kj__spawn *s, int *rc, struct
  * have left holds these). */
 pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const int fds[5]);
 
+/* A child a template forked could not set itself up: every template goes
+ * and none is used again (the caller starts the child anew, cloned, and
+ * reports what that start says). */
+void kj__template_failed(void);
+
 #endif /* KJ_SPAWN_H */

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,11 +74,21 @@ static int free_name(const struct kj_sandbox *sb, const char *entry)
 	return 0;
 }
 
-/* The key of s's template: NULL when out of memory. */
+/* The key of s's template: NULL when out of memory.  The judge's mount
+ * namespace is part of it: a template sees the files of the namespace it
+ * was started in, and a judge that made a private scratch tmpfs since
+ * (scratch.c: a new mount namespace) has sandbox roots the template could
+ * not reach. */
 static char *make_key(const struct kj__spawn *s, size_t *len)
 {
 	size_t n = 0, at = 0, i;
-	char *k;
+	char *k, ns[64];
+	struct stat st;
+
+	if (stat("/proc/self/ns/mnt", &st) < 0)
+		return NULL;
+	n += (size_t)snprintf(ns, sizeof(ns), "mnt %llu:%llu", (unsigned long long)st.st_dev,
+			      (unsigned long long)st.st_ino) + 1;
 
 	for (i = 0; s->sb->template_argv[i]; i++)
 		n += strlen(s->sb->template_argv[i]) + 1;
@@ -97,6 +108,8 @@ static char *make_key(const struct kj__spawn *s, size_t *len)
 			memcpy(k + at, s->envp[i], strlen(s->envp[i]) + 1);
 			at += strlen(s->envp[i]) + 1;
 		}
+	memcpy(k + at, ns, strlen(ns) + 1);
+	at += strlen(ns) + 1;
 	*len = at;
 	return k;
 }
@@ -125,6 +138,11 @@ static void give_up(struct kj__template *t)
 	templates_off = 1;
 	for (i = 0; i < MAX_TEMPLATES; i++)
 		drop(&slots[i]);
+}
+
+void kj__template_failed(void)
+{
+	give_up(NULL);
 }
 
 /* Wait until fd is readable, up to timeout_s; 1 readable (or hung up), 0
