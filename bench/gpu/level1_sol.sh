@@ -24,6 +24,37 @@ if [ -z "${SKIP_WARM:-}" ]; then
 	echo "== warm_gpu rc=$? ($(left) s left)"
 	tail -40 "$OUT/warm_gpu.log"
 fi
+# The worker template (docs/ARCHITECTURE.md, "Worker templates") on the
+# GPU: its native half built here when it did not travel, then a verify and
+# a benchmark of two level-1 problems with and without it.  The eval below
+# runs with it only when all four passed.
+if [ ! -f build/kjudge_template.so ] && command -v cc >/dev/null; then
+	cc -std=c11 -O2 -Iinclude -Ilib -D_GNU_SOURCE -fPIC -shared \
+		-Wl,--version-script=worker/kjudge_template.map -o build/kjudge_template.so \
+		worker/kjudge_template.c lib/sandbox/child.c lib/sandbox/view.c && echo "   built build/kjudge_template.so"
+fi
+tmpl_ok=0
+if [ -f build/kjudge_template.so ]; then
+	tmpl_ok=1
+	for p in 1_Square_matrix_multiplication_ 19_ReLU; do
+		d=/tmp/tsmoke/$p
+		mkdir -p "$d"
+		cp ".anchors/kb/KernelBench/level1/$p.py" "$d/kb_torch.py"
+		{ cat "$d/kb_torch.py"; printf '\n\nclass ModelNew(Model):\n    pass\n'; } > "$d/kb_triton_ascend_impl.py"
+		for m in on off; do
+			t0=$(date +%s.%N)
+			KJ_TEMPLATE=$m KJ_STATE_DIR=/tmp/kjstate ./build/kjudge verify --op_name kb --verify_dir "$d" --input_sets 2 > "$OUT/tsmoke_${p}_$m.out" 2>&1
+			rv=$?
+			st=$(python3 -c "import json; d=json.load(open('$d/verify_result.json'))['kjudge']['limits']; print(d['reference_in_force'].get('started'), d['candidate_in_force'].get('started'))" 2>&1)
+			KJ_TEMPLATE=$m KJ_STATE_DIR=/tmp/kjstate ./build/kjudge benchmark --op_name kb --verify_dir "$d" --time_budget 2 >> "$OUT/tsmoke_${p}_$m.out" 2>&1
+			rb=$?
+			echo "   template $m $p: verify rc=$rv benchmark rc=$rb started=$st $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+			[ "$m" = on ] && { [ $rv = 0 ] && [ $rb = 0 ] && [ "$st" = "template template" ] || tmpl_ok=0; }
+		done
+	done
+fi
+echo "   template on the GPU: $([ $tmpl_ok = 1 ] && echo works || echo NOT USED)"
+[ $tmpl_ok = 1 ] || export KJ_TEMPLATE=off
 echo "== level 1 against itself ($(left) s left)"
 KJ_AUDIT=off SKIP_KJ_SUB=1 SKIP_KB=1 DEADLINE=$(($(left) - 25)) OUT="$OUT" \
 	bash bench/gpu/eval_vs_kb.sh > "$OUT/level1_eval.out" 2>&1
