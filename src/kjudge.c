@@ -549,6 +549,9 @@ int main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 		rc = c->run(c, argc - 1, argv + 1);
+		/* The worker templates go now, not with the process: reaped,
+		 * their CPU time is the run's. */
+		kj_proc_templates_release();
 
 		/* A signal the guard caught, even after the run was done, is
 		 * what the caller must see. */

@@ -156,6 +156,16 @@ struct kj_proc {
 	size_t n_send_fds;
 };
 
+/*
+ * Kill and reap the worker templates this process started (lib/sandbox/
+ * spawn.h, "Templates"): nothing of them is left, and their CPU time is
+ * counted among the process's children's.  A process that ends without
+ * calling it loses them all the same (their death signal); one that
+ * starts workers after it starts templates anew.  Call it from the thread
+ * that starts workers.
+ */
+void kj_proc_templates_release(void);
+
 /* The most descriptors a worker may have in flight to the judge. */
 #define KJ_PROC_FDS_MAX 4096
 

@@ -528,6 +528,8 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 		pid = kj__template_fork(tmpl, s, cfds);
 		if (pid == 0)
 			rc = 1;
+		else if (pid < 0)
+			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
 		a.adopted = 1;
 	} else if (m == MODE_FORK) {
 		pid = fork();
@@ -544,7 +546,7 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 		link_in(s->link, pid);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 1)
+	if (rc == 1 || (tmpl && pid < 0))
 		goto out;
 	if (pid < 0) {
 		if (m == MODE_PIDNS || m == MODE_PIDNS_USER)

@@ -182,17 +182,18 @@ void kj__watchdog_arm(double timeout_s);
 
 /* The template for s (whose sandbox names a template_argv), started when
  * none matches: NULL when none can serve, the start then clones (*rc
- * KJ_OK), or when the signal guard fired while one started (*rc KJ_EINTR,
- * err filled). */
+ * KJ_OK), or when the signal guard fired while one started or the judge
+ * ran out of memory (*rc KJ_EINTR or KJ_ENOMEM, err filled). */
 struct kj__template;
 struct kj__template *kj__template_get(const struct kj__spawn *s, int *rc, struct kj_error *err);
 
 /* Have t fork s's child, given the child's ends of its descriptors (out,
  * err, proto: -1 when absent; the error pipe; the sync socket).  Returns
- * the child's pid (the judge's child, waiting for its go byte), or 0 when
+ * the child's pid (the judge's child, waiting for its go byte); 0 when
  * the template failed: it is gone, no template is used again, and the
  * caller starts the child anew (new descriptors: a child the template may
- * have left holds these). */
+ * have left holds these); -1 when the judge ran out of memory (the start
+ * fails with KJ_ENOMEM, as any other allocation of a start does). */
 pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const int fds[5]);
 
 /* A child a template forked could not set itself up: every template goes

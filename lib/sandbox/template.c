@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kjudge/proc.h"
 #include "kjudge/sandbox.h"
 #include "sandbox/spawn.h"
 #include "sandbox/sandbox_internal.h"
@@ -55,6 +56,10 @@ struct kj__template {
 				   * names, each NUL-terminated */
 	size_t key_len;
 	unsigned long long used;  /* when it last served (a counter) */
+	pid_t owner;              /* the process that started it (a fork of
+				   * the judge inherits the slots, not the
+				   * template: its children would not be its
+				   * own) */
 };
 
 static struct kj__template slots[MAX_TEMPLATES];
@@ -74,17 +79,19 @@ static int free_name(const struct kj_sandbox *sb, const char *entry)
 	return 0;
 }
 
-/* The key of s's template: NULL when out of memory.  The judge's mount
+/* The key of s's template: NULL when out of memory (*oom set) or when the
+ * judge's mount namespace cannot be named (no template).  The judge's mount
  * namespace is part of it: a template sees the files of the namespace it
  * was started in, and a judge that made a private scratch tmpfs since
  * (scratch.c: a new mount namespace) has sandbox roots the template could
  * not reach. */
-static char *make_key(const struct kj__spawn *s, size_t *len)
+static char *make_key(const struct kj__spawn *s, size_t *len, int *oom)
 {
 	size_t n = 0, at = 0, i;
 	char *k, ns[64];
 	struct stat st;
 
+	*oom = 0;
 	if (stat("/proc/self/ns/mnt", &st) < 0)
 		return NULL;
 	n += (size_t)snprintf(ns, sizeof(ns), "mnt %llu:%llu", (unsigned long long)st.st_dev,
@@ -96,8 +103,10 @@ static char *make_key(const struct kj__spawn *s, size_t *len)
 	for (i = 0; s->envp && s->envp[i]; i++)
 		if (!free_name(s->sb, s->envp[i]))
 			n += strlen(s->envp[i]) + 1;
-	if (!(k = malloc(n)))
+	if (!(k = malloc(n))) {
+		*oom = 1;
 		return NULL;
+	}
 	for (i = 0; s->sb->template_argv[i]; i++) {
 		memcpy(k + at, s->sb->template_argv[i], strlen(s->sb->template_argv[i]) + 1);
 		at += strlen(s->sb->template_argv[i]) + 1;
@@ -114,8 +123,22 @@ static char *make_key(const struct kj__spawn *s, size_t *len)
 	return k;
 }
 
+/* A slot inherited through fork: forgotten, the template left to the
+ * process that started it. */
+static void forget(struct kj__template *t)
+{
+	if (t->pid && t->owner != getpid()) {
+		kj__spawn_unlink(&t->link);
+		close(t->sock);
+		free(t->key);
+		memset(t, 0, sizeof(*t));
+		t->sock = -1;
+	}
+}
+
 static void drop(struct kj__template *t)
 {
+	forget(t);
 	if (!t->pid)
 		return;
 	kill(-t->pid, SIGKILL);
@@ -143,6 +166,14 @@ static void give_up(struct kj__template *t)
 void kj__template_failed(void)
 {
 	give_up(NULL);
+}
+
+void kj_proc_templates_release(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_TEMPLATES; i++)
+		drop(&slots[i]);
 }
 
 /* Wait until fd is readable, up to timeout_s; 1 readable (or hung up), 0
@@ -223,12 +254,17 @@ static int start(struct kj__template *t, const struct kj__spawn *s, char *key, s
 		free(key);
 		return kj_error_set(err, KJ_EINTR, "%s", e.msg);
 	}
+	if (rc == KJ_ENOMEM) {
+		free(key);
+		return kj_error_set(err, KJ_ENOMEM, "%s", e.msg);
+	}
 	if (rc != KJ_OK) {
 		free(key);
 		templates_off = 1;
 		return 1;
 	}
 	t->pid = ts.pid;
+	t->owner = getpid();
 	t->sock = ts.proto;
 	t->key = key;
 	t->key_len = key_len;
@@ -249,13 +285,18 @@ struct kj__template *kj__template_get(const struct kj__spawn *s, int *rc, struct
 	struct kj__template *t = NULL;
 	size_t key_len = 0;
 	char *key;
-	int i;
+	int i, oom;
 
 	*rc = KJ_OK;
 	if (templates_off || !s->sb || !s->sb->template_argv || !s->sb->template_argv[0])
 		return NULL;
-	if (!(key = make_key(s, &key_len)))
-		return NULL;  /* out of memory: cloned, as before */
+	for (i = 0; i < MAX_TEMPLATES; i++)
+		forget(&slots[i]);
+	if (!(key = make_key(s, &key_len, &oom))) {
+		if (oom)
+			*rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
+		return NULL;
+	}
 	for (i = 0; i < MAX_TEMPLATES; i++)
 		if (slots[i].pid && slots[i].key_len == key_len &&
 		    !memcmp(slots[i].key, key, key_len)) {
@@ -309,6 +350,7 @@ static int put_u32(char *p, size_t v)
 /* The request's bytes: NULL when out of memory or too large. */
 static char *request(const struct kj__spawn *s, const char *fdnames, size_t *len)
 {
+	/* Every allocation below: its failure is the judge's out of memory. */
 	json_t *j = json_object(), *argv = json_array(), *env = json_array();
 	char *text = NULL, *spec = NULL, *msg = NULL;
 	size_t spec_len = 0, text_len, i;
@@ -417,7 +459,7 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 	send[n++] = fds[3];
 	send[n++] = fds[4];
 	if (!(msg = request(s, fdnames, &len)))
-		return 0;
+		return -1;
 	if (send_request(t->sock, msg, len, send, n) < 0 ||
 	    read_line(t->sock, line, sizeof(line), ANSWER_S, 0) != 1) {
 		free(msg);
@@ -426,6 +468,12 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 	}
 	free(msg);
 	ans = kj__json_loadb(line, strlen(line), 0, NULL, &oom);
+	if (oom) {
+		/* The child (if any) waits for a go byte that never comes: it
+		 * ends when the caller closes the sync socket. */
+		give_up(t);
+		return -1;
+	}
 	if (ans && json_is_integer(json_object_get(ans, "pid")))
 		v = (long long)json_integer_value(json_object_get(ans, "pid"));
 	else
