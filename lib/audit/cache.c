@@ -132,13 +132,15 @@ void kj__audit_cache_put(const struct kj_config *cfg, const char *key,
 	free(text);
 }
 
-/* CACHE_DIR/audit/KEY.json, KEY of "kjudge-audit-peaks", the judge's
- * version, the Python and the device asked for.  0, or -1 without a cache. */
+/* CACHE_DIR/audit/KEY.json, KEY of "kjudge-audit-peaks", the way they
+ * are measured (2: the GPU's bandwidth from 1 GiB buffers, copies and an
+ * elementwise op), the judge's version, the Python and the device asked
+ * for.  0, or -1 without a cache. */
 static int peaks_path(const struct kj_config *cfg, const struct kj_audit_opts *o, char *out,
 		      size_t size)
 {
 	char text[PATH_MAX + 128], key[65];
-	int n = snprintf(text, sizeof(text), "kjudge-audit-peaks 1|%s|%s|%s", KJ_VERSION,
+	int n = snprintf(text, sizeof(text), "kjudge-audit-peaks 2|%s|%s|%s", KJ_VERSION,
 			 cfg->python ? cfg->python : "", o->device ? o->device : "auto");
 
 	if (n < 0 || (size_t)n >= sizeof(text) || kj__sha256_hex(text, (size_t)n, key) != 0)
