@@ -2023,15 +2023,23 @@ def template(argv):
         os.close(w)
         for f in fds:
             os.close(f)
-        out = b""
-        while select.select([r], [], [], 20)[0]:
+        # C1's answer, then its end: 20 s at most (it unshares and forks),
+        # then it is killed.
+        out, end = b"", time.monotonic() + 20
+        while time.monotonic() < end and select.select([r], [], [], max(0, end - time.monotonic()))[0]:
             chunk = os.read(r, 64)
             if not chunk:
                 break
             out += chunk
         os.close(r)
         try:
-            os.waitpid(pid1, 0)
+            while os.waitpid(pid1, os.WNOHANG) == (0, 0):
+                if time.monotonic() > end:
+                    os.kill(pid1, 9)
+                    os.waitpid(pid1, 0)
+                    out = b""
+                    break
+                time.sleep(0.001)
         except ChildProcessError:
             pass
         if out.startswith(b"P"):
