@@ -530,7 +530,6 @@ static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 			rc = 1;
 		else if (pid < 0)
 			rc = kj_error_set(err, KJ_ENOMEM, "out of memory");
-		a.adopted = 1;
 	} else if (m == MODE_FORK) {
 		pid = fork();
 	} else {
