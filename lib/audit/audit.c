@@ -332,6 +332,8 @@ static int start_child(const struct kj_config *cfg, const struct kj_audit_opts *
 		close(p[0]);
 		memset(&r, 0, sizeof(r));
 		judge_canary(cfg, o, dir, c, batch, &r);
+		/* Its worker template goes with it, reaped (spawn.h, "Templates"). */
+		kj_proc_templates_release();
 		while (off < sizeof(r)) {
 			ssize_t w = write(p[1], b + off, sizeof(r) - off);
 

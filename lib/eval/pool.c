@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kjudge/proc.h"
 #include "kjudge/eval.h"
 #include "base/internal.h"
 
@@ -115,11 +116,13 @@ static void child_judge(const struct kj_eval_pool_ops *ops, void *ctx, int fd, s
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			_exit(4);
+			break;
 		p += n;
 		left -= (size_t)n;
 	}
-	_exit(r.code == KJ_OK ? 0 : 1);
+	/* Its worker template goes with it, reaped (spawn.h, "Templates"). */
+	kj_proc_templates_release();
+	_exit(left > 0 ? 4 : r.code == KJ_OK ? 0 : 1);
 }
 
 /* The child: judge one attempt. */
@@ -182,6 +185,7 @@ static void warm_child(const struct kj_eval_pool *p, const struct kj_eval_pool_o
 	}
 	if (ops->release_warm)
 		ops->release_warm(ctx, warm);
+	kj_proc_templates_release();
 	_exit(0);
 }
 
