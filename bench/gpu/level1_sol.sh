@@ -4,7 +4,11 @@
 # build/kjudge_audit.py and .anchors/):
 #   1. bench/serve/warm_gpu.sh (issue 27: a warm evaluation's latency and
 #      where its time goes), unless SKIP_WARM;
-#   2. kjudge eval of every KernelBench level-1 problem against itself
+#   2. the worker template on the GPU (its library built on the device when
+#      it did not travel): verify and benchmark of two level-1 problems
+#      with and without it; the eval below runs without it unless all
+#      passed from it;
+#   3. kjudge eval of every KernelBench level-1 problem against itself
 #      (eval_vs_kb.sh's step 3, no audit), resumed from KJ_ALL_FROM when an
 #      earlier call's store is carried: each reference's speedup against
 #      itself (the A/A of issue 24) and its speed-of-light fraction
