@@ -107,6 +107,31 @@ int kj__spawn_wake_fd(void)
 	return guard_pid ? wake[0] : -1;
 }
 
+int kj__spawn_wait_readable(int fd, double timeout_s, int interruptible)
+{
+	double deadline = kj__now_s() + timeout_s;
+
+	for (;;) {
+		struct pollfd p[2] = { { fd, POLLIN, 0 },
+				       { interruptible ? kj__spawn_wake_fd() : -1, POLLIN, 0 } };
+		double left = deadline - kj__now_s();
+		int r;
+
+		if (interruptible && caught)
+			return -1;
+		if (left <= 0)
+			return 0;
+		/* At most a second a poll: the int it takes cannot overflow. */
+		r = poll(p, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (r < 0 && errno != EINTR)
+			return -2;
+		if (r > 0 && p[1].revents)
+			return -1;
+		if (r > 0 && p[0].revents)
+			return 1;
+	}
+}
+
 /*
  * The handler: only async-signal-safe system calls.  It kills every group
  * in the list, so whatever the judge is doing (waiting, comparing, writing)
@@ -418,12 +443,6 @@ static int refused(int e)
 	       e == ENOSYS || e == EACCES;
 }
 
-/*
- * One try at starting the child in mode m.  Returns KJ_OK; 1 when the
- * machine refuses this mode (namespaces) and the next may be tried; or a
- * negative code with err filled.  Nothing is left on any return but
- * KJ_OK.
- */
 /* How long a child may take from its go byte to its execve (or, from a
  * template, to the end of its setup): the sandbox's mounts and limits take
  * milliseconds; a wedged mount must not hold the judge. */
@@ -434,33 +453,26 @@ static int refused(int e)
  * or at the deadline (*late set), -2 when the signal guard fired. */
 static ssize_t read_failure(int fd, struct kj__child_failure *f, int *late)
 {
-	double deadline = kj__now_s() + SETUP_S;
+	int w = kj__spawn_wait_readable(fd, SETUP_S, 1);
+	ssize_t n;
 
-	*late = 0;
-	for (;;) {
-		struct pollfd p[2] = { { fd, POLLIN, 0 }, { kj__spawn_wake_fd(), POLLIN, 0 } };
-		double left = deadline - kj__now_s();
-		ssize_t n;
-		int r;
-
-		if (caught)
-			return -2;
-		if (left <= 0) {
-			*late = 1;
-			return -1;
-		}
-		r = poll(p, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (r <= 0 || !p[0].revents)
-			continue;
+	*late = w == 0;
+	if (w == -1)
+		return -2;
+	if (w != 1)
+		return -1;
+	do
 		n = read(fd, f, sizeof(*f));
-		if (n < 0 && errno == EINTR)
-			continue;
-		return n;
-	}
+	while (n < 0 && errno == EINTR);
+	return n;
 }
 
+/*
+ * One try at starting the child in mode m.  Returns KJ_OK; 1 when the
+ * machine refuses this mode (namespaces) and the next may be tried; or a
+ * negative code with err filled.  Nothing is left on any return but
+ * KJ_OK.
+ */
 static int launch(struct kj__spawn *s, enum mode m, struct kj__template *tmpl,
 		  struct kj_error *err)
 {

@@ -175,6 +175,11 @@ int kj__spawn_is_live(pid_t pid);
  * waits to poll beside their own; -1 when no guard is installed. */
 int kj__spawn_wake_fd(void);
 
+/* Wait until fd is readable (or hung up), up to timeout_s, and, when
+ * interruptible, until the signal guard fires: 1 readable, 0 the deadline
+ * passed, -1 the guard fired, -2 poll failed (errno set). */
+int kj__spawn_wait_readable(int fd, double timeout_s, int interruptible);
+
 /* Arm the watchdog (proc.h, kj_proc_watchdog_start) for timeout_s plus its
  * grace period from now: every send and wait on a worker does.  A no-op
  * when the watchdog was not started. */

@@ -79,6 +79,30 @@ static int free_name(const struct kj_sandbox *sb, const char *entry)
 	return 0;
 }
 
+/* str and its NUL at k + at (k NULL: only counted); the offset after it. */
+static size_t key_add(char *k, size_t at, const char *str)
+{
+	size_t n = strlen(str) + 1;
+
+	if (k)
+		memcpy(k + at, str, n);
+	return at + n;
+}
+
+/* The key's bytes into k (NULL: only counted): its length. */
+static size_t key_fill(const struct kj__spawn *s, const char *ns, char *k)
+{
+	size_t at = 0, i;
+
+	for (i = 0; s->sb->template_argv[i]; i++)
+		at = key_add(k, at, s->sb->template_argv[i]);
+	at = key_add(k, at, "");
+	for (i = 0; s->envp && s->envp[i]; i++)
+		if (!free_name(s->sb, s->envp[i]))
+			at = key_add(k, at, s->envp[i]);
+	return key_add(k, at, ns);
+}
+
 /* The key of s's template: NULL when out of memory (*oom set) or when the
  * judge's mount namespace cannot be named (no template).  The judge's mount
  * namespace is part of it: a template sees the files of the namespace it
@@ -87,85 +111,65 @@ static int free_name(const struct kj_sandbox *sb, const char *entry)
  * not reach. */
 static char *make_key(const struct kj__spawn *s, size_t *len, int *oom)
 {
-	size_t n = 0, at = 0, i;
 	char *k, ns[64];
 	struct stat st;
 
 	*oom = 0;
 	if (stat("/proc/self/ns/mnt", &st) < 0)
 		return NULL;
-	n += (size_t)snprintf(ns, sizeof(ns), "mnt %llu:%llu", (unsigned long long)st.st_dev,
-			      (unsigned long long)st.st_ino) + 1;
-
-	for (i = 0; s->sb->template_argv[i]; i++)
-		n += strlen(s->sb->template_argv[i]) + 1;
-	n++;
-	for (i = 0; s->envp && s->envp[i]; i++)
-		if (!free_name(s->sb, s->envp[i]))
-			n += strlen(s->envp[i]) + 1;
-	if (!(k = malloc(n))) {
+	snprintf(ns, sizeof(ns), "mnt %llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	*len = key_fill(s, ns, NULL);
+	if (!(k = malloc(*len))) {
 		*oom = 1;
 		return NULL;
 	}
-	for (i = 0; s->sb->template_argv[i]; i++) {
-		memcpy(k + at, s->sb->template_argv[i], strlen(s->sb->template_argv[i]) + 1);
-		at += strlen(s->sb->template_argv[i]) + 1;
-	}
-	k[at++] = '\0';
-	for (i = 0; s->envp && s->envp[i]; i++)
-		if (!free_name(s->sb, s->envp[i])) {
-			memcpy(k + at, s->envp[i], strlen(s->envp[i]) + 1);
-			at += strlen(s->envp[i]) + 1;
-		}
-	memcpy(k + at, ns, strlen(ns) + 1);
-	at += strlen(ns) + 1;
-	*len = at;
+	key_fill(s, ns, k);
 	return k;
 }
 
-/* A slot inherited through fork: forgotten, the template left to the
- * process that started it. */
-static void forget(struct kj__template *t)
+/* The slot made free: out of the live list, its socket and key gone. */
+static void clear(struct kj__template *t)
 {
-	if (t->pid && t->owner != getpid()) {
-		kj__spawn_unlink(&t->link);
-		close(t->sock);
-		free(t->key);
-		memset(t, 0, sizeof(*t));
-		t->sock = -1;
-	}
-}
-
-static void drop(struct kj__template *t)
-{
-	forget(t);
-	if (!t->pid)
-		return;
-	kill(-t->pid, SIGKILL);
-	kill(t->pid, SIGKILL);
 	kj__spawn_unlink(&t->link);
-	while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
-		;
 	close(t->sock);
 	free(t->key);
 	memset(t, 0, sizeof(*t));
 	t->sock = -1;
 }
 
+/* A slot inherited through fork: forgotten, the template left to the
+ * process that started it. */
+static void forget(struct kj__template *t)
+{
+	if (t->pid && t->owner != getpid())
+		clear(t);
+}
+
+/* The slot's template killed and reaped (unlinked before it is reaped,
+ * spawn.h), the slot free. */
+static void drop(struct kj__template *t)
+{
+	pid_t pid;
+
+	forget(t);
+	if (!(pid = t->pid))
+		return;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	clear(t);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* A template failed: it and every other one go, and none is started again. */
-static void give_up(struct kj__template *t)
+void kj__template_failed(void)
 {
 	int i;
 
-	(void)t;
 	templates_off = 1;
 	for (i = 0; i < MAX_TEMPLATES; i++)
 		drop(&slots[i]);
-}
-
-void kj__template_failed(void)
-{
-	give_up(NULL);
 }
 
 void kj_proc_templates_release(void)
@@ -174,30 +178,6 @@ void kj_proc_templates_release(void)
 
 	for (i = 0; i < MAX_TEMPLATES; i++)
 		drop(&slots[i]);
-}
-
-/* Wait until fd is readable, up to timeout_s; 1 readable (or hung up), 0
- * the deadline passed, -1 the signal guard fired. */
-static int wait_readable(int fd, double timeout_s, int interruptible)
-{
-	double deadline = kj__now_s() + timeout_s;
-
-	for (;;) {
-		struct pollfd p[2] = { { fd, POLLIN, 0 }, { interruptible ? kj__spawn_wake_fd() : -1,
-							    POLLIN, 0 } };
-		double left = deadline - kj__now_s();
-		int r;
-
-		if (left <= 0)
-			return 0;
-		r = poll(p, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
-		if (r < 0 && errno != EINTR)
-			return 0;
-		if (r > 0 && p[1].revents)
-			return -1;
-		if (r > 0 && p[0].revents)
-			return 1;
-	}
 }
 
 /* One line from the template (at most size - 1 bytes), up to timeout_s.
@@ -214,9 +194,11 @@ static int read_line(int fd, char *buf, size_t size, double timeout_s, int inter
 
 		if (n + 1 >= size)
 			return 0;
-		w = wait_readable(fd, deadline - kj__now_s(), interruptible);
-		if (w <= 0)
-			return w;
+		w = kj__spawn_wait_readable(fd, deadline - kj__now_s(), interruptible);
+		if (w == -1)
+			return -1;
+		if (w != 1)
+			return 0;
 		r = read(fd, buf + n, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -274,7 +256,7 @@ static int start(struct kj__template *t, const struct kj__spawn *s, char *key, s
 		return kj_error_set(err, KJ_EINTR, "interrupted while a worker template started");
 	}
 	if (rc == 0 || strcmp(line, "{\"ready\": true}")) {
-		give_up(t);
+		kj__template_failed();
 		return 1;
 	}
 	return KJ_OK;
@@ -320,7 +302,7 @@ struct kj__template *kj__template_get(const struct kj__spawn *s, int *rc, struct
 			t = &slots[i];
 			break;
 		}
-	if (!t || t->pid) {
+	if (!t) {
 		t = &slots[0];
 		for (i = 1; i < MAX_TEMPLATES; i++)
 			if (slots[i].used < t->used)
@@ -463,7 +445,7 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 	if (send_request(t->sock, msg, len, send, n) < 0 ||
 	    read_line(t->sock, line, sizeof(line), ANSWER_S, 0) != 1) {
 		free(msg);
-		give_up(t);
+		kj__template_failed();
 		return 0;
 	}
 	free(msg);
@@ -471,7 +453,7 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 	if (oom) {
 		/* The child (if any) waits for a go byte that never comes: it
 		 * ends when the caller closes the sync socket. */
-		give_up(t);
+		kj__template_failed();
 		return -1;
 	}
 	if (ans && json_is_integer(json_object_get(ans, "pid")))
@@ -480,7 +462,7 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 		v = 0;
 	json_decref(ans);
 	if (v <= 1 || v > INT32_MAX) {
-		give_up(t);
+		kj__template_failed();
 		return 0;
 	}
 	pid = (pid_t)v;
@@ -488,7 +470,7 @@ pid_t kj__template_fork(struct kj__template *t, const struct kj__spawn *s, const
 	 * the judge could neither wait for it nor reap it. */
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
-		give_up(t);
+		kj__template_failed();
 		return 0;
 	}
 	return pid;
