@@ -199,3 +199,23 @@ relu_triton=$KJ_TESTS/eval/cands/relu_triton.py
 relu_wrong() {
 	sed "s/tl.maximum(x, 0.0)/tl.abs(x)/" "$relu_triton" >"$1" && ! cmp -s "$relu_triton" "$1"
 }
+
+# scale_task DIR: a two-case task "scale" (y = 2x + 1) in DIR (t0160,
+# t0215).
+scale_task() {
+	mkdir -p "$1"
+	cat > "$1/scale_torch.py" <<'PY'
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 2 * x + 1
+
+def get_input_groups():
+    return [[torch.randn(64, 33)], [torch.randn(1000)]]
+
+def get_init_inputs():
+    return []
+PY
+}

@@ -4,24 +4,6 @@
 . "$(dirname "$0")/lib.sh"
 export KJ_STATE_DIR=$kj_root/state
 
-task() {
-	mkdir -p "$1"
-	cat > "$1/scale_torch.py" <<'PY'
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, x):
-        return 2 * x + 1
-
-def get_input_groups():
-    return [[torch.randn(64, 33)], [torch.randn(1000)]]
-
-def get_init_inputs():
-    return []
-PY
-}
-
 cand() {
 	cat > "$1/scale_$2.py" <<PY
 import torch
@@ -40,7 +22,7 @@ PY
 
 
 test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: exit 2' '
-	task d
+	scale_task d
 	cand d triton_ascend_impl "x * 2 + 1"
 	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
 	grep -q "verify_result.json. does not exist" e.txt
@@ -59,7 +41,7 @@ test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: 
 '
 
 test_expect 'the gate file follows the implementation name' '
-	task d
+	scale_task d
 	cand d triton_baseline "x * 2 + 1"
 	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name triton_baseline 2> e.txt
 	grep -q "verify_result_baseline.json" e.txt
@@ -68,7 +50,7 @@ test_expect 'the gate file follows the implementation name' '
 '
 
 test_expect 'verify then benchmark: the perf JSON has every field, exit 0' '
-	task d
+	scale_task d
 	cand d triton_ascend_impl "x * 2 + 1"
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 2 --repeats 7 --output perf.json > /dev/null
@@ -96,7 +78,7 @@ assert set(d[\"framework\"]) == {\"avg_latency_ms\", \"peak_memory_mb\", \"opera
 '
 
 test_expect 'a candidate that is right only on the first calls is caught by verify, or else by its timed runs' '
-	task d
+	scale_task d
 	# One model serves every input set: right only on its first three calls,
 	# it fails verify itself (two cases, two input sets each).
 	cand d triton_ascend_impl "x * 2 + 1 if self.calls <= 3 else x * 2"
@@ -111,7 +93,7 @@ test_expect 'a candidate that is right only on the first calls is caught by veri
 '
 
 test_expect 'a candidate that changes its input while timed fails' '
-	task d
+	scale_task d
 	cand d triton_ascend_impl "(x * 2 + 1) if self.calls <= 4 else (x.mul_(1.0001) * 0 + 2 * x + 1)"
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --output perf.json > /dev/null
@@ -119,7 +101,7 @@ test_expect 'a candidate that changes its input while timed fails' '
 '
 
 test_expect 'output is limited per call: a chatty candidate passes 100 repeats, a flood fails at once' '
-	task d
+	scale_task d
 	cat > d/scale_triton_ascend_impl.py <<PY
 import sys
 import torch.nn as nn
@@ -159,7 +141,7 @@ PY
 '
 
 test_expect '--skip_framework takes the given latency; --verify_not_required skips the gate' '
-	task d
+	scale_task d
 	cand d fast "x * 2 + 1"
 	$KJUDGE benchmark --op_name scale --verify_dir d --triton_impl_name fast --verify_not_required \
 		--skip_framework --framework_latency_ms 10 --repeats 3 --output perf.json > /dev/null
@@ -167,7 +149,7 @@ test_expect '--skip_framework takes the given latency; --verify_not_required ski
 	test "$(jget perf.json "d[\"speedup_vs_torch\"] > 1")" = True
 '
 test_expect 'KJ_CACHE_DIR=off: verify, benchmark and eval of a correct candidate pass as with the cache, and keep nothing' '
-	task d
+	scale_task d
 	cand d triton_ascend_impl "x * 2 + 1"
 	mkdir scratch
 	export KJ_SCRATCH_DIR=$PWD/scratch

@@ -7,25 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 export KJ_STATE_DIR=$kj_root/state
 
-# task DIR: a two-case task "scale" (y = 2x + 1).
-task() {
-	mkdir -p "$1"
-	cat > "$1/scale_torch.py" <<'PY'
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, x):
-        return 2 * x + 1
-
-def get_input_groups():
-    return [[torch.randn(64, 33)], [torch.randn(1000)]]
-
-def get_init_inputs():
-    return []
-PY
-}
-
 # A candidate that computes the right answer only where its process is what
 # a sandboxed worker's must be: PID 1 of its own namespace, alone in it, its
 # own HOME and TMPDIR (the template's are another's), its environment and
@@ -83,7 +64,7 @@ started() {
 }
 
 test_expect 'workers are forked from the template by default, started on their own with KJ_TEMPLATE=off, and judged the same' '
-	task t && probe t
+	scale_task t && probe t
 	$KJUDGE verify --op_name scale --verify_dir t > out 2> err
 	test "$(jget t/verify_result.json "d[\"passed_cases\"]")" = 2
 	test "$(started t/verify_result.json)" = "template template"
@@ -95,7 +76,7 @@ test_expect 'workers are forked from the template by default, started on their o
 '
 
 test_expect 'a crash, an abort and a wrong answer are the same verdicts from a template' '
-	task t
+	scale_task t
 	for body in "os.kill(os.getpid(), 11)" "os.abort()" "x * 3"; do
 		cat > t/scale_triton_ascend_impl.py <<PY
 import os
@@ -117,7 +98,7 @@ PY
 '
 
 test_expect 'a template that cannot serve leaves the workers to start on their own, with the same verdict' '
-	task t && probe t
+	scale_task t && probe t
 	mkdir bin
 	for f in kjudge kjudge_worker.py kjudge_timer.so kjudge_audit.py; do cp "$KJ_BUILD/$f" bin/; done
 	# Not a library: the template fails before it is ready.
@@ -132,7 +113,7 @@ test_expect 'a template that cannot serve leaves the workers to start on their o
 '
 
 test_expect 'the template goes with its judge, killed or finished' '
-	task t
+	scale_task t
 	cat > t/scale_triton_ascend_impl.py <<PY
 import time
 import torch
