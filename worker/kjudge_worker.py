@@ -16,7 +16,7 @@ Descriptors travel with the lines (SCM_RIGHTS): the outputs of a request
 asked for "sealed" or "export", and the candidate's exported outputs that
 the judge passes with "take".
 
-  hello       pycache write_bytecode
+  hello       pycache write_bytecode [device prime_profiler]
                           -> python torch triton cuda_available cuda_count
                              [device_name cuda driver *_clock_mhz]
   load_task   dir task_module device [case_params]
@@ -867,6 +867,21 @@ class Worker:
             info["cuda"] = torch.version.cuda
             info.update(self._gpu_clocks())
         self._arm()
+        ahead = req.get("device")
+        if isinstance(ahead, str) and ahead.startswith("cuda") and torch.cuda.is_available():
+            # Started ahead of its attempt (serve's warm pairs): the CUDA
+            # context, and for the candidate CUPTI's first start, made
+            # while the pair waits.  Best effort: what fails here is done
+            # again, or fails, where it is needed.
+            try:
+                self.device = torch.device(ahead)
+                torch.empty(1, device=self.device).fill_(0)
+                torch.cuda.synchronize(self.device)
+                if req.get("prime_profiler"):
+                    self._prime_profiler()
+            except Exception:
+                pass
+            self.device = None
         return info
 
     @staticmethod

@@ -59,6 +59,10 @@ def flat(env):
             for k, x in v.items():
                 if isinstance(x, (int, float)):
                     out[run + "." + k] = x
+            # The start's steps and the attempt's own figures (prestart_s).
+            for k, x in (v.get("detail") or {}).items():
+                if isinstance(x, (int, float)) and (k.startswith("start_") or k == "prestart_s"):
+                    out[run + "." + k] = x
         elif isinstance(v, (int, float)):
             out[run] = v
     return out

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,10 +429,20 @@ static json_t *hook_request(void *ctx, enum kj__wire_step step, struct kj__wire_
 	int cand = s->role == KJ_SIDE_CANDIDATE;
 	json_t *req;
 
-	/* The bytecode tree is written by the reference only. */
-	if (step == KJ__WIRE_HELLO)
-		return json_pack("{s:s, s:s?, s:b}", "op", "hello", "pycache",
-				 tt->pycache[0] ? tt->pycache : NULL, "write_bytecode", !cand);
+	/* The bytecode tree is written by the reference only.  Workers started
+	 * ahead of their attempt on a GPU (serve's warm pairs) make their CUDA
+	 * context there, and the candidate's starts the profiler once (CUPTI's
+	 * first start takes seconds): both then happen while the pair waits,
+	 * not after its request came.  Nothing of the task or the candidate
+	 * exists yet. */
+	if (step == KJ__WIRE_HELLO) {
+		int ahead = w->wire->prestarting && strncmp(tt->t->device, "cuda", 4) == 0;
+
+		return json_pack("{s:s, s:s?, s:b, s:s?, s:b}", "op", "hello", "pycache",
+				 tt->pycache[0] ? tt->pycache : NULL, "write_bytecode", !cand,
+				 "device", ahead ? tt->t->device : NULL, "prime_profiler",
+				 ahead && cand);
+	}
 	if (step == KJ__WIRE_TASK) {
 		req = json_pack("{s:s, s:s, s:s, s:s}", "op", "load_task", "dir",
 				cand && tt->cfg->sandbox ? tt->cand_src : tt->dir,
@@ -1129,8 +1140,12 @@ static int task_start(struct kj_task *t, struct kj_error *err)
 			 tt->device_req[0] ? tt->device_req : "cpu");
 	/* The reference is first: its hello says which device there is. */
 	rc = kj__wire_start(both, t->have_candidate ? 2 : 1, err);
-	/* Builds are recorded apart (build_s). */
+	/* Builds are recorded apart (build_s); the steps, to say where a
+	 * start's time went (the module's step less its builds). */
 	kj_attempt_tally(tt->a, "start_s", kj__now_s() - t0 - (tt->build_s - b0));
+	kj_attempt_tally(tt->a, "start_spawn_s", tt->wire.spawn_s);
+	kj_attempt_tally(tt->a, "start_task_s", tt->wire.task_s);
+	kj_attempt_tally(tt->a, "start_module_s", fmax(0, tt->wire.module_s - (tt->build_s - b0)));
 	if (rc != KJ_OK)
 		return rc;
 	hello = tt->sides[0]->hello;

@@ -603,7 +603,9 @@ int kj__wire_prestart(struct kj__wire_side **sv, int n, struct kj_error *err)
 
 	if (n < 1 || n > 2)
 		return kj_error_set(err, KJ_EINVAL, "internal: %d sides started together", n);
+	sv[0]->wire->prestarting = 1;
 	rc = spawn_hello(sv, n, err);
+	sv[0]->wire->prestarting = 0;
 	for (i = 0; i < n; i++)
 		sv[i]->warm = rc == KJ_OK;
 	return rc;
@@ -616,10 +618,11 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 	json_t *reqs[2] = { NULL, NULL }, *reps[2] = { NULL, NULL };
 	int i, rc = KJ_OK, rcs[2], skip[2], warm = 1;
 	struct kj_error es[2];
-	double startup_s = wire->startup_s;
+	double startup_s = wire->startup_s, t0 = kj__now_s(), t1;
 
 	if (n < 1 || n > 2)
 		return kj_error_set(err, KJ_EINVAL, "internal: %d sides started together", n);
+	wire->spawn_s = wire->task_s = wire->module_s = 0;
 	/* Workers started before the task was known go on from their hello,
 	 * when every one is still there; else all start again (a worker that
 	 * died while it waited is nobody's failure). */
@@ -629,6 +632,8 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 		sv[i]->warm = 0;
 	if (!warm)
 		rc = spawn_hello(sv, n, err);
+	t1 = kj__now_s();
+	wire->spawn_s = t1 - t0;
 	if (rc != KJ_OK)
 		return rc;
 	/* The task: nothing of the candidate has run yet, whatever fails here
@@ -656,6 +661,8 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 		}
 		json_decref(reps[i]);
 	}
+	t0 = kj__now_s();
+	wire->task_s = t0 - t1;
 	if (rc != KJ_OK)
 		return rc;
 	/* The module under test (not where the task failed). */
@@ -707,6 +714,7 @@ int kj__wire_start(struct kj__wire_side **sv, int n, struct kj_error *err)
 		}
 		json_decref(rep);
 	}
+	wire->module_s = kj__now_s() - t0;
 	return rc;
 }
 

@@ -87,6 +87,12 @@ struct kj__wire {
 	struct kj_task *t;           /* case_params, have_candidate */
 	const struct kj__wire_hooks *hooks;
 	void *ctx;
+	int prestarting;             /* kj__wire_prestart's hellos: the
+				      * workers may make ready what the task
+				      * will need before it is known */
+	/* The last kj__wire_start's steps, seconds: the workers' start and
+	 * hello (0 when started ahead), the task's loading, the module's. */
+	double spawn_s, task_s, module_s;
 };
 
 /* One side's client. */

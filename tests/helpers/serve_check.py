@@ -403,6 +403,11 @@ def warm():
     ph = phases("s.db", a)
     check(ph.get("detail", {}).get("prestart_s", 0) > 0,
           "the attempt did not use the workers started ahead: %r" % ph)
+    # Where its start went: no worker started after the request came, the
+    # task's and the module's loading each said.
+    d = ph.get("detail", {})
+    check(d.get("start_spawn_s", 1) < 0.05 and d.get("start_task_s", -1) >= 0
+          and d.get("start_module_s", -1) >= 0, "a warm start's steps: %r" % d)
     # The next ones wait; killed before any request comes, they are
     # started again by the evaluation that finds them gone.
     deadline = time.time() + 120
@@ -443,7 +448,10 @@ def warm():
     check(workers(srv.p.pid) == [], "--no-warm started workers: %r" % workers(srv.p.pid))
     r = c.wait(c.submit(TASK, cand("pass"), mode="verify", model="m", id="cold"), 300)
     check(r.status == "pass", "--no-warm: %s (%s)" % (r.status, r.message))
-    check("prestart_s" not in phases("cold.db", "cold").get("detail", {}), "--no-warm prestarted")
+    d = phases("cold.db", "cold").get("detail", {})
+    check("prestart_s" not in d, "--no-warm prestarted")
+    check(d.get("start_spawn_s", 0) > 0 and d.get("start_task_s", -1) >= 0,
+          "a cold start's steps: %r" % d)
     check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
     print("warm: workers started ahead used; killed ones started again; --no-warm starts none")
 
