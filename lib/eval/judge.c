@@ -341,6 +341,7 @@ struct kj_eval_warm {
 		struct kj_attempt a;
 		struct kj_task t;
 		int open;       /* a and t are open (not yet taken) */
+		double ready_at; /* when its workers had said hello */
 	} p[2];
 };
 
@@ -481,6 +482,9 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		a = &warm->a;
 		t = &warm->t;
 		warm->open = 0;
+		/* How long they had waited ready when the attempt came (0: it
+		 * waited for them). */
+		kj_attempt_tally(a, "warm_age_s", t0 - warm->ready_at > 0 ? t0 - warm->ready_at : 0);
 		rc = KJ_OK;
 	} else {
 		rc = kj_attempt_open(a, rn->cfg, &verify->err);
@@ -815,6 +819,7 @@ static int warm_pair_start(const struct kj_config *cfg, const struct kj_eval_slo
 	if (lock >= 0)
 		close(lock);
 	p->open = rc == KJ_OK;
+	p->ready_at = kj__now_s();
 	return rc;
 }
 

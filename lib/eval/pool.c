@@ -60,6 +60,9 @@ struct kid {
 	int cmd;                /* a warm child's socket for its attempt, -1 */
 	int warm;               /* waiting for an attempt (or retired before
 				 * one came): nothing is reported of it */
+	int ready;              /* a warm child's last word on cmd: its
+				 * workers started, and it is not making
+				 * more (WARM_READY) */
 	double since;           /* when it was forked (monotonic seconds) */
 };
 
@@ -70,6 +73,21 @@ struct kid {
 /* A warm child that waited this long unasked makes more ahead
  * (ops->prestart_more). */
 #define WARM_MORE_S 1.0
+/* What a warm child says on cmd: ready for an attempt (what it makes
+ * ahead is made), or busy making it (an attempt given now waits). */
+#define WARM_READY 'R'
+#define WARM_BUSY 'B'
+
+/* A warm child's word to the parent; lost when the parent has retired it
+ * (never a signal, never a wait). */
+static void say(int cmd, char what)
+{
+	ssize_t n;
+
+	do
+		n = send(cmd, &what, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+}
 
 const char *kj_eval_default_device(void)
 {
@@ -150,6 +168,7 @@ static void warm_child(const struct kj_eval_pool *p, const struct kj_eval_pool_o
 
 	child_prologue(parent, start_mask);
 	warm = ops->prestart(ctx, device);
+	say(cmd, warm ? WARM_READY : WARM_BUSY);
 	end = kj__now_s() + idle + 120;
 	while (got < sizeof(cand)) {
 		struct pollfd pf = { cmd, POLLIN, 0 };
@@ -167,7 +186,11 @@ static void warm_child(const struct kj_eval_pool *p, const struct kj_eval_pool_o
 			continue;
 		if (n == 0 && more) {
 			more = 0;
-			ops->prestart_more(ctx, warm, device);
+			if (warm) {
+				say(cmd, WARM_BUSY);
+				ops->prestart_more(ctx, warm, device);
+				say(cmd, WARM_READY);
+			}
 			continue;
 		}
 		if (n <= 0)
@@ -233,16 +256,44 @@ static int pick(const struct kid *kids, int jobs, const int *load, int n_devices
 	return slot;
 }
 
-/* A waiting warm child on the device with the fewest attempts running
- * (ties: the first), or -1. */
-static int pick_warm(const struct kid *kids, int jobs, const int *busy)
+/* What a warm child said last on cmd (without waiting): kid->ready. */
+static void hear(struct kid *kid)
+{
+	char buf[16];
+	ssize_t n;
+
+	for (;;) {
+		n = recv(kid->cmd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		kid->ready = buf[n - 1] == WARM_READY;
+	}
+}
+
+/* A waiting warm child, or -1: one that is ready before one still
+ * starting its workers (an attempt given to that one waits for them: a
+ * fresh child forked where the last attempt ended must not take the next
+ * from an older one that is ready), then the device with the fewest
+ * attempts running, then the one that has waited longest. */
+static int pick_warm(struct kid *kids, int jobs, const int *busy)
 {
 	int k, best = -1;
 
-	for (k = 0; k < jobs; k++)
-		if (kids[k].pid && kids[k].warm && kids[k].cmd >= 0 &&
-		    (best < 0 || busy[kids[k].device] < busy[kids[best].device]))
+	for (k = 0; k < jobs; k++) {
+		struct kid *c = &kids[k], *b;
+
+		if (!c->pid || !c->warm || c->cmd < 0)
+			continue;
+		hear(c);
+		b = best >= 0 ? &kids[best] : NULL;
+		if (!b || c->ready > b->ready ||
+		    (c->ready == b->ready &&
+		     (busy[c->device] < busy[b->device] ||
+		      (busy[c->device] == busy[b->device] && c->since < b->since))))
 			best = k;
+	}
 	return best;
 }
 
@@ -333,6 +384,7 @@ static int start_warm(const struct kj_eval_pool *p, const struct kj_eval_pool_op
 	kid->fd = fds[0];
 	kid->cmd = cmd[0];
 	kid->warm = 1;
+	kid->ready = 0;
 	kid->device = device;
 	kid->since = kj__now_s();
 	return 0;

@@ -453,7 +453,26 @@ def warm():
     check(d.get("start_spawn_s", 0) > 0 and d.get("start_task_s", -1) >= 0,
           "a cold start's steps: %r" % d)
     check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
-    print("warm: workers started ahead used; killed ones started again; --no-warm starts none")
+    # Back to back with two jobs: the next request goes to the child that
+    # has waited ready, not to the fresh one forked where the last ended
+    # (which would make it wait for a whole start).
+    srv = Server("-j", "2", db="pick.db")
+    c = Client(srv.url)
+    deadline = time.time() + 120
+    while len(workers(srv.p.pid)) < 4 and time.time() < deadline:
+        time.sleep(0.2)
+    check(len(workers(srv.p.pid)) >= 4, "no two warm pairs: %r" % workers(srv.p.pid))
+    time.sleep(1)
+    r = c.wait(c.submit(TASK, cand("pass"), mode="verify", model="m", id="pick-a"), 300)
+    check(r.status == "pass", "pick-a: %s (%s)" % (r.status, r.message))
+    r = c.wait(c.submit(TASK, cand("pass"), mode="verify", model="m", id="pick-b"), 300)
+    check(r.status == "pass", "pick-b: %s (%s)" % (r.status, r.message))
+    d = phases("pick.db", "pick-b").get("detail", {})
+    check(d.get("warm_age_s", 0) > 0.5 and d.get("start_spawn_s", 1) < 0.05,
+          "the request right after another did not go to the pair that waited ready: %r" % d)
+    check(srv.term() == 0, "SIGTERM: exit %s" % srv.p.returncode)
+    print("warm: workers started ahead used; killed ones started again; the next request "
+          "goes to a ready pair; --no-warm starts none")
 
 
 if __name__ == "__main__":
