@@ -7,7 +7,9 @@
 # checkout is not written to), its commands run in turn.  Each command has
 # its expected exit status and a line of its output below; a README command
 # this file does not know, or one it knows that the README lost, fails, so
-# the README and this test change together.  Then the files verify and
+# the README and this test change together.  The README's study (eval of
+# examples/study.jsonl, then report) is checked against the figures by
+# hand from its generations.  Then the files verify and
 # benchmark agree on, for two candidates in one directory, and the
 # interpreter the workers and the skill's scripts run when the user's own
 # Python has no torch.  Needs scripts/install-deps' .venv in the checkout.
@@ -159,6 +161,34 @@ test_expect 'every command of the README runs verbatim, without KJ_PYTHON, with 
 	test "$(jget co/perf.json "(d[\"passed_cases\"] == d[\"total_cases\"] > 0, d[\"speedup_vs_torch\"] > 0)")" = "(True, True)"
 	test "$(jget co/examples/softmax/verify_result.json "d[\"kjudge\"][\"candidate\"][\"file\"].endswith(\"softmax_triton_ascend_impl.py\")")" = True
 	test -s co/study.html
+	# The study'"'"'s store and what its eval said, for the next test.
+	cp co/study.db "$kj_root/study.db"
+	cp "$(grep -l "^kjudge eval: 5 attempts: " res/*.out)" "$kj_root/study.out"
+'
+
+# The README'"'"'s study (examples/study.jsonl, two models), judged by its
+# own command above: its verdicts, and the report'"'"'s figures against the
+# ones computed by hand from the generations.  (This was t0630, which ran
+# the same eval a second time.)
+test_expect 'the study of the README: its verdicts, and the report'"'"'s figures by hand' '
+	test -s "$kj_root/study.db" || { echo "no study.db: the README'"'"'s eval did not run"; false; }
+	cp "$kj_root/study.db" study.db
+	grep -q "^kjudge eval: 4 tasks, 5 attempts (0 already in study.db)" "$kj_root/study.out"
+	grep -q "^kjudge eval: 5 attempts: 3 passed (1 clean), 2 failed, 0 judge or task errors" "$kj_root/study.out"
+	"$KJUDGE" report study.db --md study.md --html study.html --json study.json
+	test -s study.md && test -s study.html
+	# By hand: 4 operators; model-a solves silu cleanly and softmax with
+	# PyTorch (not clean); model-b solves softmax with PyTorch only.
+	# Tokens: a 812+431+790+388 = 2421 over 1 clean solve; b 4659, none.
+	# Generation seconds: a 9.4+8.1 = 17.5; b 6.2+5.9+7.7 = 19.8.
+	test "$(jget study.json "[(m, d[\"models\"][m][\"accuracy\"], d[\"models\"][m][\"clean_pass_rate\"], d[\"models\"][m][\"tokens_total\"], d[\"models\"][m][\"tokens_per_success\"], round(d[\"models\"][m][\"runtime_s\"], 3)) for m in sorted(d[\"models\"])]")" = \
+		"[('\''model-a'\'', 0.5, 0.25, 2421, 2421.0, 17.5), ('\''model-b'\'', 0.25, 0.0, 4659, None, 19.8)]"
+	# pass@1 over the operators attempted: model-b tried softmax twice
+	# (c = 0) and silu once (c = 0).
+	test "$(jget study.json "d[\"models\"][\"model-b\"][\"pass_at_k\"][\"1\"], d[\"models\"][\"model-a\"][\"pass_at_k\"][\"1\"]")" = "0.0 0.5"
+	test "$(jget study.json "sorted((a[\"model\"], a[\"task\"], a[\"attempt\"], a[\"status\"], a[\"clean\"]) for a in d[\"attempts\"])")" = \
+		"[('\''model-a'\'', '\''silu'\'', 0, '\''pass'\'', True), ('\''model-a'\'', '\''softmax'\'', 0, '\''pass'\'', False), ('\''model-b'\'', '\''silu'\'', 0, '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', 0, '\''fail'\'', False), ('\''model-b'\'', '\''softmax'\'', 1, '\''pass'\'', False)]"
+	grep -q "model-a" study.md
 '
 
 # kj ARGS...: kjudge as a user runs it, with no KJ_PYTHON.

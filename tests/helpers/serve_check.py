@@ -1,5 +1,6 @@
-"""serve_check.py - what tests/cli/t0860-serve.sh checks of a real `kjudge serve`
-on the loopback, through the Python client of python/ (kjudge_client).
+"""serve_check.py - what tests/cli/t0860-serve.sh and t0861-serve-verdicts.sh
+check of a real `kjudge serve` on the loopback, through the Python client of
+python/ (kjudge_client).
 
     serve_check.py verdicts   honest and hostile candidates at once: the
                               verdicts their expect.json give (verify's)
