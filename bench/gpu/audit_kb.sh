@@ -31,7 +31,9 @@
 # Run through the device tool, from the repository root:
 #   command: bash bench/gpu/audit_kb.sh
 #   carry:   ["build/kjudge", "build/kjudge_worker.py", "build/kjudge_timer.so",
-#             "build/kjudge_audit.py", ".anchors"]
+#             "build/kjudge_audit.py", "build/kjudge_template.so", ".anchors"]
+# (kjudge_template.so: every canary's workers forked from one torch import
+# per canary's judge instead of importing torch each.)
 # Dry run on the CPU (tests/audit/suite in KernelBench's place, two
 # canaries, small peaks and timings):
 #   DRY=1 PY=.venv/bin/python OUT=/tmp/audkb bash bench/gpu/audit_kb.sh

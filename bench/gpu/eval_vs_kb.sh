@@ -40,7 +40,8 @@
 #
 # Run through the device tool, from the repository root:
 #   command: bash bench/gpu/eval_vs_kb.sh
-#   carry:   ["build/kjudge", "build/kjudge_worker.py", "build/kjudge_timer.so", ".anchors"]
+#   carry:   ["build/kjudge", "build/kjudge_worker.py", "build/kjudge_timer.so",
+#             "build/kjudge_template.so", ".anchors"]
 # If step 3 is cut for time, a second call with SKIP_KJ_SUB=1 SKIP_KB=1
 # gives it the whole call.
 # Dry run here (no GPU: builds the directories, checks KernelBench's script

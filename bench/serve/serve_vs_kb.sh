@@ -22,7 +22,8 @@
 # says), .anchors/shims (pydantic and the others KernelBench imports).
 # Run through the device tool, from the repository root:
 #   command: bash bench/serve/serve_vs_kb.sh
-#   carry:   ["build/kjudge", "build/kjudge_worker.py", "build/kjudge_timer.so", ".anchors"]
+#   carry:   ["build/kjudge", "build/kjudge_worker.py", "build/kjudge_timer.so",
+#             "build/kjudge_template.so", ".anchors"]
 # Dry run on a CPU (a tiny stream, (a) and (b) only, (c) imported):
 #   DRY=1 PY=.venv/bin/python OUT=/tmp/svk bash bench/serve/serve_vs_kb.sh
 #
