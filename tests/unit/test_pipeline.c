@@ -43,6 +43,7 @@ struct script {
 	int npy;             /* the reference: a real .npy golden */
 	double true_ms;      /* a timed call, as the judge's clock sees it */
 	double claim_ms;     /* what its sample says (0: true_ms) */
+	int claim_case;      /* claim_ms in this case only (1-based; 0: all) */
 	double unseen_ms;    /* a call on inputs it never saw (0: true_ms) */
 	int noisy;           /* every other call takes (and says) twice as long */
 	int short_round;     /* a round reports one sample fewer than asked */
@@ -186,7 +187,9 @@ static void time_reply(struct fake *f, struct kj_reply *r)
 
 		if (i == c->probe_at && f->sc.unseen_ms > 0)
 			took = f->sc.unseen_ms;
-		said = f->sc.claim_ms > 0 && i != c->probe_at ? f->sc.claim_ms : took;
+		said = f->sc.claim_ms > 0 && i != c->probe_at &&
+				       (!f->sc.claim_case || f->sc.claim_case == c->case_idx + 1)
+			       ? f->sc.claim_ms : took;
 		clock_s += (took + HARNESS_MS) / 1e3;
 		r->samples_ms[i] = said;
 		r->call_set[i] = set;
@@ -614,6 +617,31 @@ KJ_TEST(pipeline_bench_timing_mismatch)
 	KJ_CHECK_INT(g.res.cases[0].type, KJ_ET_TIMING_MISMATCH);
 	KJ_CHECK(g.res.cases[0].timing_rechecked);
 	KJ_CHECK(g.res.cases[0].check_ratio_cand < g.res.cases[0].check_ratio_min);
+	rig_close(&g);
+}
+
+/* Samples forged in the second case only: the first case, whose samples
+ * agreed with the judge's clock, does not stand either (a forger's cases
+ * that pass the cross-check are those where noise made the clock agree). */
+KJ_TEST(pipeline_bench_forged_samples_void_every_case)
+{
+	struct script c = { .claim_ms = 0.5, .claim_case = 2 };
+	struct rig g;
+
+	rig_open(&g, NULL, &c, 2);
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(g.res.cases[1].type, KJ_ET_TIMING_MISMATCH);
+	KJ_CHECK_INT(g.res.cases[0].type, KJ_ET_TIMING_MISMATCH);
+	KJ_CHECK(!g.res.cases[0].timed);
+	KJ_CHECK(g.res.cases[0].message &&
+		 strstr(g.res.cases[0].message, "in case 2: they are not taken in any case"));
+	rig_close(&g);
+	/* Honest samples in both: both pass. */
+	c.claim_case = 3;
+	rig_open(&g, NULL, &c, 2);
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(kj_case_status(&g.res.cases[0]), KJ_STATUS_PASS);
+	KJ_CHECK_INT(kj_case_status(&g.res.cases[1]), KJ_STATUS_PASS);
 	rig_close(&g);
 }
 
