@@ -200,11 +200,15 @@ relu_wrong() {
 	sed "s/tl.maximum(x, 0.0)/tl.abs(x)/" "$relu_triton" >"$1" && ! cmp -s "$relu_triton" "$1"
 }
 
-# scale_task DIR: a two-case task "scale" (y = 2x + 1) in DIR (t0160,
-# t0215).
+# scale_task DIR [GROUP...]: a task "scale" (y = 2x + 1) in DIR, its cases
+# two input groups and each GROUP given (a Python list of inputs, e.g.
+# "[torch.randn(4)]") after them (t0150, t0160, t0215).
 scale_task() {
-	mkdir -p "$1"
-	cat > "$1/scale_torch.py" <<'PY'
+	local dir=$1 groups="[torch.randn(64, 33)], [torch.randn(1000)]" g
+	shift
+	for g in "$@"; do groups="$groups, $g"; done
+	mkdir -p "$dir"
+	cat > "$dir/scale_torch.py" <<PY
 import torch
 import torch.nn as nn
 
@@ -213,7 +217,7 @@ class Model(nn.Module):
         return 2 * x + 1
 
 def get_input_groups():
-    return [[torch.randn(64, 33)], [torch.randn(1000)]]
+    return [$groups]
 
 def get_init_inputs():
     return []
