@@ -1224,7 +1224,11 @@ class Worker:
         and here it overlaps other attempts' timed phases instead of
         holding the device in the profiled forward.  Best effort: a
         profiler that cannot start here fails in _profile_forward, where
-        the layer records it."""
+        the layer records it.  Once a worker: a warm worker's hello may have
+        started it already."""
+        if getattr(self, "_profiler_primed", False):
+            return
+        self._profiler_primed = True
         torch = self.torch
         try:
             from torch.profiler import ProfilerActivity, profile
