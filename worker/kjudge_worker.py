@@ -1559,6 +1559,7 @@ class Worker:
         check = bool(req.get("check"))
         probe = req.get("probe")
         probe_at = int(probe["at"]) if probe else -1
+        decoy = bool(probe.get("decoy")) if probe else False
         cuda = self.device.type == "cuda"
         # The sets (and their copies) are made once per case and kept for
         # its later rounds: a round's time is its calls, not input making.
@@ -1586,6 +1587,8 @@ class Worker:
         lap("inputs_s")
         self.phase = "forward"
         n_sets = max(len(seeds), int(probe["set"]) + 1) if probe else len(seeds)
+        if decoy and not 0 <= int(probe["set"]) < len(seeds):
+            raise ValueError("a decoy names a set the round does not cycle through")
         uniques = [[] for _ in range(n_sets)]
         known = [int(x) for x in req.get("known", [])][:n_sets]
         known += [0] * (n_sets - len(known))
@@ -1623,7 +1626,10 @@ class Worker:
                     self.phase = "forward"
                     if cuda:
                         torch.cuda.synchronize()
-                    out = self._timed_call(probe_inputs, flush, stream, thr)
+                    # A decoy does all of the above, then calls on a
+                    # cycled set: the same round but for the inputs.
+                    out = self._timed_call(sets[k] if decoy else probe_inputs, flush, stream,
+                                           thr)
                 else:
                     if cuda:
                         # A call on new inputs follows their making, which
@@ -1647,7 +1653,10 @@ class Worker:
                     # worker's own, made before the round and never written
                     # by it: kept as they are.
                     earlier = [kept[k]] if k in kept else []
-                    for u, prev in earlier + [(known[k] + j, x) for j, x in enumerate(uniques[k])]:
+                    # A decoy's output is sent as new, as a probe's is.
+                    seen = [] if decoy and i == probe_at else earlier + [
+                        (known[k] + j, x) for j, x in enumerate(uniques[k])]
+                    for u, prev in seen:
                         if self._same_outputs(prev, outs):
                             calls.append([k, u])
                             break

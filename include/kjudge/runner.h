@@ -93,6 +93,11 @@ struct kj_call {
 	int probe_at;
 	uint64_t probe_seed;
 	int probe_set;
+	/* A decoy: that set is made, kept and checked as a probe's is, but the
+	 * call runs on the cycled set probe_set (one of the seeds'), its output
+	 * sent as a new one: the round's work is a probe round's but for the
+	 * call's inputs, which the candidate has seen */
+	int probe_decoy;
 	/* The reference's worker only: each timed call returns the outputs
 	 * the side's model made for its set before the round (untimed), so
 	 * that the round costs what the harness costs around a call */

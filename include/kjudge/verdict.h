@@ -234,6 +234,11 @@ struct kj_case {
 	double unseen_ms;       /* the fastest call on inputs the candidate had
 				 * never seen (0: none made) */
 	double unseen_ref_ms;   /* the same of the reference's (0: none made) */
+	/* The judge's clock on those calls: each side's fastest round holding
+	 * one less its fastest round of as many calls on inputs it had seen
+	 * (the new inputs' making included, on both sides); set with
+	 * unseen_ms */
+	double unseen_excess_ms, unseen_excess_ref_ms;
 	/* The cross-check of the samples against the judge's clock: each
 	 * side's round_sample_ms / judge_ms (the reference's 1 when it was
 	 * not timed here), and the least the candidate's may be */

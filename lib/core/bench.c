@@ -83,10 +83,14 @@ static double desc_bytes(const json_t *desc)
  */
 /* One call of a round on a set the side has never seen (kj_call.probe_*). */
 struct probe {
-	int at;          /* its place in the round */
+	int at;          /* its place in the round; -1: none (a round of
+			  * cycled sets measured only for its wall) */
 	int set;         /* its golden: gold[set] */
 	uint64_t seed;
-	double *ms;      /* its sample, out */
+	double *ms;      /* its sample, out (or NULL) */
+	double *wall;    /* the round's wall time on the judge's clock, out */
+	int decoy;       /* set made from seed, call on cycled set `set`
+			  * (kj_call's probe_decoy) */
 };
 
 static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
@@ -111,7 +115,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		for (i = 0; i < n_calls; i++)
 			schedule[i] = (offset + i) % n_sets;
-		if (pr)
+		if (pr && pr->at >= 0)
 			schedule[pr->at] = pr->set;
 	}
 	memset(&call, 0, sizeof(call));
@@ -126,11 +130,12 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	call.warmup = warmup;
 	call.flush_bytes = b->flush_bytes;
 	call.check = 1; /* both sides do the same work around the calls */
-	call.probe_at = pr ? pr->at : -1;
-	call.probe_seed = pr ? pr->seed : 0;
-	call.probe_set = pr ? pr->set : -1;
+	call.probe_at = pr && pr->at >= 0 ? pr->at : -1;
+	call.probe_seed = pr && pr->at >= 0 ? pr->seed : 0;
+	call.probe_set = pr && pr->at >= 0 ? pr->set : -1;
+	call.probe_decoy = pr && pr->at >= 0 && pr->decoy;
 	call.known = acc->known;
-	call.n_known = pr ? pr->set + 1 : n_sets;
+	call.n_known = pr && pr->at >= 0 && !pr->decoy ? pr->set + 1 : n_sets;
 	if (call.n_known > acc->n_known)
 		call.n_known = acc->n_known;
 	/* Both sides alike, as for the rest of the work around the calls. */
@@ -283,8 +288,11 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			goto out;
 		}
 	if (pr) {
-		/* Its own sample, not the round's. */
-		*pr->ms = r.samples_ms[pr->at];
+		/* Its own sample, not the round's; and the round's wall. */
+		if (pr->ms && pr->at >= 0)
+			*pr->ms = r.samples_ms[pr->at];
+		if (pr->wall)
+			*pr->wall = wall;
 		*ok = 1;
 		goto out;
 	}
@@ -360,35 +368,73 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
  * three calls, between two on cycled sets, on both sides (the candidate's
  * outputs checked as every timed call's are); the fastest call of each
  * side on them, out.  *offset moves on as the rounds do. */
+/*
+ * One batch of unseen sets: for each, a round of 3 calls on each side with
+ * the set's call in the middle (made from its seed just before it), and a
+ * decoy round beside it: a set made from another seed just as the probe's
+ * is, and kept and checked as it is, but the middle call on a cycled set,
+ * its output sent as a new one.  *fastest (*fastest_r): the fastest of the
+ * candidate's (the reference's) samples of the calls on new inputs.  The
+ * judge's own view, which no sample enters, *excess (*excess_r): each
+ * side's fastest probe round less its fastest decoy round on the judge's
+ * clock, what a call on inputs never seen took beyond one on inputs seen
+ * in a round that does the same work around it; *decoy_ms: the
+ * candidate's fastest decoy round.  The reference's rounds
+ * run only where it is timed (*fastest_r and *excess_r are 0 otherwise).
+ */
+#define DECOY_SEED 0x9e3779b97f4a7c15ULL /* decoy j's seed: probe j's plus this */
 static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		       const struct kj_bench_opts *b, struct kj_result *res, int k,
 		       const uint64_t *seeds, int n_sets, struct kj__golden *gold, int first,
 		       const uint64_t *probe_seeds, int n, int timing_ref, struct kj__timed *tr,
 		       struct kj__timed *tc, int *offset, double *fastest, double *fastest_r,
-		       int devout, struct kj_case *c, int *ok, struct kj_error *err)
+		       double *excess, double *excess_r, double *decoy_ms, int devout,
+		       struct kj_case *c, int *ok, struct kj_error *err)
 {
-	int j, rc = KJ_OK;
+	double wp[2] = { INFINITY, INFINITY }, wd[2] = { INFINITY, INFINITY };
+	int j, step, rc = KJ_OK;
 
 	*ok = 1;
 	*fastest = *fastest_r = INFINITY;
+	*excess = *excess_r = 0;
 	for (j = 0; j < n; j++) {
-		double ms = 0, ref_ms = 0;
-		struct probe pc = { 1, first + j, probe_seeds[j], &ms };
-		struct probe pf = { 1, first + j, probe_seeds[j], &ref_ms };
+		/* Probe then decoy, decoy then probe: what drifts over the
+		 * batch falls on both. */
+		for (step = 0; step < 2; step++) {
+			int decoy = (step + j) % 2, side;
 
-		rc = time_round(t, a, o, b, res, k, &t->cand, &t->ref, seeds, n_sets, gold, *offset,
-				3, 0, tc, 0, &pc, devout, c, ok, err);
-		if (rc == KJ_OK && *ok && timing_ref)
-			rc = time_round(t, a, o, b, res, k, &t->ref, &t->cand, seeds, n_sets, gold,
-					*offset, 3, 0, tr, 0, &pf, devout, c, ok, err);
-		if (rc != KJ_OK || !*ok)
-			return rc;
-		*offset = (*offset + 2) % n_sets;
-		if (ms < *fastest)
-			*fastest = ms;
-		if (ref_ms < *fastest_r)
-			*fastest_r = ref_ms;
+			for (side = 0; side < (timing_ref ? 2 : 1); side++) {
+				double ms = 0, wall = 0;
+				int cycled = (*offset + 1) % n_sets;
+				struct probe p = { 1, decoy ? cycled : first + j,
+						   decoy ? probe_seeds[j] + DECOY_SEED : probe_seeds[j],
+						   &ms, &wall, decoy };
+
+				rc = time_round(t, a, o, b, res, k, side ? &t->ref : &t->cand,
+						side ? &t->cand : &t->ref, seeds, n_sets, gold,
+						*offset, 3, 0, side ? tr : tc, 0, &p, devout, c, ok,
+						err);
+				if (rc != KJ_OK || !*ok)
+					return rc;
+				if (decoy) {
+					wd[side] = wall < wd[side] ? wall : wd[side];
+					continue;
+				}
+				wp[side] = wall < wp[side] ? wall : wp[side];
+				if (!side && ms < *fastest)
+					*fastest = ms;
+				if (side && ms < *fastest_r)
+					*fastest_r = ms;
+			}
+			*offset = (*offset + 2) % n_sets;
+		}
 	}
+	*excess = wp[0] - wd[0];
+	*decoy_ms = wd[0];
+	if (timing_ref)
+		*excess_r = wp[1] - wd[1];
+	else
+		*fastest_r = 0;
 	return rc;
 }
 
@@ -631,10 +677,25 @@ static int bench_unseen(struct bcase *B, int *ok)
 	struct kj_attempt *a = B->a;
 	struct kj_case *c = B->c;
 	struct kj_error *err = B->err;
-	double fastest = 0, fastest_r = 0, ratio_r = 1;
-	int batch, tripped = 0, first = B->n_sets, j, rc;
+	double fastest = 0, fastest_r = 0, ratio_r = 1, excess = 0, excess_r = 0, unseen = 0;
+	double per_call, wall_call, over, decoy_ms = 0;
+	int batch, tripped = 0, by_judge = 0, first = B->n_sets, j, rc;
+	int gpu = !strcmp(B->tc.timer, "cuda_event");
 
 	*ok = 1;
+	/* The candidate's call on the inputs it was timed on: its samples'
+	 * median, never more than the judge's clock saw its rounds take a call
+	 * less the harness's cost (samples that claim more would hide a
+	 * replay). */
+	wall_call = kj__stat_kept(&B->tc.wall, JUDGE_Q);
+	over = B->timing_ref ? kj__stat_kept(&B->tr.over, JUDGE_Q)
+	       : B->timing_empty ? kj__stat_kept(&B->te.over, JUDGE_Q) : B->shared_over;
+	if (isnan(wall_call) || isnan(over))
+		return kj_error_set(err, KJ_ENOMEM, "out of memory");
+	wall_call -= over > 0 ? over : 0;
+	if (wall_call < B->res->launch_ms)
+		wall_call = B->res->launch_ms;
+	per_call = B->med_c < wall_call || !(wall_call > 0) ? B->med_c : wall_call;
 	for (batch = 0; batch < PROBE_BATCHES; batch++) {
 		if (batch > 0) {
 			int got = 0;
@@ -660,14 +721,20 @@ static int bench_unseen(struct bcase *B, int *ok)
 		}
 		rc = probe_batch(t, a, B->o, B->b, B->res, B->k, B->seeds, B->n_sets, B->gold,
 				 first, B->probe_seeds + batch * PROBE_SETS, B->n_probe,
-				 B->timing_ref, &B->tr, &B->tc, &B->offset, &fastest, &fastest_r,
-				 B->devout, c, ok, err);
+				 B->timing_ref, &B->tr, &B->tc, &B->offset, &fastest, &fastest_r, &excess,
+				 &excess_r, &decoy_ms, B->devout, c, ok, err);
 		if (rc != KJ_OK || !*ok)
 			return rc;
 		c->unseen_ms = fastest;
 		c->unseen_ref_ms = B->timing_ref ? fastest_r : 0;
+		c->unseen_excess_ms = excess;
+		c->unseen_excess_ref_ms = excess_r;
 		tripped = kj__replay_tripped(fastest, fastest_r, B->med_c, B->med_r, B->timing_ref,
 					     B->res->launch_ms, &ratio_r);
+		by_judge = !tripped && kj__replay_judged(excess, B->timing_ref ? excess_r : 0,
+							 per_call, ratio_r, decoy_ms - 3 * wall_call,
+							 B->res->launch_ms, gpu, &unseen);
+		tripped |= by_judge;
 		if (!tripped)
 			break;
 		if (batch == 0)
@@ -677,6 +744,16 @@ static int bench_unseen(struct bcase *B, int *ok)
 	if (!tripped)
 		return KJ_OK;
 	*ok = 0;
+	if (by_judge)
+		return kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's "
+				    "call took %.4g ms on the judge's clock (its rounds holding one "
+				    "took %.4g ms longer than rounds of as many calls on inputs it "
+				    "had seen, the reference's %.4g ms), %.3gx its %.4g ms a call on "
+				    "the inputs it was timed on again and again (the reference's: "
+				    "%.3gx), whatever its samples say: its speed comes from having "
+				    "seen them", unseen, excess, excess_r, unseen / per_call,
+				    per_call, ratio_r) == KJ_OK
+			       ? KJ_OK : kj_error_set(err, KJ_ENOMEM, "out of memory");
 	return kj_case_fail(c, KJ_ET_REPLAY, "on inputs it had never seen the candidate's fastest "
 			    "call took %.4g ms, %.3gx its median of %.4g ms on the inputs it was "
 			    "timed on again and again (the reference's: %.3gx): its speed comes "

@@ -373,3 +373,15 @@ int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref,
 	*ratio_cand = rc_;
 	return jc > 0 && rc_ < *least;
 }
+
+/* Whether the judge's clock says replay (pipeline_internal.h). */
+int kj__replay_judged(double excess, double excess_r, double per_call, double ratio_r,
+		      double round_ms, double launch_ms, int gpu, double *unseen)
+{
+	double slack = 2 * launch_ms + (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU) +
+		       REPLAY_SLACK * (round_ms > 0 ? round_ms : 0);
+
+	*unseen = per_call + excess - (excess_r > 0 ? excess_r : 0);
+	return per_call > 0 && isfinite(*unseen) &&
+	       *unseen - slack > REPLAY_RATIO * ratio_r * per_call;
+}

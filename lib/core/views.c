@@ -356,9 +356,13 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 				n_valid++;
 			}
 			if (c->unseen_ms > 0)
-				put(&r, rec, "unseen_inputs_ms", json_pack("{s:f, s:o*}", "implementation",
-					c->unseen_ms, "framework", c->unseen_ref_ms > 0
-					? json_real(c->unseen_ref_ms) : NULL));
+				put(&r, rec, "unseen_inputs_ms", json_pack(
+					"{s:f, s:o*, s:o*}", "implementation", c->unseen_ms,
+					"framework", c->unseen_ref_ms > 0 ? json_real(c->unseen_ref_ms)
+					: NULL, "judge_excess", isfinite(c->unseen_excess_ms) &&
+					isfinite(c->unseen_excess_ref_ms) ? json_pack("{s:f, s:f}",
+					"implementation", round_to(c->unseen_excess_ms, 1e6),
+					"framework", round_to(c->unseen_excess_ref_ms, 1e6)) : NULL));
 			put(&r, rec, "error_type", json_null());
 			put(&r, rec, "error_msg", json_null());
 			if (!c->ref_given) {

@@ -794,10 +794,11 @@ int kj__wire_op_send(struct kj_side *s, const struct kj_call *call, struct kj_er
 			}
 		}
 		if (req && call->probe_at >= 0 && call->probe_at < call->n_calls &&
-		    json_object_set_new(req, "probe", json_pack("{s:I, s:i, s:i}", "seed",
+		    json_object_set_new(req, "probe", json_pack("{s:I, s:i, s:i, s:b}", "seed",
 							       (json_int_t)call->probe_seed, "at",
 							       call->probe_at, "set",
-							       call->probe_set)) != 0) {
+							       call->probe_set, "decoy",
+							       call->probe_decoy != 0)) != 0) {
 			json_decref(req);
 			req = NULL;
 		}

@@ -16,7 +16,8 @@ cases'), "may_fail_with": [names] (for "pass": a case may instead fail with
 one of these, e.g. a candidate whose own busy loops slow its harness past
 what its samples account for), "args": [extra benchmark arguments]
 (optional), "task": FILE of tests/candidates/tasks/ to time on instead of
-addmul_torch.py (optional), "files": [files copied beside the candidate,
+addmul_torch.py (optional), "n_cases": its number of cases (3 unless
+given), "files": [files copied beside the candidate,
 paths relative to its directory] (optional), "twin": NAME, "twin_within":
 F (optional: a candidate that passes must not claim more than (1 + F)
 times the speedup of its honest twin, timed in the same run: a timing
@@ -48,8 +49,8 @@ def check(exp, rc, perf, twin_speedup=None):
     if perf is None:
         return bad + ["no readable perf JSON"]
     rows = perf.get("per_shape_results") or []
-    if len(rows) != 3:
-        bad.append(f"{len(rows)} result rows, expected 3")
+    if len(rows) != exp.get("n_cases", 3):
+        bad.append(f"{len(rows)} result rows, expected {exp.get('n_cases', 3)}")
     if exp["cases"] == "fail":
         want = exp["error_type"]
         for r in rows:

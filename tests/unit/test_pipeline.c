@@ -45,6 +45,7 @@ struct script {
 	double claim_ms;     /* what its sample says (0: true_ms) */
 	int claim_case;      /* claim_ms in this case only (1-based; 0: all) */
 	double unseen_ms;    /* a call on inputs it never saw (0: true_ms) */
+	int forge_unseen;    /* its sample of such a call says true_ms */
 	int noisy;           /* every other call takes (and says) twice as long */
 	int short_round;     /* a round reports one sample fewer than asked */
 };
@@ -57,6 +58,8 @@ struct fake {
 
 /* The judge's clock of the benchmark, advanced by the scripted rounds. */
 static double clock_s;
+/* What making a set of new inputs costs (probe and decoy rounds alike). */
+#define MAKE_MS 2.0
 /* What the harness costs around each timed call, on the judge's clock. */
 #define HARNESS_MS 0.1
 
@@ -155,7 +158,7 @@ static struct kj_value *outputs_of(const struct fake *f, uint64_t seed, const ch
 
 static uint64_t seed_of_set(const struct kj_call *c, int set)
 {
-	return set == c->probe_set ? c->probe_seed : c->seeds[set];
+	return set == c->probe_set && !c->probe_decoy ? c->probe_seed : c->seeds[set];
 }
 
 /* A round of timed calls: samples, the judge's clock moved on by what the
@@ -185,17 +188,25 @@ static void time_reply(struct fake *f, struct kj_reply *r)
 		int set = c->schedule[i];
 		double took = base * (f->sc.noisy && i % 2 ? 2 : 1), said;
 
-		if (i == c->probe_at && f->sc.unseen_ms > 0)
+		int probe = i == c->probe_at && !c->probe_decoy;
+
+		if (i == c->probe_at)
+			clock_s += MAKE_MS / 1e3; /* the new set, made and kept */
+		if (probe && f->sc.unseen_ms > 0)
 			took = f->sc.unseen_ms;
 		said = f->sc.claim_ms > 0 && i != c->probe_at &&
 				       (!f->sc.claim_case || f->sc.claim_case == c->case_idx + 1)
 			       ? f->sc.claim_ms : took;
+		if (probe && f->sc.forge_unseen)
+			said = base;
 		clock_s += (took + HARNESS_MS) / 1e3;
 		r->samples_ms[i] = said;
 		r->call_set[i] = set;
 		r->call_distinct[i] = -1;
-		if (set >= c->n_seeds + 16 || (set < c->n_known && c->known && c->known[set]) ||
-		    sent[set])
+		/* A decoy's output goes as a new one, as a probe's does. */
+		if (set >= c->n_seeds + 16 ||
+		    (!(i == c->probe_at && c->probe_decoy) &&
+		     ((set < c->n_known && c->known && c->known[set]) || sent[set])))
 			continue;
 		sent[set] = 1;
 		r->distinct_set[r->n_distinct] = set;
@@ -691,6 +702,67 @@ KJ_TEST(pipeline_bench_replay)
 	KJ_CHECK_INT(g.res.cases[0].type, KJ_ET_REPLAY);
 	KJ_CHECK(g.res.cases[0].unseen_ms == 10);
 	rig_close(&g);
+}
+
+/* The same replay with its samples of the calls on new inputs forged to
+ * say what a call on seen inputs takes: the samples' test sees nothing,
+ * the judge's clock (probe rounds against decoy rounds) does. */
+KJ_TEST(pipeline_bench_replay_forged_samples)
+{
+	struct script c = { .unseen_ms = 10, .forge_unseen = 1 };
+	struct rig g;
+
+	rig_open(&g, NULL, &c, 1);
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(g.res.cases[0].type, KJ_ET_REPLAY);
+	KJ_CHECK(g.res.cases[0].unseen_ms == 1.0); /* the forged samples */
+	KJ_CHECK(g.res.cases[0].unseen_excess_ms > 8.9 && g.res.cases[0].unseen_excess_ms < 9.1);
+	KJ_CHECK(fabs(g.res.cases[0].unseen_excess_ref_ms) < 1e-6);
+	KJ_CHECK(g.res.cases[0].message && strstr(g.res.cases[0].message, "judge's clock"));
+	rig_close(&g);
+}
+
+/* Honest code slower on new inputs than the bound allows the judge's
+ * clock nothing: twice as slow on each (under REPLAY_RATIO) passes, as do
+ * decoy rounds that make the same sets. */
+KJ_TEST(pipeline_bench_unseen_within_bound_passes)
+{
+	struct script c = { .unseen_ms = 2 };
+	struct rig g;
+
+	rig_open(&g, NULL, &c, 1);
+	KJ_CHECK_OK(bench(&g), &g.err);
+	KJ_CHECK_INT(kj_case_status(&g.res.cases[0]), KJ_STATUS_PASS);
+	KJ_CHECK(g.res.cases[0].unseen_excess_ms > 0.9 && g.res.cases[0].unseen_excess_ms < 1.1);
+	rig_close(&g);
+}
+
+/* The judge's test over recorded figures alone: a call on new inputs as
+ * the judge sees it (per call + excess less the reference's where
+ * positive) against REPLAY_RATIO times the reference's ratio, beyond a
+ * slack of two launches, CHECK_ABS and REPLAY_SLACK of the round's work. */
+KJ_TEST(pipeline_replay_judged_over_recorded_figures)
+{
+	double u;
+
+	/* 1 ms calls, 9 ms more on new inputs, 2 ms rounds: trips. */
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 2, 0.01, 0, &u), 1);
+	KJ_CHECK(fabs(u - 10) < 1e-9);
+	/* The reference's own excess comes off; a negative one does not. */
+	KJ_CHECK_INT(kj__replay_judged(9, 8, 1, 1, 2, 0.01, 0, &u), 0);
+	KJ_CHECK(fabs(u - 2) < 1e-9);
+	KJ_CHECK_INT(kj__replay_judged(1.5, -3, 1, 1, 2, 0.01, 0, &u), 0);
+	KJ_CHECK(fabs(u - 2.5) < 1e-9);
+	/* The slack: 3.0 over a 1 ms call is the bound; the round's 40 ms of
+	 * work put 6 ms of slack on it. */
+	KJ_CHECK_INT(kj__replay_judged(4, 0, 1, 1, 40, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 40, 0.01, 0, &u), 1);
+	/* The reference's ratio raises the bound. */
+	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1, 0, 0.01, 0, &u), 1);
+	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1.5, 0, 0.01, 0, &u), 0);
+	/* Nothing to go by: no trip. */
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 0, 1, 0, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(NAN, 0, 1, 1, 0, 0.01, 0, &u), 0);
 }
 
 /* Malformed or wrong timed rounds fail the case, never pass it. */
