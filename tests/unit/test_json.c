@@ -125,3 +125,60 @@ KJ_TEST(json_parse_is_the_value_or_out_of_memory)
 	kj__json_set_malloc(NULL);
 	json_decref(ref);
 }
+
+/* Every allocation from fail_at on fails (no memory comes back). */
+static void *fail_from(size_t n)
+{
+	if (++calls >= fail_at)
+		return NULL;
+	return malloc(n);
+}
+
+/*
+ * jansson 2.14's lexer drops a byte whose buffer could not grow: a string
+ * whose closing quote was that byte is decoded past its end (a heap
+ * overflow), and an unget after it fails an assertion that aborts.  Every
+ * allocation of a parse fails in turn, once and from there on, over
+ * strings of every length across the lexer's buffer sizes (16 to 512), with
+ * escapes and a long number: each parse is the value or out of memory, and
+ * the process lives (under AddressSanitizer in CI, without a bad access).
+ */
+KJ_TEST(json_parse_survives_every_failed_allocation)
+{
+	char text[2048], s[600];
+	int len, esc, mode, bad = 0;
+
+	for (len = 1; len < 530 && !bad; len += len < 40 ? 1 : 7) {
+		memset(s, 'a', (size_t)len);
+		s[len] = '\0';
+		for (esc = 0; esc < 2; esc++) {
+			json_t *ref;
+			int oom;
+
+			snprintf(text, sizeof(text), "{\"nonce\": 1, \"k%s\": \"%s%s\", \"n\": "
+				 "123456789012345678, \"l\": [1, 2.5, -3e2, true, null]}", s, s,
+				 esc ? "\\u00e9\\n" : "");
+			ref = kj__json_loadb(text, strlen(text), 0, NULL, &oom);
+			KJ_CHECK(ref != NULL && !oom);
+			for (mode = 0; mode < 2; mode++) {
+				kj__json_set_malloc(mode ? fail_from : fail_nth);
+				for (fail_at = 1;; fail_at++) {
+					json_t *v;
+
+					calls = 0;
+					v = kj__json_loadb(text, strlen(text), 0, NULL, &oom);
+					if (calls < fail_at) {
+						bad |= !(v != NULL && json_equal(v, ref));
+						json_decref(v);
+						break;
+					}
+					bad |= !(v == NULL ? oom : !oom && json_equal(v, ref));
+					json_decref(v);
+				}
+				kj__json_set_malloc(NULL);
+			}
+			json_decref(ref);
+		}
+	}
+	KJ_CHECK(!bad);
+}
