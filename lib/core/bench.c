@@ -686,7 +686,10 @@ static int bench_unseen(struct bcase *B, int *ok)
 	/* The candidate's call on the inputs it was timed on: its samples'
 	 * median, never more than the judge's clock saw its rounds take a call
 	 * less the harness's cost (samples that claim more would hide a
-	 * replay). */
+	 * replay), nor less than half of it (the harness's cost is the
+	 * reference's, which may be more than this worker's: an honest call is
+	 * not made to look free).  Samples inflated to hide a replay so must
+	 * claim about the work's own time, and then claim no speedup. */
 	wall_call = kj__stat_kept(&B->tc.wall, JUDGE_Q);
 	over = B->timing_ref ? kj__stat_kept(&B->tr.over, JUDGE_Q)
 	       : B->timing_empty ? kj__stat_kept(&B->te.over, JUDGE_Q) : B->shared_over;
@@ -695,7 +698,8 @@ static int bench_unseen(struct bcase *B, int *ok)
 	wall_call -= over > 0 ? over : 0;
 	if (wall_call < B->res->launch_ms)
 		wall_call = B->res->launch_ms;
-	per_call = B->med_c < wall_call || !(wall_call > 0) ? B->med_c : wall_call;
+	per_call = B->med_c < wall_call || !(wall_call > 0) ? B->med_c
+		   : wall_call > 0.5 * B->med_c ? wall_call : 0.5 * B->med_c;
 	for (batch = 0; batch < PROBE_BATCHES; batch++) {
 		if (batch > 0) {
 			int got = 0;
