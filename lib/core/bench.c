@@ -379,19 +379,42 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
  * side's fastest probe round less its fastest decoy round on the judge's
  * clock, what a call on inputs never seen took beyond one on inputs seen
  * in a round that does the same work around it; *decoy_ms: the
- * candidate's fastest decoy round.  The reference's rounds
+ * candidate's fastest decoy round; *spread_ms: how far its second fastest
+ * probe round, or decoy round, came out above the fastest (the larger: the
+ * run's jitter, without its one worst delay).  The reference's rounds
  * run only where it is timed (*fastest_r and *excess_r are 0 otherwise).
  */
 #define DECOY_SEED 0x9e3779b97f4a7c15ULL /* decoy j's seed: probe j's plus this */
+/* The probe ([side][0]) and decoy ([side][1]) rounds' walls so far, side 0
+ * the candidate's: the batches pool them. */
+struct walls {
+	double v[2][2][PROBE_BATCHES * PROBE_SETS];
+	int n[2][2];
+};
+
+/* The fastest of w's rounds of one kind, and (*med) their median. */
+static double walls_low(const struct walls *w, int side, int decoy, double *med)
+{
+	double s[PROBE_BATCHES * PROBE_SETS];
+	int n = w->n[side][decoy];
+
+	*med = INFINITY;
+	if (!n)
+		return INFINITY;
+	memcpy(s, w->v[side][decoy], (size_t)n * sizeof(double));
+	kj__sort_doubles(s, (size_t)n);
+	*med = kj__quantile_sorted(s, (size_t)n, 0.5);
+	return s[0];
+}
 static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_judge_opts *o,
 		       const struct kj_bench_opts *b, struct kj_result *res, int k,
 		       const uint64_t *seeds, int n_sets, struct kj__golden *gold, int first,
 		       const uint64_t *probe_seeds, int n, int timing_ref, struct kj__timed *tr,
 		       struct kj__timed *tc, int *offset, double *fastest, double *fastest_r,
-		       double *excess, double *excess_r, double *decoy_ms, int devout,
-		       struct kj_case *c, int *ok, struct kj_error *err)
+		       struct walls *w, double *excess, double *excess_r, double *decoy_ms,
+		       double *spread_ms, int devout, struct kj_case *c, int *ok,
+		       struct kj_error *err)
 {
-	double wp[2] = { INFINITY, INFINITY }, wd[2] = { INFINITY, INFINITY };
 	int j, step, rc = KJ_OK;
 
 	*ok = 1;
@@ -416,11 +439,10 @@ static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_
 						err);
 				if (rc != KJ_OK || !*ok)
 					return rc;
-				if (decoy) {
-					wd[side] = wall < wd[side] ? wall : wd[side];
+				if (w->n[side][decoy] < PROBE_BATCHES * PROBE_SETS)
+					w->v[side][decoy][w->n[side][decoy]++] = wall;
+				if (decoy)
 					continue;
-				}
-				wp[side] = wall < wp[side] ? wall : wp[side];
 				if (!side && ms < *fastest)
 					*fastest = ms;
 				if (side && ms < *fastest_r)
@@ -429,11 +451,15 @@ static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_
 			*offset = (*offset + 2) % n_sets;
 		}
 	}
-	*excess = wp[0] - wd[0];
-	*decoy_ms = wd[0];
-	if (timing_ref)
-		*excess_r = wp[1] - wd[1];
-	else
+	{
+		double med, dmed, d = walls_low(w, 0, 1, &dmed);
+
+		*excess = walls_low(w, 0, 0, &med) - d;
+		*decoy_ms = d;
+		*spread_ms = isfinite(dmed) ? dmed - d : 0;
+		*excess_r = timing_ref ? walls_low(w, 1, 0, &med) - walls_low(w, 1, 1, &dmed) : 0;
+	}
+	if (!timing_ref)
 		*fastest_r = 0;
 	return rc;
 }
@@ -678,11 +704,13 @@ static int bench_unseen(struct bcase *B, int *ok)
 	struct kj_case *c = B->c;
 	struct kj_error *err = B->err;
 	double fastest = 0, fastest_r = 0, ratio_r = 1, excess = 0, excess_r = 0, unseen = 0;
-	double per_call, wall_call, over, decoy_ms = 0;
+	double per_call, wall_call, over, decoy_ms = 0, spread_ms = 0;
 	int batch, tripped = 0, by_judge = 0, first = B->n_sets, j, rc;
 	int gpu = !strcmp(B->tc.timer, "cuda_event");
+	struct walls w;
 
 	*ok = 1;
+	memset(&w, 0, sizeof(w));
 	/* The candidate's call on the inputs it was timed on: its samples'
 	 * median, never more than the judge's clock saw its rounds take a call
 	 * less the harness's cost (samples that claim more would hide a
@@ -725,8 +753,8 @@ static int bench_unseen(struct bcase *B, int *ok)
 		}
 		rc = probe_batch(t, a, B->o, B->b, B->res, B->k, B->seeds, B->n_sets, B->gold,
 				 first, B->probe_seeds + batch * PROBE_SETS, B->n_probe,
-				 B->timing_ref, &B->tr, &B->tc, &B->offset, &fastest, &fastest_r, &excess,
-				 &excess_r, &decoy_ms, B->devout, c, ok, err);
+				 B->timing_ref, &B->tr, &B->tc, &B->offset, &fastest, &fastest_r,
+				 &w, &excess, &excess_r, &decoy_ms, &spread_ms, B->devout, c, ok, err);
 		if (rc != KJ_OK || !*ok)
 			return rc;
 		c->unseen_ms = fastest;
@@ -734,10 +762,10 @@ static int bench_unseen(struct bcase *B, int *ok)
 		c->unseen_excess_ms = excess;
 		c->unseen_excess_ref_ms = excess_r;
 		tripped = kj__replay_tripped(fastest, fastest_r, B->med_c, B->med_r, B->timing_ref,
-					     B->res->launch_ms, &ratio_r);
+					     B->res->launch_ms, gpu, &ratio_r);
 		by_judge = !tripped && kj__replay_judged(excess, B->timing_ref ? excess_r : 0,
 							 per_call, ratio_r, decoy_ms - 3 * wall_call,
-							 B->res->launch_ms, gpu, &unseen);
+							 spread_ms, B->res->launch_ms, gpu, &unseen);
 		tripped |= by_judge;
 		if (!tripped)
 			break;

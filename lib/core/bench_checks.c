@@ -76,7 +76,7 @@ int kj__sol_impossible(double med_ms, double sol_ms)
 
 /* Whether a batch's fastest calls on new inputs say replay (above). */
 int kj__replay_tripped(double fastest, double fastest_r, double med_c, double med_r,
-		       int timing_ref, double launch_ms, double *ratio_r)
+		       int timing_ref, double launch_ms, int gpu, double *ratio_r)
 {
 	*ratio_r = 1.0;
 	/* The reference's own ratio, between 1 and 1.5: what new inputs cost
@@ -84,7 +84,7 @@ int kj__replay_tripped(double fastest, double fastest_r, double med_c, double me
 	if (timing_ref && med_r > 0 && fastest_r / med_r > 1.0)
 		*ratio_r = fastest_r / med_r < 1.5 ? fastest_r / med_r : 1.5;
 	return med_c > 0 && fastest > REPLAY_RATIO * *ratio_r * med_c &&
-	       fastest - med_c > 2 * launch_ms;
+	       fastest - med_c > 2 * launch_ms + (gpu ? REPLAY_ABS_GPU : REPLAY_ABS_CPU);
 }
 
 /* The median absolute deviation of d, scaled to a standard deviation's
@@ -376,10 +376,12 @@ int kj__cross_check(const struct kj_latency *cand, const struct kj_latency *ref,
 
 /* Whether the judge's clock says replay (pipeline_internal.h). */
 int kj__replay_judged(double excess, double excess_r, double per_call, double ratio_r,
-		      double round_ms, double launch_ms, int gpu, double *unseen)
+		      double round_ms, double spread_ms, double launch_ms, int gpu,
+		      double *unseen)
 {
-	double slack = 2 * launch_ms + (gpu ? CHECK_ABS_GPU : CHECK_ABS_CPU) +
-		       REPLAY_SLACK * (round_ms > 0 ? round_ms : 0);
+	double slack = 2 * launch_ms + (gpu ? REPLAY_ABS_GPU : REPLAY_ABS_CPU) +
+		       REPLAY_SLACK * (round_ms > 0 ? round_ms : 0) +
+		       (spread_ms > 0 ? spread_ms : 0);
 
 	*unseen = per_call + excess - (excess_r > 0 ? excess_r : 0);
 	return per_call > 0 && isfinite(*unseen) &&

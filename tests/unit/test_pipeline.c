@@ -743,26 +743,34 @@ KJ_TEST(pipeline_bench_unseen_within_bound_passes)
  * slack of two launches, CHECK_ABS and REPLAY_SLACK of the round's work. */
 KJ_TEST(pipeline_replay_judged_over_recorded_figures)
 {
-	double u;
+	double u, r;
 
 	/* 1 ms calls, 9 ms more on new inputs, 2 ms rounds: trips. */
-	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 2, 0.01, 0, &u), 1);
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 2, 0, 0.01, 0, &u), 1);
 	KJ_CHECK(fabs(u - 10) < 1e-9);
 	/* The reference's own excess comes off; a negative one does not. */
-	KJ_CHECK_INT(kj__replay_judged(9, 8, 1, 1, 2, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(9, 8, 1, 1, 2, 0, 0.01, 0, &u), 0);
 	KJ_CHECK(fabs(u - 2) < 1e-9);
-	KJ_CHECK_INT(kj__replay_judged(1.5, -3, 1, 1, 2, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(1.5, -3, 1, 1, 2, 0, 0.01, 0, &u), 0);
 	KJ_CHECK(fabs(u - 2.5) < 1e-9);
 	/* The slack: 3.0 over a 1 ms call is the bound; the round's 40 ms of
-	 * work put 6 ms of slack on it. */
-	KJ_CHECK_INT(kj__replay_judged(4, 0, 1, 1, 40, 0.01, 0, &u), 0);
-	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 40, 0.01, 0, &u), 1);
+	 * work put 6 ms of slack on it, rounds 7 ms apart 7 ms more. */
+	KJ_CHECK_INT(kj__replay_judged(4, 0, 1, 1, 40, 0, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 40, 0, 0.01, 0, &u), 1);
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 1, 1, 2, 7, 0.01, 0, &u), 0);
 	/* The reference's ratio raises the bound. */
-	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1, 0, 0.01, 0, &u), 1);
-	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1.5, 0, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1, 0, 0, 0.01, 0, &u), 1);
+	KJ_CHECK_INT(kj__replay_judged(3, 0, 1, 1.5, 0, 0, 0.01, 0, &u), 0);
 	/* Nothing to go by: no trip. */
-	KJ_CHECK_INT(kj__replay_judged(9, 0, 0, 1, 0, 0.01, 0, &u), 0);
-	KJ_CHECK_INT(kj__replay_judged(NAN, 0, 1, 1, 0, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(9, 0, 0, 1, 0, 0, 0.01, 0, &u), 0);
+	KJ_CHECK_INT(kj__replay_judged(NAN, 0, 1, 1, 0, 0, 0.01, 0, &u), 0);
+	/* The samples' test: an honest 4.5 us call the loaded CPU delayed to
+	 * 24 us on every new set is not a replay there (REPLAY_ABS_CPU), but
+	 * would be on a GPU; a lookup saving 0.35 ms a call is one on both. */
+	KJ_CHECK_INT(kj__replay_tripped(0.024, 0.01, 0.0045, 0.01, 1, 0.001, 0, &r), 0);
+	KJ_CHECK_INT(kj__replay_tripped(0.024, 0.01, 0.0045, 0.01, 1, 0.001, 1, &r), 1);
+	KJ_CHECK_INT(kj__replay_tripped(0.4, 0.4, 0.02, 0.38, 1, 0.001, 0, &r), 1);
+	KJ_CHECK(r > 1.05 && r < 1.06);
 }
 
 /* Malformed or wrong timed rounds fail the case, never pass it. */

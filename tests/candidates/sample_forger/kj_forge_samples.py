@@ -67,5 +67,9 @@ class Forger:
             self.done = 0
         samples = (ctypes.c_double * max(n, 1)).from_address(self.at[0])
         for i in range(self.done, n):
-            samples[i] /= self.divisor
+            samples[i] = self.rewrite(samples[i])
         self.done = n
+
+    def rewrite(self, ms):
+        """What a recorded sample of ms becomes (a subclass may say)."""
+        return ms / self.divisor
