@@ -83,11 +83,10 @@ static double desc_bytes(const json_t *desc)
  */
 /* One call of a round on a set the side has never seen (kj_call.probe_*). */
 struct probe {
-	int at;          /* its place in the round; -1: none (a round of
-			  * cycled sets measured only for its wall) */
+	int at;          /* its place in the round */
 	int set;         /* its golden: gold[set] */
 	uint64_t seed;
-	double *ms;      /* its sample, out (or NULL) */
+	double *ms;      /* its sample, out */
 	double *wall;    /* the round's wall time on the judge's clock, out */
 	int decoy;       /* set made from seed, call on cycled set `set`
 			  * (kj_call's probe_decoy) */
@@ -115,7 +114,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 			return kj_error_set(err, KJ_ENOMEM, "out of memory");
 		for (i = 0; i < n_calls; i++)
 			schedule[i] = (offset + i) % n_sets;
-		if (pr && pr->at >= 0)
+		if (pr)
 			schedule[pr->at] = pr->set;
 	}
 	memset(&call, 0, sizeof(call));
@@ -130,12 +129,12 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	call.warmup = warmup;
 	call.flush_bytes = b->flush_bytes;
 	call.check = 1; /* both sides do the same work around the calls */
-	call.probe_at = pr && pr->at >= 0 ? pr->at : -1;
-	call.probe_seed = pr && pr->at >= 0 ? pr->seed : 0;
-	call.probe_set = pr && pr->at >= 0 ? pr->set : -1;
-	call.probe_decoy = pr && pr->at >= 0 && pr->decoy;
+	call.probe_at = pr ? pr->at : -1;
+	call.probe_seed = pr ? pr->seed : 0;
+	call.probe_set = pr ? pr->set : -1;
+	call.probe_decoy = pr && pr->decoy;
 	call.known = acc->known;
-	call.n_known = pr && pr->at >= 0 && !pr->decoy ? pr->set + 1 : n_sets;
+	call.n_known = pr && !pr->decoy ? pr->set + 1 : n_sets;
 	if (call.n_known > acc->n_known)
 		call.n_known = acc->n_known;
 	/* Both sides alike, as for the rest of the work around the calls. */
@@ -289,8 +288,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		}
 	if (pr) {
 		/* Its own sample, not the round's; and the round's wall. */
-		if (pr->ms && pr->at >= 0)
-			*pr->ms = r.samples_ms[pr->at];
+		*pr->ms = r.samples_ms[pr->at];
 		if (pr->wall)
 			*pr->wall = wall;
 		*ok = 1;
@@ -364,10 +362,6 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
 	return rc;
 }
 
-/* One batch of probes: each of the n sets from gold[first] in a round of
- * three calls, between two on cycled sets, on both sides (the candidate's
- * outputs checked as every timed call's are); the fastest call of each
- * side on them, out.  *offset moves on as the rounds do. */
 /*
  * One batch of unseen sets: for each, a round of 3 calls on each side with
  * the set's call in the middle (made from its seed just before it), and a
@@ -379,9 +373,9 @@ static int device_limits(struct kj_task *t, struct kj_attempt *a, struct kj_resu
  * side's fastest probe round less its fastest decoy round on the judge's
  * clock, what a call on inputs never seen took beyond one on inputs seen
  * in a round that does the same work around it; *decoy_ms: the
- * candidate's fastest decoy round; *spread_ms: how far its second fastest
- * probe round, or decoy round, came out above the fastest (the larger: the
- * run's jitter, without its one worst delay).  The reference's rounds
+ * candidate's fastest decoy round; *spread_ms: its decoy rounds' median
+ * above their fastest (the run's jitter, without the probed work's).  The
+ * walls pool over the batches in w.  The reference's rounds
  * run only where it is timed (*fastest_r and *excess_r are 0 otherwise).
  */
 #define DECOY_SEED 0x9e3779b97f4a7c15ULL /* decoy j's seed: probe j's plus this */

@@ -209,10 +209,10 @@ int kj__replay_tripped(double fastest, double fastest_r, double med_c, double me
  * REPLAY_ABS, REPLAY_SLACK of round_ms, the decoy round's time beyond its
  * calls (making and checking a set, the round trip: one round's jitter on
  * the judge's clock grows with it; 0.2-0.6 ms of 6 ms rounds on a quiet
- * CPU), and spread_ms, how far the candidate's second fastest probe round
- * or decoy round came out above its fastest (what this run's noise made of
- * rounds alike, but for one worst delay: a loaded CPU put an honest 8 us
- * call's probe rounds 0.57 ms above its decoys').  A replay that saves less than that a call is left to the
+ * CPU), and spread_ms, the candidate's decoy rounds' median above their
+ * fastest (what this run's noise made of rounds alike; not the probe
+ * rounds', whose spread grows with the very work a replay hides: a loaded
+ * CPU put an honest 8 us call's probe rounds 0.57 ms above its decoys').  A replay that saves less than that a call is left to the
  * samples' test.
  */
 #define REPLAY_SLACK 0.15
