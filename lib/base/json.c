@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,8 @@ static _Thread_local size_t reserve_cap, reserve_used;
 /* What a parse sets aside: what jansson allocates while it finishes the
  * piece it is in (a token's buffer doubled, its decoded copy and value,
  * the values of one piece), for a text of len bytes. */
-#define RESERVE(len) (4 * (len) + (64u << 10))
+#define RESERVE_BASE ((size_t)64 << 10)
+#define RESERVE(len) (4 * (len) + RESERVE_BASE)
 
 static void *counting_malloc(size_t n)
 {
@@ -129,7 +131,7 @@ json_t *kj__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *
 	json_t *v;
 
 	pthread_once(&installed, install);
-	if (len > ((size_t)-1 - (64u << 10)) / 4 || !(reserve = base_malloc(RESERVE(len)))) {
+	if (len > (SIZE_MAX - RESERVE_BASE) / 4 || !(reserve = base_malloc(RESERVE(len)))) {
 		if (je) {
 			memset(je, 0, sizeof(*je));
 			je->line = je->column = -1;

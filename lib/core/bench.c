@@ -289,8 +289,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	if (pr) {
 		/* Its own sample, not the round's; and the round's wall. */
 		*pr->ms = r.samples_ms[pr->at];
-		if (pr->wall)
-			*pr->wall = wall;
+		*pr->wall = wall;
 		*ok = 1;
 		goto out;
 	}
@@ -688,6 +687,18 @@ static int bench_rounds(struct bcase *B, double t_start, int *ok)
 	return KJ_OK;
 }
 
+/* The harness's cost per call (p = JUDGE_Q) or its spread (p < 0: the
+ * MAD) from the rounds that measured it: the reference's, else the empty
+ * calls'; else `given` (the shared baseline's).  NAN without memory. */
+static double harness_over(const struct bcase *B, double p, double given)
+{
+	if (B->timing_ref)
+		return kj__stat_kept(&B->tr.over, p);
+	if (B->timing_empty)
+		return kj__stat_kept(&B->te.over, p);
+	return given;
+}
+
 /* The sets neither side has seen in its rounds (PROBE_SETS); a second
  * batch where the first trips, if there is room for its goldens: *ok is 0
  * when c now holds a failure (Replay, or one on the way). */
@@ -713,15 +724,13 @@ static int bench_unseen(struct bcase *B, int *ok)
 	 * not made to look free).  Samples inflated to hide a replay so must
 	 * claim about the work's own time, and then claim no speedup. */
 	wall_call = kj__stat_kept(&B->tc.wall, JUDGE_Q);
-	over = B->timing_ref ? kj__stat_kept(&B->tr.over, JUDGE_Q)
-	       : B->timing_empty ? kj__stat_kept(&B->te.over, JUDGE_Q) : B->shared_over;
+	over = harness_over(B, JUDGE_Q, B->shared_over);
 	if (isnan(wall_call) || isnan(over))
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	wall_call -= over > 0 ? over : 0;
 	if (wall_call < B->res->launch_ms)
 		wall_call = B->res->launch_ms;
-	per_call = B->med_c < wall_call || !(wall_call > 0) ? B->med_c
-		   : wall_call > 0.5 * B->med_c ? wall_call : 0.5 * B->med_c;
+	per_call = wall_call > 0 ? fmin(B->med_c, fmax(wall_call, 0.5 * B->med_c)) : B->med_c;
 	for (batch = 0; batch < PROBE_BATCHES; batch++) {
 		if (batch > 0) {
 			int got = 0;
@@ -817,10 +826,8 @@ static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, d
 {
 	struct kj_case *c = B->c;
 	struct kj__timed *tr = &B->tr, *te = &B->te;
-	double over = B->timing_ref ? kj__stat_kept(&tr->over, JUDGE_Q)
-		      : B->timing_empty ? kj__stat_kept(&te->over, JUDGE_Q) : B->shared_over;
-	double spread = B->timing_ref     ? kj__stat_kept(&tr->over, -1)
-			: B->timing_empty ? kj__stat_kept(&te->over, -1) : 0;
+	double over = harness_over(B, JUDGE_Q, B->shared_over);
+	double spread = harness_over(B, -1, 0);
 	int gpu = !strcmp(B->tc.timer, "cuda_event");
 
 	*tripped = 0;

@@ -212,8 +212,8 @@ int kj__replay_tripped(double fastest, double fastest_r, double med_c, double me
  * CPU), and spread_ms, the candidate's decoy rounds' median above their
  * fastest (what this run's noise made of rounds alike; not the probe
  * rounds', whose spread grows with the very work a replay hides: a loaded
- * CPU put an honest 8 us call's probe rounds 0.57 ms above its decoys').  A replay that saves less than that a call is left to the
- * samples' test.
+ * CPU put an honest 8 us call's probe rounds 0.57 ms above its decoys').
+ * A replay that saves less than that a call is left to the samples' test.
  */
 #define REPLAY_SLACK 0.15
 int kj__replay_judged(double excess, double excess_r, double per_call, double ratio_r,
