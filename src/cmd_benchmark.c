@@ -41,11 +41,14 @@ enum {
 	OPT_STRICT,
 	OPT_BASELINE,
 	OPT_NO_SOL,
+	OPT_ROUNDS,
 	OPT_COUNT_
 };
 
 /* What the candidate is timed against (kj_torch_spec.ref_compiled). */
 static const char *const baselines[] = { "eager", "compile", NULL };
+/* How the timed rounds run: KJ_ROUNDS_* in this order. */
+static const char *const rounds_choices[] = { "auto", "queued", "synced", NULL };
 
 const struct kj_cli_option kj_benchmark_options[] = {
 	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take",
@@ -92,6 +95,11 @@ const struct kj_cli_option kj_benchmark_options[] = {
 	[OPT_NO_SOL] = { .name = "no-sol", .type = KJ_CLI_FLAG,
 			 .help = "no speed of light: sol_ms null in every record, and no "
 				 "TimingImpossible for beating it" },
+	[OPT_ROUNDS] = { .name = "timed_rounds", .type = KJ_CLI_CHOICE, .metavar = "R",
+			 .choices = rounds_choices, .def = "auto",
+			 .help = "queued: a round's calls put on the device back to back, one "
+				 "wait after the last; synced: a wait after every call; auto "
+				 "(or $KJ_TIMED_ROUNDS): queued on a GPU, synced on the CPU" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
@@ -179,6 +187,7 @@ int kj_cmd_benchmark(const struct kj_cli_command *cmd, int argc, char **argv)
 			b.target_ci = v[OPT_TARGET_CI].number;
 		if (v[OPT_TIMED_SETS].count)
 			b.timed_sets = (int)v[OPT_TIMED_SETS].integer;
+		b.rounds = v[OPT_ROUNDS].count ? v[OPT_ROUNDS].choice : run.cfg.timed_rounds;
 		if (b.max_repeats < b.repeats)
 			b.max_repeats = b.repeats;
 		allow_fixed = v[OPT_ALLOW_FIXED].count > 0;

@@ -273,6 +273,7 @@ static int bench(struct check *k, struct kj_cli_torch *run, struct timed *t, int
 	kj_bench_opts_init(&b);
 	b.budget_s = k->budget_s > 0 ? k->budget_s
 		     : run->cfg.time_budget_s > 0 ? run->cfg.time_budget_s : b.budget_s;
+	b.rounds = run->cfg.timed_rounds;
 	kj_result_release(&run->result);
 	kj_result_init(&run->result);
 	rc = kj_benchmark(&run->task, &run->attempt, &run->judge, &b, NULL, &run->result,

@@ -303,6 +303,7 @@ int kj_cmd_eval(const struct kj_cli_command *cmd, int argc, char **argv)
 	prog.quiet = o.quiet;
 	s.python = cfg.python;
 	s.sol_off = cfg.sol_off;
+	s.bench.rounds = cfg.timed_rounds;
 	if (!v[OPT_BUDGET].count && cfg.time_budget_s > 0)
 		s.bench.budget_s = cfg.time_budget_s;
 	if (s.bench.max_repeats < s.bench.repeats)

@@ -182,6 +182,7 @@ static int kj_cmd_serve_run(const struct kj_cli_command *cmd, const struct kj_cl
 	}
 	s.python = cfg.python;
 	s.sol_off = cfg.sol_off;
+	s.bench.rounds = cfg.timed_rounds;
 	if (!v[OPT_BUDGET].count && cfg.time_budget_s > 0)
 		s.bench.budget_s = cfg.time_budget_s;
 	if (s.bench.max_repeats < s.bench.repeats)

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "kjudge/config.h"
+#include "kjudge/pipeline.h"
 #include "kjudge/proc.h"
 #include "cli.h"
 #include "base/banned.h"
@@ -172,6 +173,11 @@ int kj_cli_config(const struct kj_cli_command *cmd, struct kj_config *cfg, const
 	mb = -1;
 	rc |= var_ll(cmd, "KJ_CACHE_MAX_MB", 0, 1LL << 40, &mb);
 	rc |= var_double(cmd, "KJ_TIME_BUDGET", 0.001, 86400, &cfg->time_budget_s);
+	if ((v = var("KJ_TIMED_ROUNDS")) != NULL) {
+		cfg->timed_rounds = kj_rounds_from_name(v);
+		if (cfg->timed_rounds < 0)
+			return bad_var(cmd, "KJ_TIMED_ROUNDS", v, "'auto', 'queued' or 'synced'");
+	}
 	if (mb >= 0)
 		cfg->cache_max_bytes = mb << 20;
 	/* Scratch. */

@@ -1387,7 +1387,8 @@ class Worker:
         return {"copy_gbs": gbs, "launch_ms": launch}
 
     # The native functions every timed call goes through.
-    _KJT_GUARDED = ("kjt_begin", "kjt_end", "kjt_sample", "kjt_l2_reset", "kjt_l2_check")
+    _KJT_GUARDED = ("kjt_begin", "kjt_end", "kjt_sample", "kjt_l2_reset", "kjt_l2_check",
+                    "kjt_qbegin", "kjt_qend", "kjt_qfinish")
 
     def _arm(self):
         """Load the native timer and note what the timed loop relies on, at
@@ -1401,6 +1402,9 @@ class Worker:
             for name, res, args in (("kjt_init", ctypes.c_int, [ctypes.c_int]),
                                     ("kjt_begin", ctypes.c_int, [ctypes.c_void_p]),
                                     ("kjt_end", ctypes.c_int, [ctypes.c_void_p, ctypes.c_double]),
+                                    ("kjt_qbegin", ctypes.c_int, [ctypes.c_void_p]),
+                                    ("kjt_qend", ctypes.c_int, [ctypes.c_void_p]),
+                                    ("kjt_qfinish", ctypes.c_int, [ctypes.c_double]),
                                     ("kjt_count", ctypes.c_int, []),
                                     ("kjt_sample", ctypes.c_int,
                                      [ctypes.c_int, ctypes.POINTER(ctypes.c_double),
@@ -1414,9 +1418,11 @@ class Worker:
             self._kjt_fns = tuple(getattr(lib, n) for n in self._KJT_GUARDED)
             self._kjt_ready = False
         self._guard = [(Worker, name, Worker.__dict__[name]) for name in
-                       ("op_time_round", "_timed_call", "_check_harness", "_save", "_value",
+                       ("op_time_round", "_timed_call", "_queued_call", "_l2_after",
+                        "_check_harness", "_save", "_value",
                         "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
-                        "_changed", "_snapshot", "_fingerprint", "_same_outputs",
+                        "_changed", "_snapshot", "_fingerprint", "_same_outputs", "_equal_flag",
+                        "_queue_budget",
                         "_pwrite_all", "_stays", "_export")]
         self._guard += [(_Print, n, _Print.__dict__[n]) for n in ("__init__", "changed")]
         # The write path of the outputs: what the judge compares is what
@@ -1428,6 +1434,9 @@ class Worker:
         self._guard += [(Channel, "send", Channel.__dict__["send"])]
         self._guard += [(torch.cuda, "synchronize", torch.cuda.synchronize),
                         (torch, "equal", torch.equal), (torch.Tensor, "clone", torch.Tensor.clone),
+                        (torch, "eq", torch.eq), (torch.Tensor, "all", torch.Tensor.all),
+                        (torch, "logical_and", torch.logical_and), (torch, "stack", torch.stack),
+                        (torch.Tensor, "tolist", torch.Tensor.tolist),
                         (torch.Tensor, "sum", torch.Tensor.sum)]
 
     def _check_harness(self):
@@ -1475,7 +1484,28 @@ class Worker:
         out = self.model(*inputs) if made is None else made
         if kjt.kjt_end(stream, thr) != 0:
             raise RuntimeError("the native timer failed to end a sample")
-        l2 = kjt.kjt_l2_check(stream)
+        self._l2_after(stream)
+        return out
+
+    def _queued_call(self, inputs, flush, stream, made=None):
+        """A call of a queued round: the flush, the call and its events put
+        on the stream with no wait (kjt_qbegin/kjt_qend); the round's one
+        wait is kjt_qfinish's.  The persisting-L2 state was reset at the
+        round's start and is checked after every call, as in _timed_call:
+        a call that sets it fails, so the next one finds it clear."""
+        kjt = self._kjt
+        if flush is not None:
+            flush.fill_(0)
+        if kjt.kjt_qbegin(stream) != 0:
+            raise RuntimeError("the native timer failed to start a queued sample")
+        out = self.model(*inputs) if made is None else made
+        if kjt.kjt_qend(stream) != 0:
+            raise RuntimeError("the native timer failed to end a queued sample")
+        self._l2_after(stream)
+        return out
+
+    def _l2_after(self, stream):
+        l2 = self._kjt.kjt_l2_check(stream)
         if l2 > 0:
             raise L2PersistenceSet(
                 "the call left " + ("the persisting-L2 limit (cudaLimitPersistingL2CacheSize) set"
@@ -1484,7 +1514,32 @@ class Worker:
         if l2 < 0:
             raise RuntimeError("CUDA: the driver could not be asked for the persisting-L2 limit "
                                "after the call")
-        return out
+
+    def _queue_budget(self):
+        """The bytes of output copies a queued round may hold before it
+        matches them (and waits): a quarter of the device's free memory, at
+        most 1 GiB; 256 MiB on the CPU."""
+        torch = self.torch
+        if self.device.type != "cuda":
+            return 256 << 20
+        free, _total = torch.cuda.mem_get_info(self.device)
+        return min(free // 4, 1 << 30)
+
+    def _equal_flag(self, prev, outs):
+        """_same_outputs as a flag on the outputs' device, with no wait: a
+        0-dim bool tensor, or None where the two are not tensors of one
+        shape, dtype and device (_same_outputs decides those)."""
+        torch = self.torch
+        if not outs or len(prev) != len(outs):
+            return None
+        flag = None
+        for a, b in zip(prev, outs):
+            if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or \
+                    a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+                return None
+            e = torch.eq(a, b).all()
+            flag = e if flag is None else torch.logical_and(flag, e)
+        return flag
 
     def _same_outputs(self, prev, outs):
         """Two calls' outputs equal bit for bit (tensors of one shape and
@@ -1546,6 +1601,19 @@ class Worker:
         everything around the call is as in any round: what the round
         costs is the harness's cost, which the judge takes off both sides'
         rounds.
+
+        With queued (never with probe), the calls are put on the device's
+        stream one after another with no wait between them (_queued_call),
+        and the round's one wait comes after the last: the device runs the
+        calls back to back, so the host's work around each call (Python,
+        the checks) is hidden behind the device's, and the judge's clock
+        over the round measures the device's work.  Each call's outputs are
+        copied on the stream after its stop event (a call may write the
+        next call's outputs into the same memory) and matched after the
+        wait, in call order; where the copies held would pass the round's
+        budget (_queue_budget) they are matched at once, which waits.  On
+        the CPU nothing is queued: the same loop, the copies and the
+        matching after.
         """
         torch = self.torch
         laps, lap = self._phases()
@@ -1559,6 +1627,7 @@ class Worker:
         check = bool(req.get("check"))
         probe = req.get("probe")
         probe_at = int(probe["at"]) if probe else -1
+        queued = bool(req.get("queued")) and not probe
         decoy = bool(probe.get("decoy")) if probe else False
         cuda = self.device.type == "cuda"
         # The sets (and their copies) are made once per case and kept for
@@ -1617,8 +1686,67 @@ class Worker:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats(self.device)
             kjt.kjt_reset()
+            pending, pend_bytes = [], 0
+            if queued:
+                kjt.kjt_l2_reset(stream)
+                budget = self._queue_budget()
+
+            def match(i, k, outs, own):
+                # The call's outputs against the distinct ones of its set
+                # kept so far; own: outs are already the worker's (a copy,
+                # or an empty call's), kept as they are when new.
+                earlier = [kept[k]] if k in kept else []
+                # A decoy's output is sent as new, as a probe's is.
+                seen = [] if decoy and i == probe_at else earlier + [
+                    (known[k] + j, x) for j, x in enumerate(uniques[k])]
+                for u, prev in seen:
+                    if self._same_outputs(prev, outs):
+                        calls.append([k, u])
+                        return
+                calls.append([k, known[k] + len(uniques[k])])
+                uniques[k].append(list(outs) if own else
+                                  [o.detach().clone() if isinstance(o, torch.Tensor)
+                                   else o for o in outs])
+
+            def resolve(pending):
+                # A queued round's copies matched in call order, with one
+                # wait: each against the first distinct output of its set
+                # (kept from an earlier round, or this round's first), the
+                # comparisons put on the device and their flags read
+                # together; a call whose flag says no is matched against
+                # every distinct one (match, which waits per comparison).
+                plan, flags, first = [], [], {}
+                for i, k, outs in pending:
+                    if k in kept:
+                        target = kept[k]
+                    elif uniques[k]:
+                        target = (known[k], uniques[k][0])
+                    elif k in first:
+                        target = first[k]
+                    else:
+                        first[k] = (known[k], outs)
+                        plan.append((i, k, outs, None, -1))
+                        continue
+                    flag = self._equal_flag(target[1], outs)
+                    plan.append((i, k, outs, target[0], len(flags) if flag is not None else -1))
+                    if flag is not None:
+                        flags.append(flag)
+                said = torch.stack(flags).tolist() if flags else []
+                for i, k, outs, u, f in plan:
+                    if u is not None and f >= 0 and said[f]:
+                        calls.append([k, u])
+                    else:
+                        match(i, k, outs, True)
+
             for i, k in enumerate(schedule):
-                if i == probe_at:
+                if queued:
+                    # As below, the generators seeded before each call,
+                    # without the wait.
+                    if cuda:
+                        self._seed(seeds[k])
+                    out = self._queued_call(sets[k], flush, stream,
+                                            empty[k] if empty is not None else None)
+                elif i == probe_at:
                     k = int(probe["set"])
                     self.phase = "inputs"
                     probe_inputs = self._inputs(req["case"], int(probe["seed"]), params)
@@ -1646,26 +1774,31 @@ class Worker:
                 for o in outs:
                     if isinstance(o, torch.Tensor):
                         self._plain(o)
-                if check:
+                if check and queued:
+                    # Copied now, on the stream (a later call may write
+                    # into the same memory), matched after the wait.
+                    if empty is None:
+                        outs = [o.detach().clone() if isinstance(o, torch.Tensor) else o
+                                for o in outs]
+                    pending.append((i, k, outs))
+                    pend_bytes += sum(o.numel() * o.element_size() for o in outs
+                                      if isinstance(o, torch.Tensor))
+                    if pend_bytes > budget:
+                        resolve(pending)
+                        pending, pend_bytes = [], 0
+                elif check:
                     # Matched as they are, copied only when new: a copy
                     # of every call's outputs would hold one more output's
                     # memory at each call.  An empty call's outputs are the
                     # worker's own, made before the round and never written
                     # by it: kept as they are.
-                    earlier = [kept[k]] if k in kept else []
-                    # A decoy's output is sent as new, as a probe's is.
-                    seen = [] if decoy and i == probe_at else earlier + [
-                        (known[k] + j, x) for j, x in enumerate(uniques[k])]
-                    for u, prev in seen:
-                        if self._same_outputs(prev, outs):
-                            calls.append([k, u])
-                            break
-                    else:
-                        calls.append([k, known[k] + len(uniques[k])])
-                        uniques[k].append(list(outs) if empty is not None and i != probe_at else
-                                          [o.detach().clone() if isinstance(o, torch.Tensor)
-                                           else o for o in outs])
+                    match(i, k, outs, empty is not None and i != probe_at)
                 del out, outs
+            if queued and kjt.kjt_qfinish(thr) != 0:
+                raise RuntimeError("the native timer failed to read a queued round's samples")
+            if pending:
+                resolve(pending)
+            del pending
             lap("timed_loop_s")
         samples, escaped = [], []
         import ctypes
@@ -1685,7 +1818,7 @@ class Worker:
                     kept[k] = (known[k], uniques[k][0])
         res = {"samples_ms": samples, "escaped_ms": escaped, "peak_memory_mb": peak,
                "timer": "cuda_event" if cuda else "monotonic", "idle_sync_ms": thr,
-               "phases": laps}
+               "phases": laps, "queued": queued}
         if self.kernels_disabled:
             res["launches_suppressed"] = self.launches_suppressed
         if check:

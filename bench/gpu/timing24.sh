@@ -9,8 +9,10 @@
 #          matmul, the reference as the candidate), AA20_RUNS serial
 #          benchmark runs (default 10): the speedup (the judge's clock),
 #          the ratio of the samples' medians beside it, the cross-check.
+#   AAQ    the same A/A with queued and synced rounds in turn
+#          (--timed_rounds), AAQ_RUNS pairs.
 #   SIDE   the side-stream candidate and its honest twin (bench/gpu/
-#          sidestream).
+#          sidestream), with the rounds of each of SIDE_ROUNDS (auto).
 #   CHEATS tests/helpers/check_bench.py on cuda: the timing cheats of
 #          tests/candidates/ (the sample forgeries at 1.5, 12 and 1000, the
 #          clock and harness patches, the pool stream without a join, the
@@ -231,13 +233,32 @@ if part AA 150; then
 	done
 fi
 
+if part AAQ 260; then
+	# The same A/A with the rounds queued and synced in turn
+	# (--timed_rounds), AAQ_RUNS pairs (default 8): what the queued
+	# round changes in the judge's clock of a 20 us call.
+	for i in $(seq 1 "${AAQ_RUNS:-8}"); do
+		for mode in queued synced; do
+			t0=$(date +%s.%N)
+			capped "$CAP" "$K" benchmark --op_name mm --verify_dir bench/gpu/aa20us \
+				--verify_not_required --time_budget "$BUDGET" --timed_rounds $mode \
+				--output "$RES/aa20${mode}_$i.json" > /dev/null
+			echo "  $mode run $i rc=$? $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+			summ "$RES/aa20${mode}_$i.json"
+		done
+		[ "$(left)" -lt 40 ] && break
+	done
+fi
+
 if part SIDE 40; then
-	for impl in triton_ascend_impl sidestream_impl; do
-		capped "$CAP" "$K" benchmark --op_name scale --verify_dir bench/gpu/sidestream \
-			--triton_impl_name $impl --verify_not_required --time_budget "$BUDGET" \
-			--output "$RES/side_$impl.json" > /dev/null
-		echo "  $impl rc=$?"
-		summ "$RES/side_$impl.json"
+	for mode in ${SIDE_ROUNDS:-auto}; do
+		for impl in triton_ascend_impl sidestream_impl; do
+			capped "$CAP" "$K" benchmark --op_name scale --verify_dir bench/gpu/sidestream \
+				--triton_impl_name $impl --verify_not_required --time_budget "$BUDGET" \
+				--timed_rounds $mode --output "$RES/side_${mode}_$impl.json" > /dev/null
+			echo "  $impl ($mode rounds) rc=$?"
+			summ "$RES/side_${mode}_$impl.json"
+		done
 	done
 fi
 

@@ -129,6 +129,9 @@ struct kj_config {
 	/* benchmark's default --time_budget in seconds ($KJ_TIME_BUDGET);
 	 * 0: the built-in 10. */
 	double time_budget_s;
+	/* How benchmark's timed rounds run ($KJ_TIMED_ROUNDS; benchmark's
+	 * --timed_rounds): KJ_ROUNDS_AUTO, _QUEUED or _SYNCED (pipeline.h). */
+	int timed_rounds;
 	/* No speed of light in benchmark records ($KJ_SOL=off; benchmark's
 	 * --no-sol): every sol_ms null, no TimingImpossible for beating it. */
 	int sol_off;

@@ -244,7 +244,20 @@ struct kj_bench_opts {
 	 * margin is TimingImpossible (docs/cli.md, "The speed of light"). */
 	const json_t *sol;
 	const char *sol_why;
+	/* How the timed rounds run (docs/cli.md, "Queued rounds"):
+	 * KJ_ROUNDS_AUTO (the default) queued on a GPU and synced on the
+	 * CPU; KJ_ROUNDS_QUEUED each round's calls put on the device one
+	 * after another, one wait after the last; KJ_ROUNDS_SYNCED a wait
+	 * after every call. */
+	int rounds;
 };
+
+enum { KJ_ROUNDS_AUTO = 0, KJ_ROUNDS_QUEUED = 1, KJ_ROUNDS_SYNCED = 2 };
+
+/* "auto", "queued", "synced" -> KJ_ROUNDS_*, -1 for any other name; and
+ * back (a static string). */
+int kj_rounds_from_name(const char *name);
+const char *kj_rounds_name(int rounds);
 
 void kj_bench_opts_init(struct kj_bench_opts *b);
 

@@ -98,6 +98,10 @@ struct kj_call {
 	 * sent as a new one: the round's work is a probe round's but for the
 	 * call's inputs, which the candidate has seen */
 	int probe_decoy;
+	/* A queued round (never with a probe): the calls put on the device
+	 * one after another with no wait between them, one wait after the
+	 * last, the outputs matched after it (docs/protocol.md) */
+	int queued;
 	/* The reference's worker only: each timed call returns the outputs
 	 * the side's model made for its set before the round (untimed), so
 	 * that the round costs what the harness costs around a call */

@@ -249,6 +249,7 @@ struct kj_case {
 				     * measured it (docs/cli.md) */
 	int timing_rechecked;   /* the cross-check tripped once and the case
 				 * was timed again */
+	int rounds_queued;      /* its rounds were queued (kj_bench_opts.rounds) */
 	/* The case's speed of light (docs/cli.md, "The speed of light"):
 	 * sol_ms > 0 where the judge established one, else 0; sol the
 	 * record's object (its figures, or why there is none), owned, or

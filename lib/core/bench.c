@@ -97,7 +97,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 		      struct kj_side *s, struct kj_side *other, const uint64_t *seeds, int n_sets,
 		      struct kj__golden *gold, int offset, int n_calls, int warmup,
 		      struct kj__timed *acc, int record, const struct probe *pr, int devout,
-		      struct kj_case *c, int *ok, struct kj_error *err)
+		      int queued, struct kj_case *c, int *ok, struct kj_error *err)
 {
 	struct kj_call call;
 	struct kj_reply r;
@@ -133,6 +133,7 @@ static int time_round(struct kj_task *t, struct kj_attempt *a, const struct kj_j
 	call.probe_seed = pr ? pr->seed : 0;
 	call.probe_set = pr ? pr->set : -1;
 	call.probe_decoy = pr && pr->decoy;
+	call.queued = queued && !pr;
 	call.known = acc->known;
 	call.n_known = pr && !pr->decoy ? pr->set + 1 : n_sets;
 	if (call.n_known > acc->n_known)
@@ -428,8 +429,8 @@ static int probe_batch(struct kj_task *t, struct kj_attempt *a, const struct kj_
 
 				rc = time_round(t, a, o, b, res, k, side ? &t->ref : &t->cand,
 						side ? &t->cand : &t->ref, seeds, n_sets, gold,
-						*offset, 3, 0, side ? tr : tc, 0, &p, devout, c, ok,
-						err);
+						*offset, 3, 0, side ? tr : tc, 0, &p, devout, 0, c,
+						ok, err);
 				if (rc != KJ_OK || !*ok)
 					return rc;
 				if (w->n[side][decoy] < PROBE_BATCHES * PROBE_SETS)
@@ -481,6 +482,7 @@ struct bcase {
 	double one;             /* what a set takes: inputs twice (the copy), outputs */
 	double out_bytes, warm_pace;
 	int offset, rounds, round_calls;
+	int queued;             /* the rounds queued (kj_call.queued) */
 	double med_c, rel_c, med_r, rel_r;
 };
 
@@ -568,7 +570,7 @@ static int bench_round(struct bcase *B, struct kj_side *s, struct kj_side *other
 {
 	return time_round(B->t, B->a, B->o, B->b, B->res, B->k, s, other, B->seeds, B->n_sets,
 			  B->gold, record ? B->offset : 0, n_calls, warmup, acc, record, NULL,
-			  B->devout, B->c, ok, B->err);
+			  B->devout, B->queued, B->c, ok, B->err);
 }
 
 /* Warm-up: the seed's calls, then more until 200 ms of them ran, so that
@@ -600,6 +602,11 @@ static int bench_warmup(struct bcase *B, int *ok)
 		if (w > 100000)
 			w = 100000;
 	}
+	/* Queued rounds on a GPU (the device's timer), unless asked
+	 * otherwise: the device runs a round's calls back to back. */
+	B->queued = B->b->rounds == KJ_ROUNDS_QUEUED ||
+		    (B->b->rounds == KJ_ROUNDS_AUTO && !strcmp(B->tc.timer, "cuda_event"));
+	B->c->rounds_queued = B->queued;
 	/* The empty calls' outputs are made in this round, untimed and
 	 * outside every measured one. */
 	if (B->timing_empty)

@@ -28,6 +28,24 @@ void kj_judge_opts_init(struct kj_judge_opts *o)
 	o->cmp.float64_rule = KJ_CMP_FLOAT64_SPEC;
 }
 
+static const char *const rounds_names[] = { "auto", "queued", "synced" };
+
+int kj_rounds_from_name(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < (int)(sizeof(rounds_names) / sizeof(rounds_names[0])); i++)
+		if (!strcmp(name, rounds_names[i]))
+			return i;
+	return -1;
+}
+
+const char *kj_rounds_name(int rounds)
+{
+	return rounds >= 0 && rounds < (int)(sizeof(rounds_names) / sizeof(rounds_names[0]))
+		       ? rounds_names[rounds] : "auto";
+}
+
 void kj_bench_opts_init(struct kj_bench_opts *b)
 {
 	memset(b, 0, sizeof(*b));

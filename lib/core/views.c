@@ -346,12 +346,13 @@ json_t *kj_perf_json(const struct kj_task *t, const struct kj_attempt *a,
 				put(&r, rec, "speedup_ci95", json_pack("[f, f]",
 					round_to(c->judge_speedup_lo, 1e4),
 					round_to(c->judge_speedup_hi, 1e4)));
-				put(&r, rec, "timing_check", json_pack("{s:f, s:f, s:f, s:f, s:b}",
+				put(&r, rec, "timing_check", json_pack("{s:f, s:f, s:f, s:f, s:b, s:s}",
 					"reference_ratio", round_to(c->check_ratio_ref, 1e4),
 					"implementation_ratio", round_to(c->check_ratio_cand, 1e4),
 					"least_allowed", round_to(c->check_ratio_min, 1e4),
 					"resolution_ms", round_to(c->judge_resolution_ms, 1e6),
-					"rechecked", c->timing_rechecked));
+					"rechecked", c->timing_rechecked, "rounds",
+					c->rounds_queued ? "queued" : "synced"));
 				logsum += log(s);
 				n_valid++;
 			}

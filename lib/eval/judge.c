@@ -58,6 +58,8 @@ json_t *kj_eval_settings_json(const struct kj_eval_settings *s)
 	 * store, and so their attempts' keys, stay what they were. */
 	if (o && ((s->ref_compiled &&
 		   json_object_set_new(o, "baseline", json_string("compile"))) ||
+		  (b->rounds != KJ_ROUNDS_AUTO &&
+		   json_object_set_new(o, "rounds", json_string(kj_rounds_name(b->rounds)))) ||
 		  (s->sol_off && json_object_set_new(o, "sol", json_string("off"))))) {
 		json_decref(o);
 		return NULL;

@@ -793,6 +793,11 @@ int kj__wire_op_send(struct kj_side *s, const struct kj_call *call, struct kj_er
 				req = NULL;
 			}
 		}
+		if (req && call->queued && call->probe_at < 0 &&
+		    json_object_set_new(req, "queued", json_true()) != 0) {
+			json_decref(req);
+			req = NULL;
+		}
 		if (req && call->probe_at >= 0 && call->probe_at < call->n_calls &&
 		    json_object_set_new(req, "probe", json_pack("{s:I, s:i, s:i, s:b}", "seed",
 							       (json_int_t)call->probe_seed, "at",
