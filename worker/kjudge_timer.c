@@ -132,7 +132,7 @@ static double samples[KJT_MAX_SAMPLES], escaped[KJT_MAX_SAMPLES];
 static int n;
 /* The queued round's events: q pairs recorded, `made` made so far. */
 static CUevent q_start[KJT_QMAX], q_stop[KJT_QMAX];
-static int q, made;
+static int q, made, q_open;
 
 int kjt_init(int use_cuda);
 int kjt_begin(void *stream);
@@ -169,7 +169,7 @@ int kjt_init(int use_cuda)
 	void *h;
 
 	n = 0;
-	q = made = 0;
+	q = made = q_open = 0;
 	cuda = 0;
 	l2 = 0;
 	window = 0;
@@ -259,22 +259,26 @@ int kjt_qbegin(void *stream)
 {
 	if (!cuda)
 		return kjt_begin(stream);
-	if (q >= KJT_QMAX || n + q >= KJT_MAX_SAMPLES)
+	if (q_open || q >= KJT_QMAX || n + q >= KJT_MAX_SAMPLES)
 		return -1;
 	if (q == made) {
 		if (p_cuEventCreate(&q_start[q], 0) || p_cuEventCreate(&q_stop[q], 0))
 			return -2;
 		made++;
 	}
-	return p_cuEventRecord(q_start[q], stream) ? -3 : 0;
+	if (p_cuEventRecord(q_start[q], stream))
+		return -3;
+	q_open = 1;
+	return 0;
 }
 
 int kjt_qend(void *stream)
 {
 	if (!cuda)
 		return kjt_end(stream, 0.0);
-	if (q >= made)
+	if (!q_open)
 		return -1;
+	q_open = 0;
 	if (p_cuEventRecord(q_stop[q], stream))
 		return -2;
 	q++;
@@ -284,9 +288,11 @@ int kjt_qend(void *stream)
 int kjt_qfinish(double threshold_ms)
 {
 	double t0, late;
-	int i, k = q;
+	int i, k = q, open = q_open;
 
-	q = 0;
+	q = q_open = 0;
+	if (open)
+		return -1;
 	if (!cuda || k == 0)
 		return 0;
 	if (p_cuEventSynchronize(q_stop[k - 1]))
@@ -326,7 +332,7 @@ int kjt_sample(int i, double *ms, double *escaped_ms)
 void kjt_reset(void)
 {
 	n = 0;
-	q = 0;
+	q = q_open = 0;
 }
 
 int kjt_l2_supported(void)

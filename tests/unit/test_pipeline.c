@@ -54,6 +54,7 @@ struct fake {
 	struct script sc;
 	struct kj_call call; /* the request in flight (its arrays are the caller's) */
 	int runs, rounds;
+	int queued, queued_probes; /* rounds asked queued; of them, with a probe */
 };
 
 /* The judge's clock of the benchmark, advanced by the scripted rounds. */
@@ -96,6 +97,10 @@ static int fake_send(struct kj_side *s, const struct kj_call *call, struct kj_er
 	if (f->sc.send_rc)
 		return kj_error_set(err, f->sc.send_rc, "scripted: the worker is gone");
 	f->call = *call;
+	if (call->op == KJ_CALL_TIME && call->queued) {
+		f->queued++;
+		f->queued_probes += call->probe_at >= 0;
+	}
 	return KJ_OK;
 }
 
@@ -588,6 +593,43 @@ KJ_TEST(pipeline_bench_honest_speedup_and_stopping_rule)
 	KJ_CHECK_INT(k->cand.rounds, 5); /* MIN_ROUNDS */
 	KJ_CHECK(k->unseen_ms > 0);
 	rig_close(&g);
+}
+
+/* Queued rounds where asked (--timed_rounds queued), on both sides, never
+ * for a probe or a decoy; by default (auto) only on a GPU's timer, which
+ * the scripted sides do not have; and the record says which. */
+KJ_TEST(pipeline_bench_queued_rounds_where_asked)
+{
+	struct script c = { .true_ms = 0.5 };
+	int mode;
+
+	for (mode = KJ_ROUNDS_AUTO; mode <= KJ_ROUNDS_SYNCED; mode++) {
+		struct rig g;
+		const struct kj_case *k;
+
+		rig_open(&g, NULL, &c, 1);
+		g.b.rounds = mode;
+		KJ_CHECK_OK(bench(&g), &g.err);
+		k = &g.res.cases[0];
+		KJ_CHECK_INT(kj_case_status(k), KJ_STATUS_PASS);
+		KJ_CHECK(k->speedup > 1.95 && k->speedup < 2.05);
+		KJ_CHECK_INT(k->rounds_queued, mode == KJ_ROUNDS_QUEUED);
+		if (mode == KJ_ROUNDS_QUEUED) {
+			KJ_CHECK(g.cand.queued >= k->cand.rounds);
+			KJ_CHECK(g.ref.queued >= k->cand.rounds);
+		} else {
+			KJ_CHECK_INT(g.cand.queued, 0);
+			KJ_CHECK_INT(g.ref.queued, 0);
+		}
+		KJ_CHECK_INT(g.cand.queued_probes + g.ref.queued_probes, 0);
+		KJ_CHECK(k->unseen_ms > 0); /* the probes ran, synced */
+		rig_close(&g);
+	}
+	KJ_CHECK_INT(kj_rounds_from_name("queued"), KJ_ROUNDS_QUEUED);
+	KJ_CHECK_INT(kj_rounds_from_name("synced"), KJ_ROUNDS_SYNCED);
+	KJ_CHECK_INT(kj_rounds_from_name("auto"), KJ_ROUNDS_AUTO);
+	KJ_CHECK_INT(kj_rounds_from_name("fast"), -1);
+	KJ_CHECK(!strcmp(kj_rounds_name(KJ_ROUNDS_QUEUED), "queued"));
 }
 
 /* Samples that never settle: the rounds go on past the least, until the

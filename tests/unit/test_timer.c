@@ -29,19 +29,26 @@ static void *fake_dlsym(void *h, const char *name);
 #define KJT_DLSYM fake_dlsym
 #include "../../worker/kjudge_timer.c"
 
+/* Events: each one its own slot, stamped with the device's time (sim_now,
+ * in milliseconds; one more at every record) when it is recorded. */
+static double sim_events[64], sim_now;
+static int sim_n_events, sim_records;
+
 static int f_event_create(CUevent *e, unsigned flags)
 {
-	static int dummy;
-
 	(void)flags;
-	*e = &dummy;
+	if (sim_n_events >= 64)
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	*e = &sim_events[sim_n_events++];
 	return 0;
 }
 
 static int f_event_record(CUevent e, CUstream s)
 {
-	(void)e;
 	(void)s;
+	sim_records++;
+	*(double *)e = sim_now;
+	sim_now += 1;
 	return 0;
 }
 
@@ -53,9 +60,7 @@ static int f_event_sync(CUevent e)
 
 static int f_elapsed(float *ms, CUevent a, CUevent b)
 {
-	(void)a;
-	(void)b;
-	*ms = 1.0f;
+	*ms = (float)(*(double *)b - *(double *)a);
 	return 0;
 }
 
@@ -243,4 +248,51 @@ KJ_TEST(timer_l2_stream_without_attributes_still_checks_the_limit)
 	KJ_CHECK_INT(kjt_l2_check(stream), 0);
 	sim_limit = 1 << 20;
 	KJ_CHECK_INT(kjt_l2_check(stream), 1);
+}
+
+/* A queued round: each call's sample from its own pair of events, read
+ * when the round is finished and not before; the pairs made once and
+ * used again by the next round; the CPU's queued calls are plain ones. */
+KJ_TEST(timer_queued_round_samples_per_call)
+{
+	double ms, esc;
+	int i, made_after_one;
+
+	sim_init();
+	sim_n_events = 0;
+	KJ_CHECK_INT(kjt_init(1), 0);
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_INT(kjt_qbegin(stream), 0);
+		sim_now += 2 * i; /* the call: 1 + 2i ms between its events */
+		KJ_CHECK_INT(kjt_qend(stream), 0);
+	}
+	KJ_CHECK_INT(kjt_count(), 0); /* nothing read before the round ends */
+	KJ_CHECK_INT(kjt_qfinish(1e9), 0);
+	KJ_CHECK_INT(kjt_count(), 3);
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_INT(kjt_sample(i, &ms, &esc), 0);
+		KJ_CHECK(ms == 1 + 2 * i);
+		KJ_CHECK(esc == 0);
+	}
+	made_after_one = sim_n_events;
+	KJ_CHECK_INT(made_after_one, 2 + 6); /* kjt_init's two, three pairs */
+	kjt_reset();
+	for (i = 0; i < 3; i++) {
+		KJ_CHECK_INT(kjt_qbegin(stream), 0);
+		KJ_CHECK_INT(kjt_qend(stream), 0);
+	}
+	KJ_CHECK_INT(kjt_qfinish(1e9), 0);
+	KJ_CHECK_INT(sim_n_events, made_after_one);
+	KJ_CHECK_INT(kjt_count(), 3);
+	KJ_CHECK_INT(kjt_qfinish(1e9), 0); /* an empty round: nothing */
+	KJ_CHECK_INT(kjt_count(), 3);
+	/* An end without a begin is refused. */
+	KJ_CHECK(kjt_qend(stream) != 0);
+	/* On the CPU a queued call is timed at once. */
+	KJ_CHECK_INT(kjt_init(0), 0);
+	KJ_CHECK_INT(kjt_qbegin(stream), 0);
+	KJ_CHECK_INT(kjt_qend(stream), 0);
+	KJ_CHECK_INT(kjt_count(), 1);
+	KJ_CHECK_INT(kjt_qfinish(0), 0);
+	KJ_CHECK_INT(kjt_count(), 1);
 }
