@@ -40,6 +40,29 @@ test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: 
 	test ! -e perf.json
 '
 
+test_expect '--timed_rounds: queued rounds on the CPU pass and say so; a bad mode is exit 2' '
+	scale_task d
+	cand d triton_ascend_impl "x * 2 + 1"
+	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --time_budget 0.5 \
+		--timed_rounds queued --output q.json > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --time_budget 0.5 \
+		--output s.json > /dev/null
+	py "
+import json
+for f, mode in ((\"q.json\", \"queued\"), (\"s.json\", \"synced\")):
+    d = json.load(open(f))
+    assert d[\"passed_cases\"] == d[\"total_cases\"] > 0, (f, d)
+    for s in d[\"per_shape_results\"]:
+        assert s[\"timing_check\"][\"rounds\"] == mode, (f, s[\"timing_check\"])
+        assert s[\"speedup_vs_torch\"] > 0
+"
+	expect_exit 2 $KJUDGE benchmark --op_name scale --verify_dir d --timed_rounds fast 2> e.txt
+	grep -q "timed_rounds" e.txt
+	expect_exit 2 env KJ_TIMED_ROUNDS=fast $KJUDGE benchmark --op_name scale --verify_dir d 2> e.txt
+	grep -q "KJ_TIMED_ROUNDS" e.txt
+'
+
 test_expect 'the gate file follows the implementation name' '
 	scale_task d
 	cand d triton_baseline "x * 2 + 1"
