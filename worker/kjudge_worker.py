@@ -1611,7 +1611,8 @@ class Worker:
         copied on the stream after its stop event (a call may write the
         next call's outputs into the same memory) and matched after the
         wait, in call order; where the copies held would pass the round's
-        budget (_queue_budget) they are matched at once, which waits.  On
+        budget (_queue_budget) they are matched at once, which waits, and
+        a call's outputs larger than the budget are matched uncopied.  On
         the CPU nothing is queued: the same loop, the copies and the
         matching after.
         """
@@ -1776,16 +1777,23 @@ class Worker:
                         self._plain(o)
                 if check and queued:
                     # Copied now, on the stream (a later call may write
-                    # into the same memory), matched after the wait.
-                    if empty is None:
-                        outs = [o.detach().clone() if isinstance(o, torch.Tensor) else o
-                                for o in outs]
-                    pending.append((i, k, outs))
-                    pend_bytes += sum(o.numel() * o.element_size() for o in outs
-                                      if isinstance(o, torch.Tensor))
-                    if pend_bytes > budget:
+                    # into the same memory), matched after the wait; a
+                    # call whose copy would pass the budget is matched at
+                    # once, as in a synced round (a copy of a GiB-sized
+                    # output would hold the device's memory twice over).
+                    nbytes = sum(o.numel() * o.element_size() for o in outs
+                                 if isinstance(o, torch.Tensor))
+                    if pending and pend_bytes + nbytes > budget:
                         resolve(pending)
                         pending, pend_bytes = [], 0
+                    if nbytes > budget:
+                        match(i, k, outs, empty is not None)
+                    else:
+                        if empty is None:
+                            outs = [o.detach().clone() if isinstance(o, torch.Tensor) else o
+                                    for o in outs]
+                        pending.append((i, k, outs))
+                        pend_bytes += nbytes
                 elif check:
                     # Matched as they are, copied only when new: a copy
                     # of every call's outputs would hold one more output's
