@@ -1739,6 +1739,7 @@ class Worker:
                     else:
                         match(i, k, outs, True)
 
+            t_queue = time.perf_counter()
             for i, k in enumerate(schedule):
                 if queued:
                     # As below, the generators seeded before each call,
@@ -1802,10 +1803,21 @@ class Worker:
                     # by it: kept as they are.
                     match(i, k, outs, empty is not None and i != probe_at)
                 del out, outs
-            if queued and kjt.kjt_qfinish(thr) != 0:
-                raise RuntimeError("the native timer failed to read a queued round's samples")
-            if pending:
-                resolve(pending)
+            if queued:
+                # Where a queued round's time goes, beside timed_loop_s:
+                # the host's putting of the calls on the stream (and the
+                # matching of copies past the budget), the wait after the
+                # last, and the matching after it.
+                t_wait = time.perf_counter()
+                if kjt.kjt_qfinish(thr) != 0:
+                    raise RuntimeError("the native timer failed to read a queued round's "
+                                       "samples")
+                t_match = time.perf_counter()
+                if pending:
+                    resolve(pending)
+                laps["queue_s"] = t_wait - t_queue
+                laps["wait_s"] = t_match - t_wait
+                laps["match_s"] = time.perf_counter() - t_match
             del pending
             lap("timed_loop_s")
         samples, escaped = [], []

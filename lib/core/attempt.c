@@ -141,6 +141,7 @@ void kj_attempt_tally(struct kj_attempt *a, const char *key, double s)
  * reading, and must not fill the record). */
 static const char *const phase_names[] = {
 	"inputs_s", "forward_s", "checks_s", "write_s", "warmup_s", "timed_loop_s", "profile_s",
+	"queue_s", "wait_s", "match_s",
 };
 
 static int phase_known(const char *k, const json_t *v)
