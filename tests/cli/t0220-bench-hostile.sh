@@ -32,6 +32,6 @@ KJ_TIMED_ROUNDS=queued "$KJ_PYTHON" "$tests/helpers/check_bench.py" \
 	cache_first_output lazy_output honest_inplace_own sample_forger_12 time_divider 2>&1 |
 	sed 's/^\(ok\|FAIL\)\( *\)bench:/\1\2bench (queued):/' | tee "$kj_root/bench_q.log" |
 	grep -v '^# done: '
-grep -q '^# done: 6 candidates' "$kj_root/bench_q.log" ||
+grep -q '^# done: [0-9]* candidates' "$kj_root/bench_q.log" ||
 	echo "FAIL bench (queued): the runner died before its closing line"
 test_done
