@@ -99,7 +99,8 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			 .choices = rounds_choices, .def = "auto",
 			 .help = "queued: a round's calls put on the device back to back, one "
 				 "wait after the last; synced: a wait after every call; auto "
-				 "(or $KJ_TIMED_ROUNDS): queued on a GPU, synced on the CPU" },
+				 "(or $KJ_TIMED_ROUNDS): queued on a GPU where both sides' calls "
+				 "take 1 ms or more, else synced" },
 	[OPT_COUNT_] = { .name = NULL },
 };
 
