@@ -853,7 +853,7 @@ static int bench_clock(struct bcase *B, int final, const struct kj__dvec **ov, d
 	if (isnan(over) || isnan(spread))
 		return kj_error_set(B->err, KJ_ENOMEM, "out of memory");
 	*ov = B->timing_ref ? &tr->over : B->timing_empty ? &te->over : NULL;
-	*res_ms = kj__judge_resolution(over, gpu);
+	*res_ms = kj__judge_resolution(over, gpu, B->queued);
 	if (kj__judge_figures(&B->tc, *ov, over, *res_ms, &c->cand) != KJ_OK ||
 	    (B->timing_ref && kj__judge_figures(tr, &tr->over, over, 0, &c->ref) != KJ_OK))
 		return kj_error_set(B->err, KJ_ENOMEM, "out of memory");

@@ -225,7 +225,7 @@ int kj__judge_figures(struct kj__timed *t, const struct kj__dvec *ov, double ove
 int kj__judge_speedup(struct kj__timed *tr, struct kj__timed *tc, int timing_ref,
 		      const struct kj__dvec *ov, double over, double res, double ref_j,
 		      double ref_med, double floor_ms, struct kj_case *c);
-double kj__judge_resolution(double over, int gpu);
+double kj__judge_resolution(double over, int gpu, int queued);
 /* The share of a case's speed of light a median call may fall below
  * before it is impossible (docs/cli.md, "The speed of light"). */
 #define KJ__SOL_MARGIN 0.5

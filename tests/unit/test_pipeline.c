@@ -874,6 +874,22 @@ KJ_TEST(pipeline_cross_check_over_recorded_figures)
 	/* No figure of the candidate's: nothing to check. */
 	cand.judge_ms = 0;
 	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.01, 0.005, 0, &rr, &rc, &least), 0);
+	/* An honest A/A of level 1's 12_Matmul_with_diagonal_matrices_ on
+	 * the H100, synced: samples 0.06161 ms, its rounds 0.6857 ms a call
+	 * less the reference worker's harness cost of 0.5549.  The synced
+	 * resolution (half that cost) lets it pass; the queued one (a tenth)
+	 * would fail it, as the judge did before the two were told apart. */
+	ref.judge_ms = 1.0;
+	ref.round_sample_ms = 1.0;
+	cand.judge_ms = 0.6857 - 0.5549;
+	cand.round_sample_ms = 0.06161;
+	KJ_CHECK(fabs(kj__judge_resolution(0.5549, 1, 0) - 0.27745) < 1e-9);
+	KJ_CHECK(fabs(kj__judge_resolution(0.5549, 1, 1) - 0.05549) < 1e-9);
+	KJ_CHECK(fabs(kj__judge_resolution(0.5549, 0, 0) - 0.027745) < 1e-9);
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.001, kj__judge_resolution(0.5549, 1, 0), 1,
+				     &rr, &rc, &least), 0);
+	KJ_CHECK_INT(kj__cross_check(&cand, &ref, 1, 0.001, kj__judge_resolution(0.5549, 1, 1), 1,
+				     &rr, &rc, &least), 1);
 }
 
 /* A speedup the judge's clock cut to less than 0.8 of the samples' ratio
