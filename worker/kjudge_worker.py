@@ -1798,9 +1798,10 @@ class Worker:
                     if nbytes > budget:
                         match(i, k, outs, empty is not None)
                     else:
-                        if empty is None:
-                            outs = [self._fn_clone(o.detach()) if isinstance(o, torch.Tensor)
-                                    else o for o in outs]
+                        # An empty call's outputs too: its round must cost
+                        # what a round of the code under test does.
+                        outs = [self._fn_clone(o.detach()) if isinstance(o, torch.Tensor)
+                                else o for o in outs]
                         pending.append((i, k, outs))
                         pend_bytes += nbytes
                 elif check:

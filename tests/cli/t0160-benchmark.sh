@@ -40,7 +40,7 @@ test_expect 'the gate: no verify result, unreadable, zero cases, a failed case: 
 	test ! -e perf.json
 '
 
-test_expect '--timed_rounds: queued rounds on the CPU pass and say so; a bad mode is exit 2' '
+test_expect '--timed_rounds: queued rounds on the CPU pass and say so (the harness measured by empty calls too); a bad mode is exit 2' '
 	scale_task d
 	cand d triton_ascend_impl "x * 2 + 1"
 	$KJUDGE verify --op_name scale --verify_dir d > /dev/null
@@ -48,9 +48,11 @@ test_expect '--timed_rounds: queued rounds on the CPU pass and say so; a bad mod
 		--timed_rounds queued --output q.json > /dev/null
 	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --time_budget 0.5 \
 		--output s.json > /dev/null
+	$KJUDGE benchmark --op_name scale --verify_dir d --warmup 1 --repeats 5 --time_budget 0.5 \
+		--timed_rounds queued --skip_framework --framework_latency_ms 0.05 --output e.json > /dev/null
 	py "
 import json
-for f, mode in ((\"q.json\", \"queued\"), (\"s.json\", \"synced\")):
+for f, mode in ((\"q.json\", \"queued\"), (\"s.json\", \"synced\"), (\"e.json\", \"queued\")):
     d = json.load(open(f))
     assert d[\"passed_cases\"] == d[\"total_cases\"] > 0, (f, d)
     for s in d[\"per_shape_results\"]:
