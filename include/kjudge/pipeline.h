@@ -237,6 +237,11 @@ struct kj_bench_opts {
 	/* The same baseline's samples' median per case, for the speedup's
 	 * samples' side (0 or NULL: ref_ms stands for it). */
 	const double *ref_median_ms;
+	/* Per case as ref_ms: 1 where ref_over_ms was measured in queued
+	 * rounds, 0 in synced ones (NULL: all synced).  A case whose rounds
+	 * run the other way measures the harness's cost again with empty
+	 * calls: the two ways' costs differ. */
+	const double *ref_queued;
 	/* The task's speed of light (kj_audit_sol's object: "cases", one
 	 * {"sol_ms", ...} per case), borrowed for the call; NULL: none, and
 	 * sol_why says why (NULL: "not measured").  Each case's record

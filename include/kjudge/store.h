@@ -213,10 +213,11 @@ int kj_store_attempt_state(struct kj_store *s, const char *attempt_key,
 /*
  * A task's baseline on a device under settings, from the finished
  * attempts other than attempt_key: per case the reference's figure on the
- * judge's clock, the harness's cost per call and the samples' median, of
- * the first attempt that measured them, into ref[k], ref[n + k] and
- * ref[2n + k] (ref holds 3n doubles, the caller's, left as they are for a
- * case no attempt measured).  One read.
+ * judge's clock, the harness's cost per call, the samples' median and
+ * whether its rounds were queued (1) or synced (0), of the first attempt
+ * that measured them, into ref[k], ref[n + k], ref[2n + k] and ref[3n + k]
+ * (ref holds 4n doubles, the caller's, left as they are for a case no
+ * attempt measured).  One read.
  */
 int kj_store_baseline(struct kj_store *s, const char *task_key, const char *device,
 		      const char *settings, const char *attempt_key, int n, double *ref,

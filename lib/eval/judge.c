@@ -109,7 +109,8 @@ static json_t *case_record(const struct kj_case *c)
 	    (c->input_desc && json_object_set(r, "input_desc", c->input_desc)) ||
 	    (c->sol && json_object_set(r, "sol", c->sol)) ||
 	    (c->timed && json_object_set_new(r, "timing",
-			json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:i, s:i, s:f, s:s, s:b}",
+			json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:i, s:i, s:f, s:s, s:b, "
+				  "s:s}",
 				  "ref_judge_ms", c->ref.judge_ms, "impl_judge_ms", c->cand.judge_ms,
 				  "ref_overhead_ms", c->ref.overhead_ms,
 				  "judge_speedup", c->judge_speedup,
@@ -118,7 +119,8 @@ static json_t *case_record(const struct kj_case *c)
 				  "ref_median_ms", c->ref.median_ms, "impl_median_ms",
 				  c->cand.median_ms, "ref_samples", c->ref.n, "impl_samples",
 				  c->cand.n, "speedup", c->speedup, "timer", c->cand.timer,
-				  "ref_measured", !c->ref_given)))) {
+				  "ref_measured", !c->ref_given, "rounds",
+				  c->rounds_queued ? "queued" : "synced")))) {
 		json_decref(r);
 		return NULL;
 	}
@@ -360,7 +362,7 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 {
 	int rc;
 
-	*ref = calloc((size_t)(n > 0 ? 3 * n : 1), sizeof(double));
+	*ref = calloc((size_t)(n > 0 ? 4 * n : 1), sizeof(double));
 	if (!*ref)
 		return kj_error_set(err, KJ_ENOMEM, "out of memory");
 	rc = kj_store_baseline(x->store, x->task->key, slot->device, slot->settings_text, x->key,
@@ -585,6 +587,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 			bo.ref_ms = base;
 			bo.ref_over_ms = base + t->n_cases;
 			bo.ref_median_ms = base + 2 * t->n_cases;
+			bo.ref_queued = base + 3 * t->n_cases;
 			bo.n_ref_ms = t->n_cases;
 			rn->x->phase = "benchmark";
 			rc = kj_benchmark(t, a, &rn->s->judge, &bo, &hooks, &br, &bench->err);

@@ -351,7 +351,8 @@ int kj_store_baseline(struct kj_store *s, const char *task_key, const char *devi
 
 	b = prepare(s,
 		"SELECT t.case_idx, json_extract(t.record, '$.timing.ref_judge_ms'), "
-		"json_extract(t.record, '$.timing.ref_overhead_ms'), t.ref_ms "
+		"json_extract(t.record, '$.timing.ref_overhead_ms'), t.ref_ms, "
+		"json_extract(t.record, '$.timing.rounds') = 'queued' "
 		"FROM timings t JOIN attempts a USING (attempt_key) "
 		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
 		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
@@ -371,6 +372,7 @@ int kj_store_baseline(struct kj_store *s, const char *task_key, const char *devi
 			ref[k] = sqlite3_column_double(st, 1);
 			ref[n + k] = sqlite3_column_double(st, 2);
 			ref[2 * n + k] = sqlite3_column_double(st, 3);
+			ref[3 * n + k] = sqlite3_column_int(st, 4) == 1;
 		}
 		b = SQLITE_OK;
 	}

@@ -83,8 +83,10 @@ static int timed_case(struct kj_store *s, const char *key, int idx, double ref_j
 	struct kj_store_timing t = { .impl_ms = 1.0, .ref_ms = 2.0, .speedup = 2.0,
 				     .impl_samples = 10, .ref_samples = 11 };
 
+	/* A figure of 7 ms or more was measured in queued rounds. */
 	snprintf(rec, sizeof(rec), "{\"timing\": {\"ref_judge_ms\": %g, \"ref_overhead_ms\": "
-		 "0.25, \"ref_measured\": 1}}", ref_judge_ms);
+		 "0.25, \"ref_measured\": 1, \"rounds\": \"%s\"}}", ref_judge_ms,
+		 ref_judge_ms >= 7 ? "queued" : "synced");
 	return kj_store_case(s, key, &c, &t, err);
 }
 
@@ -191,7 +193,7 @@ KJ_TEST(store_write_baseline_of_another_attempt)
 	struct kj_error err;
 	struct kj_store_attempt a;
 	struct kj_store_verdict v = pass_verdict();
-	double ref[6] = { 0 };
+	double ref[8] = { 0 };
 	long long run_id;
 
 	KJ_CHECK_OK(kj_store_open(kj_test_path("b.db"), KJ_STORE_CREATE, 0, &s, &err), &err);
@@ -206,13 +208,32 @@ KJ_TEST(store_write_baseline_of_another_attempt)
 	/* Done: another attempt reads its figures for case 2, none for case
 	 * 1; the attempt itself, another device or other settings read none. */
 	KJ_CHECK_OK(kj_store_baseline(s, task_key, "cpu", "{}", key_b, 2, ref, &err), &err);
-	KJ_CHECK(ref[0] == 0 && ref[1] == 5.0 && ref[3] == 0.25 && ref[5] == 2.0);
+	KJ_CHECK(ref[0] == 0 && ref[1] == 5.0 && ref[3] == 0.25 && ref[5] == 2.0 && ref[7] == 0);
 	memset(ref, 0, sizeof(ref));
 	KJ_CHECK_OK(kj_store_baseline(s, task_key, "cpu", "{}", key_a, 2, ref, &err), &err);
 	KJ_CHECK_OK(kj_store_baseline(s, task_key, "cuda", "{}", key_b, 2, ref, &err), &err);
 	KJ_CHECK_OK(kj_store_baseline(s, task_key, "cpu", "{\"x\":1}", key_b, 2, ref, &err),
 		    &err);
-	KJ_CHECK(ref[1] == 0 && ref[3] == 0 && ref[5] == 0);
+	KJ_CHECK(ref[1] == 0 && ref[3] == 0 && ref[5] == 0 && ref[7] == 0);
+	kj_store_close(s);
+}
+
+/* Whether the baseline's rounds were queued comes back with it. */
+KJ_TEST(store_write_baseline_says_its_rounds)
+{
+	struct kj_store *s = NULL;
+	struct kj_error err;
+	struct kj_store_attempt a;
+	struct kj_store_verdict v = pass_verdict();
+	double ref[4] = { 0 };
+
+	KJ_CHECK_OK(kj_store_open(kj_test_path("q.db"), KJ_STORE_CREATE, 0, &s, &err), &err);
+	a = attempt_of(key_a, one_run(s));
+	KJ_CHECK_OK(kj_store_attempt_begin(s, &a, &err), &err);
+	KJ_CHECK_OK(timed_case(s, key_a, 1, 9.0, &err), &err);
+	KJ_CHECK_OK(kj_store_attempt_done(s, key_a, &v, &err), &err);
+	KJ_CHECK_OK(kj_store_baseline(s, task_key, "cpu", "{}", key_b, 1, ref, &err), &err);
+	KJ_CHECK(ref[0] == 9.0 && ref[1] == 0.25 && ref[2] == 2.0 && ref[3] == 1.0);
 	kj_store_close(s);
 }
 
