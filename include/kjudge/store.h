@@ -211,8 +211,9 @@ int kj_store_attempt_state(struct kj_store *s, const char *attempt_key,
 			   struct kj_store_state *out, struct kj_error *err);
 
 /*
- * A task's baseline on a device under settings, from the finished
- * attempts other than attempt_key: per case the reference's figure on the
+ * A task's baseline on a device under settings, from the attempts other
+ * than attempt_key (the earliest finished, else one still running, whose
+ * benchmark rows are committed case by case): per case the reference's figure on the
  * judge's clock, the harness's cost per call, the samples' median and
  * whether its rounds were queued (1) or synced (0), of the first attempt
  * that measured them, into ref[k], ref[n + k], ref[2n + k] and ref[3n + k]

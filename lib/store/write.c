@@ -355,16 +355,20 @@ int kj_store_baseline(struct kj_store *s, const char *task_key, const char *devi
 		"json_extract(t.record, '$.timing.rounds') = 'queued' "
 		"FROM timings t JOIN attempts a USING (attempt_key) "
 		"JOIN runs r ON r.run_id = a.run_id WHERE a.task_key = ?1 AND a.device = ?2 AND "
-		"a.state = 'done' AND r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
+		"r.settings = ?3 AND a.attempt_key != ?4 AND t.ref_ms > 0 AND "
 		"json_extract(t.record, '$.timing.ref_judge_ms') > 0 AND "
 		"json_extract(t.record, '$.timing.ref_measured') = 1 "
-		"ORDER BY a.finished_at DESC, a.attempt_key DESC", &st);
+		"ORDER BY a.state = 'done', a.finished_at DESC, a.attempt_key DESC", &st);
 	B(bind_text(st, 1, task_key));
 	B(bind_text(st, 2, device));
 	B(bind_text(st, 3, settings));
 	B(bind_text(st, 4, attempt_key));
-	/* Ordered last finished first, each case keeps the earliest
-	 * measurement: the first candidate's baseline is everyone's. */
+	/* Ordered running attempts first, then the done ones last finished
+	 * first: each case keeps the earliest finished measurement, else one
+	 * of an attempt still running (its benchmark's rows are committed as
+	 * it goes; eval gives up the device between an attempt's benchmark
+	 * and its later layers, so the next attempt may time its own before
+	 * the first is done: the first candidate's baseline is everyone's). */
 	while (b == SQLITE_OK && (b = sqlite3_step(st)) == SQLITE_ROW) {
 		int k = sqlite3_column_int(st, 0) - 1;
 
