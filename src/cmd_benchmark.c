@@ -47,8 +47,6 @@ enum {
 
 /* What the candidate is timed against (kj_torch_spec.ref_compiled). */
 static const char *const baselines[] = { "eager", "compile", NULL };
-/* How the timed rounds run: KJ_ROUNDS_* in this order. */
-static const char *const rounds_choices[] = { "auto", "queued", "synced", NULL };
 
 const struct kj_cli_option kj_benchmark_options[] = {
 	KJ_TORCH_OPTION_ROWS("seconds each request to a worker may take",
@@ -96,7 +94,7 @@ const struct kj_cli_option kj_benchmark_options[] = {
 			 .help = "no speed of light: sol_ms null in every record, and no "
 				 "TimingImpossible for beating it" },
 	[OPT_ROUNDS] = { .name = "timed_rounds", .type = KJ_CLI_CHOICE, .metavar = "R",
-			 .choices = rounds_choices, .def = "auto",
+			 .choices = kj_rounds_names, .def = "auto",
 			 .help = "queued: a round's calls put on the device back to back, one "
 				 "wait after the last; synced: a wait after every call; auto "
 				 "(or $KJ_TIMED_ROUNDS): queued on a GPU where both sides' calls "

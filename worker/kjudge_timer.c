@@ -219,6 +219,26 @@ int kjt_begin(void *stream)
 	return p_cuEventRecord(ev_start, stream) ? -1 : 0;
 }
 
+/* After a call's (or a queued round's last) stop event: the event waited
+ * for, then a context-wide synchronize timed on the host.  A synchronize
+ * that finds nothing to wait for returns in its idle time (threshold_ms);
+ * anything beyond it is work left behind on another stream: *late, else
+ * 0.  0, or -2 / -3 when the driver failed. */
+static int escaped_after(CUevent stop, double threshold_ms, double *late)
+{
+	double t0;
+
+	if (p_cuEventSynchronize(stop))
+		return -2;
+	t0 = now_s();
+	if (p_cuCtxSynchronize())
+		return -3;
+	*late = (now_s() - t0) * 1e3;
+	if (!(*late > threshold_ms))
+		*late = 0.0;
+	return 0;
+}
+
 int kjt_end(void *stream, double threshold_ms)
 {
 	double ms, late = 0.0;
@@ -233,21 +253,15 @@ int kjt_end(void *stream, double threshold_ms)
 		ms = (double)(t.tv_sec - t_begin.tv_sec) * 1e3 +
 		     (double)(t.tv_nsec - t_begin.tv_nsec) * 1e-6;
 	} else {
-		double t0;
+		int rc;
 
-		if (p_cuEventRecord(ev_stop, stream) || p_cuEventSynchronize(ev_stop))
+		if (p_cuEventRecord(ev_stop, stream))
 			return -2;
-		t0 = now_s();
-		if (p_cuCtxSynchronize())
-			return -3;
-		late = (now_s() - t0) * 1e3;
+		if ((rc = escaped_after(ev_stop, threshold_ms, &late)) != 0)
+			return rc;
 		if (p_cuEventElapsedTime(&f, ev_start, ev_stop))
 			return -4;
 		ms = (double)f;
-		/* A synchronize that finds nothing to wait for returns in its
-		 * idle time; anything beyond it is work the call left behind. */
-		if (!(late > threshold_ms))
-			late = 0.0;
 	}
 	samples[n] = ms + late;
 	escaped[n] = late;
@@ -287,22 +301,16 @@ int kjt_qend(void *stream)
 
 int kjt_qfinish(double threshold_ms)
 {
-	double t0, late;
-	int i, k = q, open = q_open;
+	double late = 0.0;
+	int i, k = q, open = q_open, rc;
 
 	q = q_open = 0;
 	if (open)
 		return -1;
 	if (!cuda || k == 0)
 		return 0;
-	if (p_cuEventSynchronize(q_stop[k - 1]))
-		return -2;
-	t0 = now_s();
-	if (p_cuCtxSynchronize())
-		return -3;
-	late = (now_s() - t0) * 1e3;
-	if (!(late > threshold_ms))
-		late = 0.0;
+	if ((rc = escaped_after(q_stop[k - 1], threshold_ms, &late)) != 0)
+		return rc;
 	for (i = 0; i < k; i++) {
 		float f = 0;
 

@@ -1422,7 +1422,7 @@ class Worker:
                         "_check_harness", "_save", "_value",
                         "_save_tensor", "_save_sealed", "_plain", "_write_npy", "_outputs",
                         "_changed", "_snapshot", "_fingerprint", "_same_outputs", "_equal_flag",
-                        "_queue_budget",
+                        "_queue_budget", "_copies",
                         "_pwrite_all", "_stays", "_export")]
         self._guard += [(_Print, n, _Print.__dict__[n]) for n in ("__init__", "changed")]
         # The write path of the outputs: what the judge compares is what
@@ -1532,6 +1532,11 @@ class Worker:
             return 256 << 20
         free, _total = torch.cuda.mem_get_info(self.device)
         return min(free // 4, 1 << 30)
+
+    def _copies(self, outs):
+        """A call's outputs, each tensor copied (on its stream)."""
+        torch = self.torch
+        return [self._fn_clone(o.detach()) if isinstance(o, torch.Tensor) else o for o in outs]
 
     def _equal_flag(self, prev, outs):
         """_same_outputs as a flag on the outputs' device, with no wait: a
@@ -1713,9 +1718,7 @@ class Worker:
                         calls.append([k, u])
                         return
                 calls.append([k, known[k] + len(uniques[k])])
-                uniques[k].append(list(outs) if own else
-                                  [self._fn_clone(o.detach()) if isinstance(o, torch.Tensor)
-                                   else o for o in outs])
+                uniques[k].append(list(outs) if own else self._copies(outs))
 
             def resolve(pending):
                 # A queued round's copies matched in call order, with one
@@ -1800,8 +1803,7 @@ class Worker:
                     else:
                         # An empty call's outputs too: its round must cost
                         # what a round of the code under test does.
-                        outs = [self._fn_clone(o.detach()) if isinstance(o, torch.Tensor)
-                                else o for o in outs]
+                        outs = self._copies(outs)
                         pending.append((i, k, outs))
                         pend_bytes += nbytes
                 elif check:

@@ -259,8 +259,10 @@ struct kj_bench_opts {
 
 enum { KJ_ROUNDS_AUTO = 0, KJ_ROUNDS_QUEUED = 1, KJ_ROUNDS_SYNCED = 2 };
 
-/* "auto", "queued", "synced" -> KJ_ROUNDS_*, -1 for any other name; and
- * back (a static string). */
+/* The modes' names, indexed by KJ_ROUNDS_*, NULL-terminated (the CLI's
+ * choices); a name -> KJ_ROUNDS_*, -1 for any other; and back (a static
+ * string). */
+extern const char *const kj_rounds_names[];
 int kj_rounds_from_name(const char *name);
 const char *kj_rounds_name(int rounds);
 

@@ -28,22 +28,22 @@ void kj_judge_opts_init(struct kj_judge_opts *o)
 	o->cmp.float64_rule = KJ_CMP_FLOAT64_SPEC;
 }
 
-static const char *const rounds_names[] = { "auto", "queued", "synced" };
+const char *const kj_rounds_names[] = { "auto", "queued", "synced", NULL };
 
 int kj_rounds_from_name(const char *name)
 {
 	int i;
 
-	for (i = 0; name && i < (int)(sizeof(rounds_names) / sizeof(rounds_names[0])); i++)
-		if (!strcmp(name, rounds_names[i]))
+	for (i = 0; name && kj_rounds_names[i]; i++)
+		if (!strcmp(name, kj_rounds_names[i]))
 			return i;
 	return -1;
 }
 
 const char *kj_rounds_name(int rounds)
 {
-	return rounds >= 0 && rounds < (int)(sizeof(rounds_names) / sizeof(rounds_names[0]))
-		       ? rounds_names[rounds] : "auto";
+	return rounds >= KJ_ROUNDS_AUTO && rounds <= KJ_ROUNDS_SYNCED ? kj_rounds_names[rounds]
+								       : "auto";
 }
 
 void kj_bench_opts_init(struct kj_bench_opts *b)

@@ -382,6 +382,17 @@ static int load_baseline(struct ctx *x, const struct kj_eval_slot *slot, int n, 
 	return rc;
 }
 
+/* bo's baseline arrays from base, the layout kj_store_baseline fills:
+ * per case the figures, the costs, the medians and the rounds, n each. */
+static void use_baseline(struct kj_bench_opts *bo, const double *base, int n)
+{
+	bo->ref_ms = base;
+	bo->ref_over_ms = base + n;
+	bo->ref_median_ms = base + 2 * n;
+	bo->ref_queued = base + 3 * n;
+	bo->n_ref_ms = n;
+}
+
 /*
  * A timing check that failed while other attempts were starting their
  * workers may be the machine's noise (a 3.7 us kernel's clock check, with
@@ -430,11 +441,7 @@ static int retime(struct run *rn, struct kj_task *t, struct kj_attempt *a,
 				own[k] = 1;
 			}
 		}
-		again.ref_ms = base;
-		again.ref_over_ms = base + n;
-		again.ref_median_ms = base + 2 * n;
-		again.ref_queued = base + 3 * n;
-		again.n_ref_ms = n;
+		use_baseline(&again, base, n);
 	}
 	quiet = kj__eval_lock_file(rn->slot, "quiet", LOCK_EX, &bench->err);
 	if (quiet < 0) {
@@ -636,11 +643,7 @@ static int run_task(struct run *rn, int disabled, struct phase *verify, struct p
 		 * candidate's measured one, given to every later one. */
 		rc = load_baseline(rn->x, rn->slot, t->n_cases, &base, &bench->err);
 		if (rc == KJ_OK) {
-			bo.ref_ms = base;
-			bo.ref_over_ms = base + t->n_cases;
-			bo.ref_median_ms = base + 2 * t->n_cases;
-			bo.ref_queued = base + 3 * t->n_cases;
-			bo.n_ref_ms = t->n_cases;
+			use_baseline(&bo, base, t->n_cases);
 			rn->x->phase = "benchmark";
 			rc = kj_benchmark(t, a, &rn->s->judge, &bo, &hooks, &br, &bench->err);
 		}
